@@ -141,7 +141,6 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val s1Write = s1Valid && !s1Rejected && (hit || allocate)
   bypassValid := s1Write
   when(s1Write) {
-    rows.write(s1Index, newRow)
     bypassIndex := s1Index
     bypassRow := newRow
   }
@@ -167,9 +166,12 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     sweepIndex := 0.U
   }
   when(sweeping) {
-    rows.write(sweepIndex, SetRow.empty(p))
     sweepIndex := sweepIndex + 1.U
     when(sweepIndex === (p.sets - 1).U) { sweeping := false.B }
+  }
+  // One write port (block-RAM friendly): the sweep runs only while S1 is empty and S0 is stalled.
+  when(s1Write || sweeping) {
+    rows.write(Mux(sweeping, sweepIndex, s1Index), Mux(sweeping, SetRow.empty(p), newRow))
   }
 
   // ---------------------------------------------------------------- S2: counters

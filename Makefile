@@ -1,0 +1,60 @@
+# cohtb set-up, tests and the main job. `make test` and `make run` do all set-up on a fresh machine.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMPS := .stamps
+TOOLS := .tools
+MILL_VERSION := $(shell cat .mill-version)
+MILL := $(TOOLS)/mill-$(MILL_VERSION)
+APT_PACKAGES := iverilog liblz4-dev yosys maven default-jdk-headless python3-venv g++ make zlib1g-dev
+RTL_SOURCES := $(shell find rtl/src -name '*.scala') rtl/variants.txt build.sc .mill-version
+
+.PHONY: setup test run rtl workloads native clean
+setup: $(STAMPS)/python rtl workloads native
+
+test: setup
+	$(VENV)/bin/pytest -q
+
+run: setup
+	$(VENV)/bin/cohtb run
+
+# Debian packages: Icarus Verilog (second simulator), lz4 (FST waves), Yosys (synthesis check),
+# Maven + JDK (Mill and Chisel come from Maven Central).
+$(STAMPS)/apt:
+	@mkdir -p $(STAMPS)
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing Debian packages: $$missing"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@touch $@
+
+$(STAMPS)/python: pyproject.toml $(STAMPS)/apt
+	@mkdir -p $(STAMPS)
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $@
+
+$(MILL): $(STAMPS)/apt
+	@mkdir -p $(TOOLS)
+	mvn -q dependency:copy -Dartifact=com.lihaoyi:mill-dist:$(MILL_VERSION):exe -DoutputDirectory=$(TOOLS)
+	mv $(TOOLS)/mill-dist-$(MILL_VERSION).exe $(MILL) && chmod +x $(MILL)
+
+# Emits every configuration of rtl/variants.txt into build/rtl/<name>/.
+rtl: build/rtl/.emitted
+build/rtl/.emitted: $(RTL_SOURCES) $(MILL)
+	rm -rf build/rtl
+	$(MILL) --no-server --ticker false rtl.run --out=build/rtl --variants=rtl/variants.txt
+	@touch $@
+
+workloads: $(STAMPS)/apt
+	$(MAKE) -s -C workloads
+
+native: $(STAMPS)/apt
+	@if [ -f native/Makefile ]; then $(MAKE) -s -C native; fi
+
+clean:
+	rm -rf build out $(STAMPS) .tools
+	@if [ -f workloads/Makefile ]; then $(MAKE) -s -C workloads clean; fi

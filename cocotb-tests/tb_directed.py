@@ -1,0 +1,251 @@
+"""Directed scenarios: each states its expected counts by hand, then also holds the RTL to the model."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import cocotb
+
+from cohtb import monitor_config as mc
+from cohtb.events import Kind
+from monitor_bench import CsrError, MonitorBench
+
+R, W, E = int(Kind.READ), int(Kind.WRITE), int(Kind.EVICT)
+P = mc.MonitorParams(**json.load(open(os.environ["COHTB_MONITOR_JSON"]))["params"])
+LINE = 0x2A  # an arbitrary line address that fits every variant
+
+
+def two_cores(cross_socket: bool) -> tuple[int, int]:
+    """Core 0 and a core in the same socket, or in the last socket."""
+    per_socket = P.cores // P.sockets
+    return (0, P.cores - 1) if cross_socket else (0, 1 if per_socket > 1 else 0)
+
+
+async def bench(dut) -> MonitorBench:
+    tb = MonitorBench(dut)
+    await tb.reset()
+    return tb
+
+
+@cocotb.test()
+async def ping_pong_one_line_same_socket(dut):
+    tb = await bench(dut)
+    a, b = two_cores(cross_socket=False)
+    n = 40
+    model = tb.model()
+    await tb.send([(LINE, (a, b)[i % 2], tb.socket_of((a, b)[i % 2]), W) for i in range(n)], model)
+    got = await tb.check_against(model, "ping-pong")
+    assert got["global"]["transfers"] == n - 1
+    assert got["global"]["crossSocketTransfers"] == 0
+    assert got["global"]["invalidations"] == n - 1  # the old owner's copy each time
+    assert got["matrix"][tb.socket_of(a)][tb.socket_of(a)] == n - 1
+    assert got["hot"][0] == {"line": LINE, "count": n - 1, "error": 0, "valid": 1}
+
+
+@cocotb.test()
+async def ping_pong_across_sockets(dut):
+    tb = await bench(dut)
+    a, b = two_cores(cross_socket=True)
+    sa, sb = tb.socket_of(a), tb.socket_of(b)
+    assert sa != sb
+    n = 41
+    model = tb.model()
+    await tb.send([(LINE, (a, b)[i % 2], (sa, sb)[i % 2], W) for i in range(n)], model)
+    got = await tb.check_against(model, "cross-socket ping-pong")
+    assert got["global"]["transfers"] == n - 1
+    assert got["global"]["crossSocketTransfers"] == n - 1
+    assert got["matrix"][sa][sb] == n // 2 and got["matrix"][sb][sa] == n // 2
+
+
+@cocotb.test()
+async def false_sharing_two_fields_one_line(dut):
+    """Two fields written by different cores: on one line they ping-pong, on two lines they do not.
+    Each field has its own address region, so the per-field numbers show it."""
+    tb = await bench(dut)
+    a, b = two_cores(cross_socket=True)
+    model = tb.model()
+    full = (1 << P.lineAddrBits) - 1
+    shared_line, split_a, split_b = 0x100, 0x200, 0x201
+    await tb.set_region(0, shared_line, full, model)        # both fields, shared layout
+    if P.regions > 1:
+        await tb.set_region(1, split_a, full, model)        # field a, split layout
+    n = 30
+    evs = [(shared_line, (a, b)[i % 2], tb.socket_of((a, b)[i % 2]), W) for i in range(n)]
+    evs += [((split_a, split_b)[i % 2], (a, b)[i % 2], tb.socket_of((a, b)[i % 2]), W) for i in range(n)]
+    await tb.send(evs, model)
+    got = await tb.check_against(model, "false sharing")
+    assert got["regions"][0]["transfers"] == n - 1
+    assert got["regions"][0]["writes"] == n
+    if P.regions > 1:
+        assert got["regions"][1]["transfers"] == 0 and got["regions"][1]["writes"] == n // 2
+    assert got["global"]["transfers"] == n - 1
+
+
+@cocotb.test()
+async def readers_after_a_writer(dut):
+    tb = await bench(dut)
+    model = tb.model()
+    writer = 0
+    readers = [c for c in range(1, min(P.cores, 4))]
+    evs = [(LINE, writer, tb.socket_of(writer), W)]
+    evs += [(LINE, c, tb.socket_of(c), R) for c in readers]
+    evs += [(LINE, writer, tb.socket_of(writer), W)]     # upgrade: no transfer, invalidate the readers
+    await tb.send(evs, model)
+    got = await tb.check_against(model, "readers")
+    first_remote = tb.socket_of(readers[0]) != tb.socket_of(writer)
+    assert got["global"]["dirtyReadsRemote"] == int(first_remote)
+    assert got["global"]["dirtyReadsLocal"] == int(not first_remote)   # only the first read finds it dirty
+    assert got["global"]["transfers"] == 0
+    assert got["global"]["invalidations"] == len(readers)
+
+
+@cocotb.test()
+async def eviction_forgets_the_owner(dut):
+    tb = await bench(dut)
+    model = tb.model()
+    a, b = two_cores(cross_socket=True)
+    evs = [(LINE, a, tb.socket_of(a), W), (LINE, a, tb.socket_of(a), E), (LINE, b, tb.socket_of(b), W),
+           (LINE, b, tb.socket_of(b), E), (LINE, a, tb.socket_of(a), R)]
+    await tb.send(evs, model)
+    got = await tb.check_against(model, "eviction")
+    assert got["global"]["transfers"] == 0
+    assert got["global"]["dirtyReadsLocal"] + got["global"]["dirtyReadsRemote"] == 0
+    assert got["global"]["eventsEvict"] == 2
+
+
+@cocotb.test()
+async def table_replacement_under_pressure(dut):
+    """More lines in one set than ways: the victim's state is lost, and the bounded count misses a transfer."""
+    tb = await bench(dut)
+    model = tb.model()
+    a, b = two_cores(cross_socket=False)
+    same_set = [line for line in range(1 << min(P.lineAddrBits, 16)) if P.set_index(line) == P.set_index(LINE)]
+    others = [x for x in same_set if x != LINE][:P.ways]
+    evs = [(LINE, a, tb.socket_of(a), W)] + [(x, a, tb.socket_of(a), W) for x in others] + [(LINE, b, tb.socket_of(b), W)]
+    await tb.send(evs, model)
+    got = await tb.check_against(model, "pressure")
+    assert got["global"]["stateEvictions"] >= 1
+    assert got["global"]["transfers"] == 0   # the ideal count would say 1
+
+
+@cocotb.test(skip=P.counterWidth > 12)
+async def counters_saturate_and_say_so(dut):
+    tb = await bench(dut)
+    model = tb.model()
+    a, b = two_cores(cross_socket=True)
+    n = (1 << P.counterWidth) + 20
+    await tb.send([(LINE, (a, b)[i % 2], tb.socket_of((a, b)[i % 2]), W) for i in range(n)], model)
+    got = await tb.check_against(model, "saturation")
+    top = (1 << P.counterWidth) - 1
+    assert got["global"]["transfers"] == top and got["global"]["eventsWrite"] == top
+    assert got["status"]["saturated"]
+    await tb.command(mc.CMD_CLEAR_COUNTERS)
+    status = await tb.read32(tb.rm.status)
+    assert not status & mc.STATUS_SATURATED
+
+
+@cocotb.test()
+async def tap_mode_drops_and_counts_while_paused(dut):
+    tb = await bench(dut)
+    await tb.set_ctrl(enable=False, tap=True)
+    await tb.send([(LINE, 0, 0, W)] * 50)
+    await tb.set_ctrl(enable=True, tap=True)
+    got = await tb.read_counters()
+    assert got["global"]["dropped"] == 50 and got["global"]["accepted"] == 0
+    assert got["status"]["dropped"]
+
+
+@cocotb.test()
+async def flow_mode_backpressures_while_paused(dut):
+    tb = await bench(dut)
+    await tb.set_ctrl(enable=False, tap=False)
+    dut.event_valid.value = 1
+    await tb.idle_cycles(3)
+    assert int(dut.event_ready.value) == 0
+    dut.event_valid.value = 0
+    await tb.set_ctrl(enable=True, tap=False)
+    got = await tb.read_counters()
+    assert got["global"]["dropped"] == 0 and got["global"]["accepted"] == 0
+
+
+@cocotb.test()
+async def tap_mode_drops_during_state_clear(dut):
+    """CMD.clearState sweeps the line table for `sets` cycles; a tap loses what arrives meanwhile.
+    The events that got through must count exactly as the model says for that suffix."""
+    tb = await bench(dut)
+    await tb.set_ctrl(enable=True, tap=True)
+    a, b = two_cores(cross_socket=True)
+    evs = [(LINE, (a, b)[i % 2], tb.socket_of((a, b)[i % 2]), W) for i in range(P.sets + 40)]
+    await tb.command(mc.CMD_CLEAR_STATE)
+    await tb.send(evs)
+    await tb.wait_idle()
+    got = await tb.read_counters()
+    dropped, accepted = got["global"]["dropped"], got["global"]["accepted"]
+    assert dropped + accepted == len(evs)
+    if P.sets >= 16:
+        assert dropped > 0
+    model = tb.model()
+    model.drop(dropped)
+    for ev in evs[dropped:]:
+        model.apply(*ev)
+    await tb.check_against(model, "after sweep")
+
+
+@cocotb.test()
+async def snapshot_is_stable_and_clear_resets(dut):
+    tb = await bench(dut)
+    a, b = two_cores(cross_socket=True)
+    evs = [(LINE, (a, b)[i % 2], tb.socket_of((a, b)[i % 2]), W) for i in range(10)]
+    await tb.send(evs)
+    await tb.wait_idle()
+    first = await tb.read_counters()
+    assert first["global"]["transfers"] == 9
+    await tb.send(evs)
+    await tb.wait_idle()
+    stale = await tb.read_counters(snapshot=False)   # no new snapshot: still the old numbers
+    assert stale == first
+    await tb.command(mc.CMD_SNAPSHOT | mc.CMD_CLEAR_COUNTERS)   # read-and-clear
+    both = await tb.read_counters(snapshot=False)
+    assert both["global"]["transfers"] == 19 and both["global"]["eventsWrite"] == 20
+    cleared = await tb.read_counters()
+    assert cleared["global"]["transfers"] == 0 and not any(h["valid"] for h in cleared["hot"])
+
+
+@cocotb.test()
+async def identity_and_parameters_read_back(dut):
+    tb = await bench(dut)
+    assert await tb.read32(tb.rm.id) == mc.ID_VALUE
+    assert await tb.read32(tb.rm.version) == mc.VERSION_VALUE
+    for name, addr in tb.rm.param_words().items():
+        assert await tb.read32(addr) == tb.rm.param_values()[name], name
+
+
+@cocotb.test()
+async def bad_csr_accesses_answer_slverr(dut):
+    tb = await bench(dut)
+    for addr in (0x3FFC, 0x0050, 0x0102, tb.rm.hot(P.hotEntries, "line")):
+        try:
+            await tb.read32(addr)
+        except CsrError:
+            continue
+        raise AssertionError(f"read of {addr:#x} did not fail")
+    for addr in (tb.rm.id, tb.rm.status, tb.rm.global_counter("transfers"), 0x3FF0):
+        try:
+            await tb.write32(addr, 1)
+        except CsrError:
+            continue
+        raise AssertionError(f"write of {addr:#x} did not fail")
+    await tb.write32(tb.rm.ctrl, mc.CTRL_ENABLE)   # the bus still works after errors
+    assert await tb.read32(tb.rm.ctrl) == mc.CTRL_ENABLE
+
+
+@cocotb.test()
+async def malformed_events_are_rejected_not_counted(dut):
+    tb = await bench(dut)
+    model = tb.model()
+    evs = [(LINE, 0, 0, W), (LINE, 1 % P.cores, tb.socket_of(1 % P.cores), 6), (LINE, 1 % P.cores, tb.socket_of(1 % P.cores), 7)]
+    await tb.send(evs, model)
+    got = await tb.check_against(model, "rejected")
+    assert got["global"]["rejected"] == 2 and got["global"]["accepted"] == 3
+    assert got["global"]["transfers"] == 0

