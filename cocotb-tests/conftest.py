@@ -66,3 +66,56 @@ def rtl_sim():
         return _sims[key]
 
     return get
+
+
+COVERAGE_DIR = ROOT / "build" / "coverage"
+
+
+class CoverageReport:
+    """Functional coverage of event kind x line state (as the model saw it before each event)."""
+
+    def __init__(self) -> None:
+        self.bins: dict[str, dict[str, int]] = {}
+        self.events: dict[str, int] = {}
+
+    def add(self, variant: str, bins: dict[str, int], events: int) -> None:
+        mine = self.bins.setdefault(variant, {})
+        for k, n in bins.items():
+            mine[k] = mine.get(k, 0) + n
+        self.events[variant] = self.events.get(variant, 0) + events
+
+    def missing(self, variant: str) -> list[str]:
+        from cohtb.model import LINE_STATES
+
+        have = self.bins.get(variant, {})
+        return [f"{k}/{s}" for k in ("READ", "WRITE", "EVICT") for s in LINE_STATES if not have.get(f"{k}/{s}")]
+
+    def table(self) -> str:
+        from cohtb.model import LINE_STATES
+
+        lines = []
+        for variant, bins in sorted(self.bins.items()):
+            lines.append(f"coverage, variant {variant} ({self.events[variant]} random events): kind x line state")
+            lines.append(f"  {'state':24s}" + "".join(f"{k:>9s}" for k in ("READ", "WRITE", "EVICT")))
+            for s in LINE_STATES:
+                lines.append(f"  {s:24s}" + "".join(f"{bins.get(f'{k}/{s}', 0):9d}" for k in ("READ", "WRITE", "EVICT")))
+            hit = sum(1 for k in ("READ", "WRITE", "EVICT") for s in LINE_STATES if bins.get(f"{k}/{s}"))
+            lines.append(f"  bins hit: {hit}/{3 * len(LINE_STATES)}")
+        return "\n".join(lines)
+
+
+_coverage = CoverageReport()
+
+
+@pytest.fixture(scope="session")
+def coverage_report() -> CoverageReport:
+    return _coverage
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _coverage.bins:
+        text = _coverage.table()
+        terminalreporter.write_sep("-", "functional coverage (RTL random differential tests)")
+        terminalreporter.write_line(text)
+        COVERAGE_DIR.mkdir(parents=True, exist_ok=True)
+        (COVERAGE_DIR / "report.txt").write_text(text + "\n")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+
+from conftest import COVERAGE_DIR
 
 VARIANTS = ["default", "small", "lru"]
 
@@ -15,3 +19,28 @@ def test_directed_verilator(rtl_sim, variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_directed_icarus(rtl_sim, variant):
     rtl_sim("icarus", variant).run("tb_directed")
+
+
+# Seeds are fixed so every failure reproduces: COHTB_SEED=<seed> with the same variant.
+RANDOM_PLAN = {
+    # simulator: (seeds, events per seed)
+    "verilator": ([11, 12, 13], 40_000),
+    "icarus": ([21], 6_000),
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("sim", ["verilator", "icarus"])
+def test_random_differential(rtl_sim, sim, variant, coverage_report):
+    seeds, events = RANDOM_PLAN[sim]
+    for seed in seeds:
+        out = COVERAGE_DIR / f"{sim}-{variant}-{seed}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.unlink(missing_ok=True)
+        rtl_sim(sim, variant).run("tb_random", extra_env={
+            "COHTB_SEED": str(seed), "COHTB_EVENTS": str(events), "COHTB_CHECK_EVERY": "10000",
+            "COHTB_COVERAGE_OUT": str(out)})
+        coverage_report.add(variant, json.loads(out.read_text()), events)
+    if sim == "verilator":
+        missing = coverage_report.missing(variant)
+        assert not missing, f"{variant}: kind x line-state bins never hit: {missing}"
