@@ -14,6 +14,7 @@ from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
 from cohtb import monitor_config as mc
+from cohtb.compare_counters import diff_counters
 from cohtb.model import BoundedModel
 
 OKAY = AxiResp.OKAY
@@ -150,15 +151,3 @@ class MonitorBench:
     async def idle_cycles(self, n: int) -> None:
         for _ in range(n):
             await RisingEdge(self.dut.clock)
-
-
-def diff_counters(want: dict, got: dict, path: str = "") -> list[str]:
-    """Every leaf where two counter structures differ, as 'path: want=.. got=..'."""
-    if isinstance(want, dict):
-        keys = sorted(set(want) | set(got), key=str)
-        return [d for k in keys for d in diff_counters(want.get(k), got.get(k), f"{path}.{k}" if path else str(k))]
-    if isinstance(want, list):
-        if not isinstance(got, list) or len(want) != len(got):
-            return [f"{path}: want {want} got {got}"]
-        return [d for i, (a, b) in enumerate(zip(want, got)) for d in diff_counters(a, b, f"{path}[{i}]")]
-    return [] if int(want) == int(got) else [f"{path}: want={int(want)} got={int(got)}"]

@@ -1,0 +1,60 @@
+"""The event file: round trip, and clear errors for every kind of bad input."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cohtb import events as ev
+from cohtb.errors import CohtbError
+
+
+def header(cores=4, sockets=2):
+    return ev.Header(64, cores, [c * sockets // cores for c in range(cores)], {"from": "test"})
+
+
+def write(path: Path, rows, h=None):
+    with ev.EventWriter(path, h or header()) as w:
+        w.write(ev.make_records(rows))
+    return path
+
+
+def test_round_trip(tmp_path):
+    rows = [(10, 0x40, 0, 0, 1), (20, 0x40, 3, 1, 0), (30, 0x41, 2, 1, 5)]
+    h, recs = ev.read_all(write(tmp_path / "a.events", rows))
+    assert h.num_cores == 4 and h.num_sockets == 2 and h.source == {"from": "test"} and h.num_records == 3
+    assert [tuple(int(r[k]) for k in ("tick", "line", "core", "socket", "kind")) for r in recs] == rows
+
+
+def test_truncated_file_is_an_error(tmp_path):
+    p = write(tmp_path / "a.events", [(1, 2, 0, 0, 1)] * 10)
+    p.write_bytes(p.read_bytes()[:-5])
+    with pytest.raises(CohtbError, match="truncated or corrupt"):
+        ev.read_all(p)
+
+
+def test_foreign_file_is_an_error(tmp_path):
+    p = tmp_path / "x.events"
+    p.write_bytes(b"not an event file at all, no" * 4)
+    with pytest.raises(CohtbError, match="not a cohtb event file"):
+        ev.read_all(p)
+
+
+@pytest.mark.parametrize("bad, why", [((1, 2, 9, 0, 1), "core 9"), ((1, 2, 0, 1, 1), "socket 1"), ((1, 2, 0, 0, 9), "kind 9")])
+def test_malformed_record_names_its_index(tmp_path, bad, why):
+    with pytest.raises(CohtbError, match=f"record 1: malformed event.*{why}"):
+        write(tmp_path / "a.events", [(1, 2, 0, 0, 1), bad])
+    assert list(tmp_path.iterdir()) == [], "nothing half-written may be left behind"
+
+
+def test_writer_leaves_nothing_on_failure(tmp_path):
+    with pytest.raises(RuntimeError):
+        with ev.EventWriter(tmp_path / "a.events", header()) as w:
+            w.write(ev.make_records([(1, 2, 0, 0, 1)]))
+            raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_core_map_is_an_error():
+    with pytest.raises(CohtbError, match="does not number sockets"):
+        ev.Header(64, 2, [0, 2]).validate("h")

@@ -1,0 +1,86 @@
+"""The reference models: the counting rules by hand, bounded vs ideal, and Space-Saving's guarantees."""
+
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from cohtb.model import BoundedModel, IdealModel
+from cohtb.monitor_config import MonitorParams
+from cohtb import streams
+
+R, W, E, FWD_GETS, FWD_GETX, INV = range(6)
+BIG = MonitorParams(cores=8, sockets=2, sets=256, ways=8, hotEntries=8, regions=2)
+
+
+def test_rules_by_hand():
+    m = BoundedModel(BIG)
+    for line, core, kind in [(1, 0, W), (1, 5, W), (1, 0, R), (1, 1, R), (1, 0, W), (1, 0, E), (1, 5, W)]:
+        m.apply(line, core, core * 2 // 8, kind)
+    g = m.snapshot()["global"]
+    # W0: first writer. W5: transfer from 0 (x-socket), invalidates {0}. R0: dirty read of 5's line (remote).
+    # R1: clean read. W0: transfer from 5 (x-socket), invalidates {5, 1}. E0: the owner leaves.
+    # W5: nobody owns the line any more, so no transfer, nothing to invalidate.
+    assert g["transfers"] == 2 and g["crossSocketTransfers"] == 2
+    assert g["dirtyReadsRemote"] == 1 and g["dirtyReadsLocal"] == 0
+    assert g["invalidations"] == 1 + 2
+    assert g["eventsWrite"] == 4 and g["eventsRead"] == 2 and g["eventsEvict"] == 1
+
+def test_bounded_equals_ideal_when_nothing_is_evicted():
+    header, recs = streams.random_stream(20000, cores=8, sockets=2, hot_lines=4, cold_lines=64, seed=5)
+    bounded = BoundedModel(BIG)
+    ideal = IdealModel(2)
+    bounded.apply_array(recs)
+    ideal.apply_array(recs)
+    g, t = bounded.snapshot()["global"], ideal.totals()
+    assert g["stateEvictions"] == 0
+    for name in ("transfers", "crossSocketTransfers", "invalidations", "dirtyReadsLocal", "dirtyReadsRemote"):
+        assert g[name] == t[name], name
+    assert bounded.snapshot()["matrix"] == ideal.matrix
+
+
+def test_bounded_misses_what_it_cannot_hold():
+    header, recs = streams.random_stream(20000, cores=8, sockets=2, hot_lines=4, cold_lines=4096, seed=5)
+    tiny = MonitorParams(cores=8, sockets=2, sets=4, ways=2, hotEntries=4, regions=1)
+    bounded, ideal = BoundedModel(tiny), IdealModel(2)
+    bounded.apply_array(recs)
+    ideal.apply_array(recs)
+    assert bounded.snapshot()["global"]["stateEvictions"] > 0
+    assert bounded.snapshot()["global"]["transfers"] < ideal.totals()["transfers"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_space_saving_bounds(seed):
+    rng = random.Random(seed)
+    p = MonitorParams(cores=4, sockets=2, sets=64, ways=4, hotEntries=6, regions=1)
+    m = BoundedModel(p)
+    truth: Counter = Counter()
+    n = 0
+    for _ in range(20000):
+        line = int(rng.paretovariate(1.2)) % 50   # skewed: a few lines take most items
+        m._hot_item(line)
+        truth[line] += 1
+        n += 1
+    for h in m.snapshot()["hot"]:
+        assert h["count"] - h["error"] <= truth[h["line"]] <= h["count"]
+    held = {h["line"] for h in m.snapshot()["hot"]}
+    assert all(line in held for line, c in truth.items() if c > n / p.hotEntries)
+
+
+def test_counters_saturate():
+    p = MonitorParams(cores=4, sockets=2, sets=4, ways=2, hotEntries=2, regions=1, counterWidth=4)
+    m = BoundedModel(p)
+    for i in range(40):
+        m.apply(3, i % 2, 0, W)
+    s = m.snapshot()
+    assert s["global"]["transfers"] == 15 and s["status"]["saturated"]
+
+
+def test_gem5_evidence_reconciliation():
+    """A transfer after a dirty read is confirmed by Inv at the old owner; a plain one by Fwd_GETX."""
+    m = IdealModel(1)
+    for line, core, kind in [(1, 0, W), (1, 1, W), (1, 0, FWD_GETX), (1, 2, R), (1, 1, FWD_GETS), (1, 2, W), (1, 1, INV), (1, 3, INV)]:
+        m.apply(line, core, 0, kind)
+    t = m.totals()
+    assert t["transfers"] == 2 and t["gem5Transfers"] == 2   # Fwd_GETX at 0, Inv at 1 (not Inv at 3)
