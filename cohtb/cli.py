@@ -42,6 +42,19 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_native(args: argparse.Namespace) -> int:
+    from . import native
+    from .workloads import WORKLOADS
+
+    names = args.workload or list(WORKLOADS)
+    for n in names:
+        if n not in WORKLOADS:
+            raise CohtbError(f"unknown workload '{n}' (known: {', '.join(WORKLOADS)})")
+    rows = native.run_matrix(names, args.threads, args.ops, args.repeat, Path(args.out) if args.out else None)
+    print(native.table(rows))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cohtb", description="Cache-coherence testbed: lockref ping-pong, counted.")
     sub = ap.add_subparsers(dest="verb", required=True)
@@ -55,6 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--check", action="store_true", help="also run the reference model and fail on any difference")
     rp.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")
     rp.set_defaults(func=cmd_replay)
+
+    na = sub.add_parser("native", help="run the workload matrix on this machine and print ops/s per policy and layout")
+    na.add_argument("workload", nargs="*", help="workloads to run (default: all)")
+    na.add_argument("--threads", type=int, default=2)
+    na.add_argument("--ops", type=int, default=None, help="operations per thread (default: each workload's own)")
+    na.add_argument("--repeat", type=int, default=3, help="runs per cell; the table shows the best")
+    na.add_argument("--out", default="results/native.json", help="where the rows are written ('' for nowhere)")
+    na.set_defaults(func=cmd_native)
 
     sy = sub.add_parser("synth", help="synthesize the monitor with Yosys and report its size")
     sy.add_argument("--variant", default="default")

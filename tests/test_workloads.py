@@ -1,0 +1,98 @@
+"""The workloads run natively with more threads than cores and keep their invariants; their JSON and
+layout maps say what they did."""
+
+import os
+import subprocess
+
+import pytest
+
+from cohtb.workloads import WORKLOADS, binary, field_lines, run_native
+
+THREADS = max(4, (os.cpu_count() or 2) + 2)   # more threads than cores: preemption inside critical sections
+CASES = [(w.name, p, l) for w in WORKLOADS.values() for p in w.policies for l in w.layouts]
+
+
+def check_schema(doc: dict, name: str, threads: int, policy: str, layout: str) -> None:
+    assert doc["benchmark"] == name
+    assert doc["flags"]["policy"] == policy and doc["flags"]["layout"] == layout
+    assert doc["threads"] == threads and len(doc["per_thread_ops"]) == threads
+    assert sum(doc["per_thread_ops"]) == doc["ops"] > 0
+    assert doc["elapsed_s"] > 0 and doc["ops_per_s"] > 0
+    lm = doc["layout_map"]
+    assert lm["cache_line"] == 64 and lm["layout"] == layout and lm["objects"]
+    for obj in lm["objects"]:
+        assert {"name", "address", "size", "fields"} <= set(obj) and obj["address"] > 0
+        for f in obj["fields"]:
+            assert obj["address"] <= f["address"] and f["address"] + f["size"] <= obj["address"] + obj["size"], f
+
+
+@pytest.mark.parametrize("name, policy, layout", CASES)
+def test_runs_and_keeps_its_invariants(name, policy, layout):
+    ops = {"stat_counter": 20000}.get(name, 4000)
+    doc = run_native(name, THREADS, ops, policy, layout, timeout=120)   # raises if the binary's own check failed
+    check_schema(doc, name, THREADS, policy, layout)
+    expected_ops = THREADS * (ops & ~1 if name == "list_batch" else ops)
+    assert doc["ops"] == expected_ops
+    if name in ("lockref", "dget_parent"):
+        assert doc["final_count"] == doc["expected_count"] == 1   # no reference lost
+        if policy == "locked":
+            assert doc["locked_ops"] == 2 * expected_ops
+    if name == "list_batch":
+        assert doc["invariants"] == "ok" and doc["final_length"] == 0 and doc["max_length"] <= THREADS
+        assert doc["ops_by_owner"] + doc["ops_for_others"] == expected_ops
+        if policy == "locked":
+            assert doc["ops_for_others"] == 0
+    if name == "rwsem":
+        assert doc["violations"] == 0 and doc["reads"] + doc["writes"] == expected_ops
+    if name == "stat_counter":
+        assert doc["summed_value"] == doc["expected_value"] == expected_ops
+        if policy == "shared":
+            assert doc["shared_value"] == expected_ops and doc["folds"] == 0
+
+
+@pytest.mark.parametrize("layout", ["shared", "split", "padded"])
+def test_lockref_layout_map_matches_the_layout(layout):
+    doc = run_native("lockref", 2, 100, "retry100", layout)
+    lines = field_lines(doc)
+    lookup = set().union(*(lines[f"dentry.{f}"] for f in ("d_flags", "d_seq", "d_hash", "d_parent", "d_name")))
+    count_line = lines["dentry.d_lockref"]
+    if layout == "shared":
+        assert count_line <= lookup, "shared: the count word must sit on a line the lookup fields use"
+    else:
+        assert not (count_line & lookup), f"{layout}: the count word must have a line of its own"
+    if layout == "padded":
+        obj = doc["layout_map"]["objects"][0]
+        lref = next(f for f in obj["fields"] if f["name"] == "d_lockref")
+        assert obj["address"] % 64 == 0 and obj["size"] % 64 == 0 and lref["address"] % 64 == 0
+
+
+def test_stat_counter_packed_layout_shares_lines():
+    packed = field_lines(run_native("stat_counter", 4, 100, "percpu", "packed"))
+    padded = field_lines(run_native("stat_counter", 4, 100, "percpu", "padded"))
+    locals_packed = [packed[f"local_counters.local[{i}]"] for i in range(4)]
+    locals_padded = [padded[f"local_counters.local[{i}]"] for i in range(4)]
+    assert locals_packed[0] == locals_packed[1]
+    assert all(not (a & b) for i, a in enumerate(locals_padded) for b in locals_padded[i + 1:])
+
+
+def test_intruder_takes_the_lock_and_no_reference_is_lost():
+    # One worker plus the intruder: both have a core here, so they truly overlap (the lock is held a
+    # quarter of the time), whereas a third thread could leave the intruder unscheduled for the run.
+    doc = run_native("lockref", 1, 500_000, "retry100", "split",
+                     ["--intruder-period-us", "20", "--intruder-hold-ns", "5000"])
+    assert doc["intruder_holds"] > 0 and doc["final_count"] == 1
+    assert doc["locked_ops"] > 0   # seeing the intruder's lock sends retry100 to the lock
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+@pytest.mark.parametrize("args, why", [(["--bogus"], "unknown flag"), (["--policy", "nope"], "not a choice"),
+                                       (["--ops", "ten"], "not a non-negative whole number"), (["--threads", "0"], "--threads")])
+def test_bad_flags_are_usage_errors(name, args, why):
+    proc = subprocess.run([str(binary(name)), *args], capture_output=True, text=True)
+    assert proc.returncode == 2 and why in proc.stderr and "usage:" in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_binaries_are_static(name):
+    out = subprocess.run(["readelf", "-l", str(binary(name))], capture_output=True, text=True, check=True).stdout
+    assert "INTERP" not in out and "DYNAMIC" not in out

@@ -1,0 +1,237 @@
+/* Shared harness of the cohtb workloads: flags, a start barrier, timing, affinity, gem5 region-of-
+ * interest markers and JSON output (one object on stdout). Header-only so each benchmark is one file. */
+#ifndef COHTB_BENCH_H
+#define COHTB_BENCH_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CACHE_LINE 64
+#define MAX_THREADS 256
+#define __aligned_line __attribute__((aligned(CACHE_LINE)))
+
+static inline void cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory"); }
+#define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+
+/* ---------------------------------------------------------------- gem5 m5 pseudo-instructions */
+/* x86 encoding 0F 04 <func16> (gem5 util/m5/src/abi/x86/m5op.S); arguments in rdi, rsi.
+ * They raise #UD on real hardware, so they run only when --m5 asks for them. */
+static inline void m5_work_begin(uint64_t id, uint64_t thread) {
+  __asm__ __volatile__(".byte 0x0F, 0x04\n\t.word 0x5a" : : "D"(id), "S"(thread) : "memory");
+}
+static inline void m5_work_end(uint64_t id, uint64_t thread) {
+  __asm__ __volatile__(".byte 0x0F, 0x04\n\t.word 0x5b" : : "D"(id), "S"(thread) : "memory");
+}
+
+/* ---------------------------------------------------------------- flags */
+struct flag {
+  const char *name;   /* without the leading -- */
+  const char *help;
+  const char **choices; /* NULL-terminated, or NULL for a number */
+  const char *value;  /* default, then the parsed text */
+};
+
+static const char *bench_name;
+
+static void usage(struct flag *flags, int n, const char *why, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: ", bench_name);
+  va_start(ap, why);
+  vfprintf(stderr, why, ap);
+  va_end(ap);
+  fprintf(stderr, "\nusage: %s [flags]\n", bench_name);
+  for (int i = 0; i < n; i++) {
+    fprintf(stderr, "  --%-18s %s (default %s", flags[i].name, flags[i].help, flags[i].value ? flags[i].value : "off");
+    if (flags[i].choices) {
+      fprintf(stderr, "; one of");
+      for (const char **c = flags[i].choices; *c; c++) fprintf(stderr, " %s", *c);
+    }
+    fprintf(stderr, ")\n");
+  }
+  exit(2);
+}
+
+/* Parses --name value / --name=value; boolean flags (value NULL by default) take no value. */
+static void parse_flags(int argc, char **argv, struct flag *flags, int n) {
+  bench_name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+  for (int a = 1; a < argc; a++) {
+    if (strncmp(argv[a], "--", 2) != 0) usage(flags, n, "unexpected argument '%s'", argv[a]);
+    if (!strcmp(argv[a], "--help")) usage(flags, n, "help");
+    char *name = argv[a] + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    int i;
+    for (i = 0; i < n; i++)
+      if (strlen(flags[i].name) == len && !strncmp(flags[i].name, name, len)) break;
+    if (i == n) usage(flags, n, "unknown flag '%s'", argv[a]);
+    if (flags[i].value == NULL && !flags[i].choices && !eq) { flags[i].value = "on"; continue; }
+    const char *v = eq ? eq + 1 : (a + 1 < argc ? argv[++a] : NULL);
+    if (!v) usage(flags, n, "--%s needs a value", flags[i].name);
+    if (flags[i].choices) {
+      const char **c;
+      for (c = flags[i].choices; *c && strcmp(*c, v); c++) {}
+      if (!*c) usage(flags, n, "--%s: '%s' is not a choice", flags[i].name, v);
+    } else {
+      char *end;
+      errno = 0;
+      long long x = strtoll(v, &end, 10);
+      if (errno || *end || x < 0) usage(flags, n, "--%s: '%s' is not a non-negative whole number", flags[i].name, v);
+    }
+    flags[i].value = v;
+  }
+}
+
+static long long flag_num(struct flag *f) { return f->value ? atoll(f->value) : 0; }
+static int flag_on(struct flag *f) { return f->value != NULL && strcmp(f->value, "off") != 0; }
+
+/* ---------------------------------------------------------------- time, affinity */
+static inline uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Pin thread i to CPU i modulo the CPUs we may use; a host (or gem5 SE) that refuses is fine. */
+static int pin_thread(pthread_t t, int i) {
+  cpu_set_t allowed, one;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 0;
+  int n = CPU_COUNT(&allowed);
+  if (n <= 0) return 0;
+  int k = i % n, cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &allowed) && k-- == 0) { cpu = c; break; }
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return pthread_setaffinity_np(t, sizeof one, &one) == 0;
+}
+
+/* ---------------------------------------------------------------- start barrier and threads */
+/* A spinning barrier: every thread is created and waiting before any is released, and all are
+ * released by one store, so the measured region is truly concurrent (pthread_create in gem5 is slow). */
+struct start_gate {
+  volatile int arrived __aligned_line;
+  volatile int go __aligned_line;
+};
+
+struct bench_run {
+  int threads;
+  int m5;
+  struct start_gate gate;
+  uint64_t t_start, t_end;
+  int pinned;
+};
+
+typedef void (*worker_fn)(int id, void *arg);
+
+struct worker_ctx {
+  struct bench_run *run;
+  worker_fn fn;
+  void *arg;
+  int id;
+};
+
+static void *worker_trampoline(void *p) {
+  struct worker_ctx *w = p;
+  __atomic_add_fetch(&w->run->gate.arrived, 1, __ATOMIC_SEQ_CST);
+  while (!READ_ONCE(w->run->gate.go)) cpu_relax();
+  w->fn(w->id, w->arg);
+  return NULL;
+}
+
+/* Runs fn(0..threads-1) concurrently: thread 0 is the main thread, so N threads need N CPUs in gem5.
+ * `extra` more threads (an intruder) run extra_fn and are released with the rest; stop_extra is set
+ * once the workers are done so the extras can leave. */
+static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extra, worker_fn extra_fn, volatile int *stop_extra) {
+  int total = run->threads + extra;
+  pthread_t tid[MAX_THREADS];
+  struct worker_ctx ctx[MAX_THREADS];
+  run->pinned = 0;
+  for (int i = 1; i < total; i++) {
+    ctx[i] = (struct worker_ctx){run, i < run->threads ? fn : extra_fn, arg, i < run->threads ? i : i - run->threads};
+    int rc = pthread_create(&tid[i], NULL, worker_trampoline, &ctx[i]);
+    if (rc != 0) {
+      fprintf(stderr, "%s: pthread_create of thread %d failed: %s (in gem5 SE each thread needs its own CPU)\n",
+              bench_name, i, strerror(rc));
+      exit(3);
+    }
+    run->pinned += pin_thread(tid[i], i);
+  }
+  run->pinned += pin_thread(pthread_self(), 0);
+  while (READ_ONCE(run->gate.arrived) != total - 1) cpu_relax();
+  if (run->m5) m5_work_begin(0, 0);
+  run->t_start = now_ns();
+  WRITE_ONCE(run->gate.go, 1);
+  fn(0, arg);
+  for (int i = 1; i < run->threads; i++) pthread_join(tid[i], NULL);
+  run->t_end = now_ns();
+  if (run->m5) m5_work_end(0, 0);
+  if (stop_extra) WRITE_ONCE(*stop_extra, 1);
+  for (int i = run->threads; i < total; i++) pthread_join(tid[i], NULL);
+}
+
+/* ---------------------------------------------------------------- JSON */
+static int json_first = 1;
+static void json_sep(void) { if (!json_first) fputs(", ", stdout); json_first = 0; }
+static void json_begin(void) { fputs("{", stdout); json_first = 1; }
+static void json_end(void) { fputs("}\n", stdout); json_first = 0; }
+static void json_key(const char *k) { json_sep(); printf("\"%s\": ", k); }
+static void json_str(const char *k, const char *v) { json_key(k); printf("\"%s\"", v); }
+static void json_u64(const char *k, uint64_t v) { json_key(k); printf("%" PRIu64, v); }
+static void json_f(const char *k, double v) { json_key(k); printf("%.6g", v); }
+static void json_open(const char *k, char bracket) { json_key(k); putchar(bracket); json_first = 1; }
+static void json_close(char bracket) { putchar(bracket); json_first = 0; }
+
+/* A layout-map entry: a named field of a named object. */
+static void json_field(const char *name, const void *addr, size_t size) {
+  json_sep();
+  printf("{\"name\": \"%s\", \"address\": %" PRIuPTR ", \"size\": %zu}", name, (uintptr_t)addr, size);
+  json_first = 0;
+}
+
+/* The layout map: {"cache_line", "layout", "objects": [{"name", "address", "size", "fields": [...]}]}. */
+static void json_layout_begin(const char *layout) {
+  json_open("layout_map", '{');
+  json_u64("cache_line", CACHE_LINE);
+  json_str("layout", layout);
+  json_open("objects", '[');
+}
+static void json_layout_end(void) { json_close(']'); json_close('}'); }
+static void json_object_begin(const char *name, const void *addr, size_t size) {
+  json_sep();
+  json_first = 1;
+  putchar('{');
+  json_str("name", name);
+  json_u64("address", (uintptr_t)addr);
+  json_u64("size", size);
+  json_open("fields", '[');
+}
+static void json_object_end(void) { json_close(']'); json_close('}'); }
+
+/* The common head of every benchmark's JSON: what ran and how long it took. */
+static void json_run(const char *benchmark, struct bench_run *run, struct flag *flags, int nflags, uint64_t ops) {
+  double secs = (run->t_end - run->t_start) / 1e9;
+  json_str("benchmark", benchmark);
+  json_open("flags", '{');
+  for (int i = 0; i < nflags; i++) json_str(flags[i].name, flags[i].value ? flags[i].value : "off");
+  json_close('}');
+  json_u64("threads", run->threads);
+  json_u64("ops", ops);
+  json_f("elapsed_s", secs);
+  json_f("ops_per_s", secs > 0 ? ops / secs : 0);
+  json_u64("pinned_threads", run->pinned);
+  json_u64("cache_line", CACHE_LINE);
+}
+
+#define NFLAGS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+#endif

@@ -1,0 +1,107 @@
+/* lockref: a spinlock and a reference count in one 64-bit word, updated by cmpxchg (lib/lockref.c),
+ * with the retry policies of the seeds (000: 2013, 004: 2019 mainline, 2024 v1, 2024 rework). */
+#ifndef COHTB_LOCKREF_H
+#define COHTB_LOCKREF_H
+
+#include "spinlock.h"
+
+struct lockref {
+  union {
+    uint64_t lock_count;
+    struct {
+      uint32_t lock;   /* 0 free, 1 held */
+      int32_t count;
+    };
+  };
+};
+
+enum lockref_policy { POLICY_LOCKED, POLICY_CMPXCHG, POLICY_RETRY100, POLICY_TRYWAIT, POLICY_UNIFIED };
+static const char *lockref_policies[] = {"locked", "cmpxchg", "retry100", "trywait", "unified", NULL};
+
+struct lockref_stats {
+  uint64_t ops, locked_ops, cmpxchg_fails, waits;
+} __aligned_line;
+
+struct lockref_tuning {
+  enum lockref_policy policy;
+  int retries;      /* cmpxchg attempts before locking (retry100, trywait, unified) */
+  int wait_polls;   /* polls for unlock before locking (trywait) */
+};
+
+
+static inline int lockref_locked(struct lockref v) { return v.lock != 0; }
+
+/* The CMPXCHG_LOOP of lib/lockref.c: add delta while the lock is free. `budget` < 0 is unbounded
+ * (2013). Returns 1 on success, 0 when it saw the lock held or ran out of budget. */
+static inline int cmpxchg_loop(struct lockref *lr, int delta, int budget, struct lockref_stats *st) {
+  struct lockref old, new;
+  old.lock_count = __atomic_load_n(&lr->lock_count, __ATOMIC_RELAXED);
+  while (!lockref_locked(old)) {
+    new = old;
+    new.count += delta;
+    if (__atomic_compare_exchange_n(&lr->lock_count, &old.lock_count, new.lock_count, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+      return 1;
+    st->cmpxchg_fails++;
+    if (budget < 0) cpu_relax();   /* 2013; mainline later dropped the pause (seed 004) */
+    else if (--budget == 0) return 0;
+  }
+  return 0;
+}
+
+/* The 2024 v1 fix: having seen the lock held, wait up to `polls` for it to be released. */
+static inline int trywait_unlocked(struct lockref *lr, int polls, struct lockref_stats *st) {
+  st->waits++;
+  for (int i = 0; i < polls; i++) {
+    cpu_relax();
+    if (!(__atomic_load_n(&lr->lock, __ATOMIC_RELAXED))) return 1;
+  }
+  return 0;
+}
+
+/* The 2024 rework: one retry budget covers both cmpxchg failures and waiting for unlock. */
+static inline int unified_loop(struct lockref *lr, int delta, int budget, struct lockref_stats *st) {
+  struct lockref old, new;
+  old.lock_count = __atomic_load_n(&lr->lock_count, __ATOMIC_RELAXED);
+  for (;;) {
+    if (lockref_locked(old)) {
+      st->waits++;
+      cpu_relax();
+      old.lock_count = __atomic_load_n(&lr->lock_count, __ATOMIC_RELAXED);
+    } else {
+      new = old;
+      new.count += delta;
+      if (__atomic_compare_exchange_n(&lr->lock_count, &old.lock_count, new.lock_count, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return 1;
+      st->cmpxchg_fails++;
+    }
+    if (--budget == 0) return 0;
+  }
+}
+
+static inline void lockref_add(struct lockref *lr, int delta, const struct lockref_tuning *t, struct lockref_stats *st) {
+  switch (t->policy) {
+    case POLICY_LOCKED: break;
+    case POLICY_CMPXCHG: if (cmpxchg_loop(lr, delta, -1, st)) return; break;
+    case POLICY_RETRY100: if (cmpxchg_loop(lr, delta, t->retries, st)) return; break;
+    case POLICY_TRYWAIT:
+      if (cmpxchg_loop(lr, delta, t->retries, st)) return;
+      if (trywait_unlocked(lr, t->wait_polls, st) && cmpxchg_loop(lr, delta, t->retries, st)) return;
+      break;
+    case POLICY_UNIFIED: if (unified_loop(lr, delta, t->retries, st)) return; break;
+  }
+  st->locked_ops++;
+  spin_lock(&lr->lock);
+  lr->count += delta;
+  spin_unlock(&lr->lock);
+}
+
+static inline void lockref_get(struct lockref *lr, const struct lockref_tuning *t, struct lockref_stats *st) { lockref_add(lr, 1, t, st); }
+static inline void lockref_put(struct lockref *lr, const struct lockref_tuning *t, struct lockref_stats *st) { lockref_add(lr, -1, t, st); }
+
+static inline enum lockref_policy parse_policy(const char *s) {
+  for (int i = 0; lockref_policies[i]; i++)
+    if (!strcmp(lockref_policies[i], s)) return (enum lockref_policy)i;
+  return POLICY_LOCKED;
+}
+
+#endif

@@ -1,0 +1,81 @@
+/* dget_parent/dput: many threads take and drop references on one shared parent dentry, each through
+ * a child of its own (seed 000: the AIM7 short workload spent ~78% of its time in these two).
+ *
+ *   --policy  locked | cmpxchg | retry100 | trywait | unified
+ *   --layout  shared | split | padded   (the parent's layout)
+ */
+#include "common/dentry.h"
+
+static struct flag flags[] = {
+    {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"},
+    {"ops", "dget_parent+dput pairs per thread", NULL, "100000"},
+    {"policy", "lockref update policy of the parent", lockref_policies, "locked"},
+    {"layout", "layout of the parent dentry", dentry_layouts, "shared"},
+    {"retries", "cmpxchg attempts before locking", NULL, "100"},
+    {"wait-polls", "polls for unlock before locking (trywait)", NULL, "100"},
+    {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
+};
+enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_M5 };
+
+/* Each thread's child: its own line, read-only during the run. */
+struct child { void *d_parent; uint32_t d_seq; } __aligned_line;
+
+static struct dentry_view parent;
+static struct child children[MAX_THREADS];
+static struct lockref_tuning tuning;
+static struct lockref_stats stats[MAX_THREADS];
+static uint64_t ops_per_thread;
+static uint64_t retries_seen[MAX_THREADS][8] __aligned_line;
+
+static void worker(int id, void *arg) {
+  (void)arg;
+  struct child *me = &children[id];
+  struct lockref_stats *st = &stats[id];
+  for (uint64_t i = 0; i < ops_per_thread; i++) {
+    /* dget_parent: read d_parent (RCU), reference it, and check it did not change meanwhile */
+    for (;;) {
+      struct lockref *p = READ_ONCE(me->d_parent);
+      lockref_get(p, &tuning, st);
+      if (READ_ONCE(me->d_parent) == p) break;
+      lockref_put(p, &tuning, st);
+      retries_seen[id][0]++;
+    }
+    (void)READ_ONCE(*parent.d_seq);
+    lockref_put(parent.d_lockref, &tuning, st);   /* dput */
+    st->ops++;
+  }
+}
+
+int main(int argc, char **argv) {
+  parse_flags(argc, argv, flags, NFLAGS(flags));
+  struct bench_run run = {.threads = (int)flag_num(&flags[F_THREADS]), .m5 = flag_on(&flags[F_M5])};
+  if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, NFLAGS(flags), "--threads must be 1..%d", MAX_THREADS - 1);
+  ops_per_thread = flag_num(&flags[F_OPS]);
+  tuning = (struct lockref_tuning){parse_policy(flags[F_POLICY].value), (int)flag_num(&flags[F_RETRIES]), (int)flag_num(&flags[F_WAIT])};
+  if (tuning.retries < 1) usage(flags, NFLAGS(flags), "--retries must be at least 1");
+  parent = dentry_in_layout(flags[F_LAYOUT].value, 0);
+  parent.d_lockref->count = 1;
+  for (int i = 0; i < run.threads; i++) children[i].d_parent = parent.d_lockref;
+
+  run_threads(&run, worker, NULL, 0, NULL, NULL);
+
+  uint64_t ops = 0, locked = 0, fails = 0;
+  for (int i = 0; i < run.threads; i++) { ops += stats[i].ops; locked += stats[i].locked_ops; fails += stats[i].cmpxchg_fails; }
+  int32_t final_count = parent.d_lockref->count;
+  json_begin();
+  json_run("dget_parent", &run, flags, NFLAGS(flags), ops);
+  json_u64("locked_ops", locked);
+  json_u64("cmpxchg_failures", fails);
+  json_key("final_count"); printf("%d", final_count);
+  json_u64("expected_count", 1);
+  json_open("per_thread_ops", '[');
+  for (int i = 0; i < run.threads; i++) { json_sep(); printf("%" PRIu64, stats[i].ops); }
+  json_close(']');
+  json_layout_begin(flags[F_LAYOUT].value);
+  json_dentry("parent", &parent);
+  json_object_begin("children", children, sizeof children[0] * run.threads);
+  json_object_end();
+  json_layout_end();
+  json_end();
+  return final_count == 1 ? 0 : 1;
+}

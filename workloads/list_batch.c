@@ -1,0 +1,157 @@
+/* List batching (seed 001): threads add and remove their own nodes on one list under one spinlock,
+ * like inode_sb_list_add/del. `batched`: a thread that cannot take the lock queues its operation; the
+ * lock holder performs every queued operation before it unlocks (one waiter works for the others).
+ *
+ *   --policy  locked | batched
+ *   --layout  shared (lock and list head on one line) | split (each on its own line)
+ */
+#include "common/spinlock.h"
+
+struct list_head { struct list_head *next, *prev; };
+struct node { struct list_head link; int owner; } __aligned_line;
+
+struct request {
+  struct request *next;
+  struct node *node;
+  int add;
+  volatile int done;
+} __aligned_line;
+
+struct list_shared { uint32_t lock; uint32_t pad; struct list_head head; struct request *pending; uint64_t length; } __aligned_line;
+struct list_split {
+  uint32_t lock __aligned_line;
+  struct list_head head __aligned_line;
+  struct request *pending __aligned_line;
+  uint64_t length __aligned_line;
+} __aligned_line;
+
+static const char *policies[] = {"locked", "batched", NULL};
+static const char *layouts[] = {"shared", "split", NULL};
+static struct flag flags[] = {
+    {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"},
+    {"ops", "list operations per thread (half adds, half deletes)", NULL, "100000"},
+    {"policy", "how contended operations are done", policies, "locked"},
+    {"layout", "where lock, list head and request queue sit", layouts, "shared"},
+    {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
+};
+enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_M5 };
+
+static uint32_t *lock;
+static struct list_head *head;
+static struct request **pending;
+static uint64_t *length;
+static int batched;
+static uint64_t ops_per_thread;
+static struct node nodes[MAX_THREADS];
+static struct request requests[MAX_THREADS];
+static struct { uint64_t ops, own, for_others, max_length; } __aligned_line stats[MAX_THREADS];
+
+static void list_add(struct list_head *n, struct list_head *h) {
+  n->next = h->next; n->prev = h; h->next->prev = n; h->next = n;
+}
+static void list_del(struct list_head *n) {
+  n->prev->next = n->next; n->next->prev = n->prev; n->next = n->prev = n;
+}
+static void do_op(struct node *n, int add, int me) {
+  if (add) { list_add(&n->link, head); ++*length; } else { list_del(&n->link); --*length; }
+  if (*length > stats[me].max_length) stats[me].max_length = *length;
+}
+static int try_lock(uint32_t *l) { return !__atomic_load_n(l, __ATOMIC_RELAXED) && !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); }
+
+/* With the lock held: perform every queued request. */
+static void drain(int me) {
+  struct request *r = __atomic_exchange_n(pending, NULL, __ATOMIC_ACQUIRE);
+  while (r) {
+    struct request *next = r->next;   /* read before `done` hands the request back to its owner */
+    do_op(r->node, r->add, me);
+    stats[me].for_others++;
+    __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+    r = next;
+  }
+}
+
+static void list_op(int me, struct node *n, int add) {
+  if (!batched) {
+    spin_lock(lock);
+    do_op(n, add, me);
+    stats[me].own++;
+    spin_unlock(lock);
+    return;
+  }
+  if (try_lock(lock)) {
+    do_op(n, add, me);
+    stats[me].own++;
+    drain(me);
+    spin_unlock(lock);
+    return;
+  }
+  struct request *r = &requests[me];
+  r->node = n; r->add = add; r->done = 0;
+  struct request *old = __atomic_load_n(pending, __ATOMIC_RELAXED);
+  do r->next = old; while (!__atomic_compare_exchange_n(pending, &old, r, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+  while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
+    if (try_lock(lock)) { drain(me); spin_unlock(lock); }
+    else cpu_relax();
+  }
+}
+
+static void worker(int id, void *arg) {
+  (void)arg;
+  for (uint64_t i = 0; i < ops_per_thread; i++) {
+    list_op(id, &nodes[id], (i & 1) == 0);   /* add, then delete, the thread's own node */
+    stats[id].ops++;
+  }
+}
+
+int main(int argc, char **argv) {
+  parse_flags(argc, argv, flags, NFLAGS(flags));
+  struct bench_run run = {.threads = (int)flag_num(&flags[F_THREADS]), .m5 = flag_on(&flags[F_M5])};
+  if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, NFLAGS(flags), "--threads must be 1..%d", MAX_THREADS - 1);
+  ops_per_thread = flag_num(&flags[F_OPS]) & ~1ull;   /* even: every add has its delete */
+  batched = !strcmp(flags[F_POLICY].value, "batched");
+  static struct list_shared ls;
+  static struct list_split lsp;
+  const char *layout = flags[F_LAYOUT].value;
+  if (!strcmp(layout, "shared")) { lock = &ls.lock; head = &ls.head; pending = &ls.pending; length = &ls.length; }
+  else { lock = &lsp.lock; head = &lsp.head; pending = &lsp.pending; length = &lsp.length; }
+  head->next = head->prev = head;
+  for (int i = 0; i < run.threads; i++) nodes[i].owner = i;
+
+  run_threads(&run, worker, NULL, 0, NULL, NULL);
+
+  /* Invariants: the list is empty, well linked, and never held more nodes than threads. */
+  uint64_t ops = 0, own = 0, others = 0, max_len = 0, walked = 0;
+  for (int i = 0; i < run.threads; i++) {
+    ops += stats[i].ops; own += stats[i].own; others += stats[i].for_others;
+    if (stats[i].max_length > max_len) max_len = stats[i].max_length;
+  }
+  int ok = *length == 0 && own + others == ops && max_len <= (uint64_t)run.threads;
+  for (struct list_head *p = head->next; p != head && walked <= ops; p = p->next) {
+    if (p->next->prev != p) ok = 0;
+    walked++;
+  }
+  if (walked != 0) ok = 0;
+  json_begin();
+  json_run("list_batch", &run, flags, NFLAGS(flags), ops);
+  json_u64("ops_by_owner", own);
+  json_u64("ops_for_others", others);
+  json_u64("final_length", *length);
+  json_u64("max_length", max_len);
+  json_str("invariants", ok ? "ok" : "violated");
+  json_open("per_thread_ops", '[');
+  for (int i = 0; i < run.threads; i++) { json_sep(); printf("%" PRIu64, stats[i].ops); }
+  json_close(']');
+  json_layout_begin(layout);
+  json_object_begin("sb_inode_list", !strcmp(layout, "shared") ? (void *)&ls : (void *)&lsp,
+                    !strcmp(layout, "shared") ? sizeof ls : sizeof lsp);
+  json_field("lock", lock, sizeof *lock);
+  json_field("head", head, sizeof *head);
+  json_field("pending", pending, sizeof *pending);
+  json_field("length", length, sizeof *length);
+  json_object_end();
+  json_object_begin("nodes", nodes, sizeof nodes[0] * run.threads);
+  json_object_end();
+  json_layout_end();
+  json_end();
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,106 @@
+/* lockref: every thread repeatedly looks a dentry up and takes and drops a reference on it, like
+ * stat(2) on one file from many threads (will-it-scale's pattern, seeds 000 and 004).
+ *
+ *   --policy  locked | cmpxchg | retry100 | trywait | unified   how the count word is updated
+ *   --layout  shared  the count word on the line of the lookup fields (pre-6.11 dentry)
+ *             split   the count word moved to a line of its own (the 6.11 reorder)
+ *             padded  the count word cache-line aligned and padded, object aligned and padded
+ *   --intruder-period-us P --intruder-hold-ns H   one more thread takes the lock for H ns every P us
+ */
+#include "common/dentry.h"
+
+static struct flag flags[] = {
+    {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"},
+    {"ops", "get+put pairs per thread", NULL, "100000"},
+    {"policy", "lockref update policy", lockref_policies, "retry100"},
+    {"layout", "where the count word sits", dentry_layouts, "shared"},
+    {"retries", "cmpxchg attempts before locking (retry100, trywait, unified)", NULL, "100"},
+    {"wait-polls", "polls for unlock before locking (trywait)", NULL, "100"},
+    {"intruder-period-us", "an intruder takes the lock every P microseconds (0: no intruder)", NULL, "0"},
+    {"intruder-hold-ns", "how long the intruder holds the lock", NULL, "2000"},
+    {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
+};
+enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_IPERIOD, F_IHOLD, F_M5 };
+
+static struct dentry_view dentry;
+static struct lockref_tuning tuning;
+static struct lockref_stats stats[MAX_THREADS];
+static uint64_t ops_per_thread, intruder_period_ns, intruder_hold_ns;
+static volatile int stop_intruder;
+static uint64_t intruder_holds;
+static uint64_t lookup_sum[MAX_THREADS][8] __aligned_line;
+
+static void worker(int id, void *arg) {
+  (void)arg;
+  struct lockref_stats *st = &stats[id];
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < ops_per_thread; i++) {
+    /* the RCU-walk part of a lookup: read-mostly fields */
+    sum += READ_ONCE(*dentry.d_seq) + READ_ONCE(*dentry.d_flags) + READ_ONCE(dentry.d_hash[0]) +
+           READ_ONCE(dentry.d_name->hash_len) + (uintptr_t)READ_ONCE(*dentry.d_parent);
+    lockref_get(dentry.d_lockref, &tuning, st);
+    lockref_put(dentry.d_lockref, &tuning, st);
+    st->ops++;
+  }
+  lookup_sum[id][0] = sum;
+}
+
+static void intruder(int id, void *arg) {
+  (void)id; (void)arg;
+  uint64_t next = now_ns() + intruder_period_ns;
+  while (!READ_ONCE(stop_intruder)) {
+    if (now_ns() < next) { cpu_relax(); continue; }
+    spin_lock(&dentry.d_lockref->lock);
+    uint64_t until = now_ns() + intruder_hold_ns;
+    while (now_ns() < until) cpu_relax();
+    spin_unlock(&dentry.d_lockref->lock);
+    intruder_holds++;
+    next += intruder_period_ns;
+  }
+}
+
+int main(int argc, char **argv) {
+  parse_flags(argc, argv, flags, NFLAGS(flags));
+  struct bench_run run = {.threads = (int)flag_num(&flags[F_THREADS]), .m5 = flag_on(&flags[F_M5])};
+  if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, NFLAGS(flags), "--threads must be 1..%d", MAX_THREADS - 1);
+  ops_per_thread = flag_num(&flags[F_OPS]);
+  tuning = (struct lockref_tuning){parse_policy(flags[F_POLICY].value), (int)flag_num(&flags[F_RETRIES]), (int)flag_num(&flags[F_WAIT])};
+  if (tuning.retries < 1) usage(flags, NFLAGS(flags), "--retries must be at least 1");
+  intruder_period_ns = flag_num(&flags[F_IPERIOD]) * 1000;
+  intruder_hold_ns = flag_num(&flags[F_IHOLD]);
+  const char *layout = flags[F_LAYOUT].value;
+
+  static struct dentry_shared parent;
+  dentry = dentry_in_layout(layout, 0);
+  *dentry.d_parent = &parent;
+  dentry.d_name->name = "file";
+  dentry.d_name->hash_len = 0x4000000a1b2c3dull;
+  dentry.d_lockref->count = 1;   /* the dcache's own reference */
+
+  int extra = intruder_period_ns ? 1 : 0;
+  run_threads(&run, worker, NULL, extra, intruder, &stop_intruder);
+
+  uint64_t ops = 0, locked = 0, fails = 0, waits = 0;
+  for (int i = 0; i < run.threads; i++) {
+    ops += stats[i].ops; locked += stats[i].locked_ops; fails += stats[i].cmpxchg_fails; waits += stats[i].waits;
+  }
+  int32_t final_count = dentry.d_lockref->count;
+  json_begin();
+  json_run("lockref", &run, flags, NFLAGS(flags), ops);
+  json_u64("locked_ops", locked);
+  json_u64("cmpxchg_failures", fails);
+  json_u64("unlock_waits", waits);
+  json_u64("intruder_holds", intruder_holds);
+  json_key("final_count"); printf("%d", final_count);
+  json_u64("expected_count", 1);
+  json_open("per_thread_ops", '[');
+  for (int i = 0; i < run.threads; i++) { json_sep(); printf("%" PRIu64, stats[i].ops); }
+  json_close(']');
+  json_layout_begin(layout);
+  json_dentry("dentry", &dentry);
+  json_object_begin("per_thread_stats", stats, sizeof stats[0] * run.threads);
+  json_object_end();
+  json_layout_end();
+  json_end();
+  return final_count == 1 ? 0 : 1;
+}

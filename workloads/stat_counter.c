@@ -1,0 +1,89 @@
+/* Statistics counters (seed 003): every thread increments one shared atomic counter (`shared`), or
+ * its own counter, folded into the shared one every --batch increments (`percpu`, percpu_counter).
+ *
+ *   --policy  shared | percpu
+ *   --layout  padded (each thread's counter on its own line) | packed (adjacent: false sharing)
+ */
+#include "common/spinlock.h"
+
+static const char *policies[] = {"shared", "percpu", NULL};
+static const char *layouts[] = {"padded", "packed", NULL};
+static struct flag flags[] = {
+    {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"},
+    {"ops", "increments per thread", NULL, "1000000"},
+    {"policy", "one shared counter, or per-thread counters with a batch", policies, "shared"},
+    {"layout", "per-thread counters padded or packed", layouts, "padded"},
+    {"batch", "per-thread increments folded into the shared counter at once (percpu)", NULL, "32"},
+    {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
+};
+enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_BATCH, F_M5 };
+
+static uint64_t global_count __aligned_line;
+static struct { int64_t v; } __aligned_line padded_local[MAX_THREADS];
+static int64_t packed_local[MAX_THREADS] __aligned_line;
+static int64_t *local_of[MAX_THREADS];
+static int percpu;
+static uint64_t ops_per_thread, batch, folds[MAX_THREADS][8] __aligned_line;
+static uint64_t done_ops[MAX_THREADS][8] __aligned_line;
+
+static void worker(int id, void *arg) {
+  (void)arg;
+  int64_t *mine = local_of[id];
+  for (uint64_t i = 0; i < ops_per_thread; i++) {
+    if (!percpu) {
+      __atomic_add_fetch(&global_count, 1, __ATOMIC_RELAXED);
+    } else {
+      int64_t v = READ_ONCE(*mine) + 1;
+      if ((uint64_t)v >= batch) {
+        __atomic_add_fetch(&global_count, v, __ATOMIC_RELAXED);
+        v = 0;
+        folds[id][0]++;
+      }
+      WRITE_ONCE(*mine, v);
+    }
+  }
+  done_ops[id][0] = ops_per_thread;
+}
+
+int main(int argc, char **argv) {
+  parse_flags(argc, argv, flags, NFLAGS(flags));
+  struct bench_run run = {.threads = (int)flag_num(&flags[F_THREADS]), .m5 = flag_on(&flags[F_M5])};
+  if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, NFLAGS(flags), "--threads must be 1..%d", MAX_THREADS - 1);
+  ops_per_thread = flag_num(&flags[F_OPS]);
+  percpu = !strcmp(flags[F_POLICY].value, "percpu");
+  batch = flag_num(&flags[F_BATCH]);
+  if (batch < 1) usage(flags, NFLAGS(flags), "--batch must be at least 1");
+  int padded = !strcmp(flags[F_LAYOUT].value, "padded");
+  for (int i = 0; i < run.threads; i++) local_of[i] = padded ? &padded_local[i].v : &packed_local[i];
+
+  run_threads(&run, worker, NULL, 0, NULL, NULL);
+
+  /* percpu_counter_sum: the shared value plus what is still local */
+  uint64_t ops = 0, nfolds = 0, sum = global_count;
+  for (int i = 0; i < run.threads; i++) { ops += done_ops[i][0]; nfolds += folds[i][0]; sum += *local_of[i]; }
+  int ok = sum == ops;
+  json_begin();
+  json_run("stat_counter", &run, flags, NFLAGS(flags), ops);
+  json_u64("shared_value", global_count);
+  json_u64("summed_value", sum);
+  json_u64("expected_value", ops);
+  json_u64("folds", nfolds);
+  json_str("invariants", ok ? "ok" : "violated");
+  json_open("per_thread_ops", '[');
+  for (int i = 0; i < run.threads; i++) { json_sep(); printf("%" PRIu64, done_ops[i][0]); }
+  json_close(']');
+  json_layout_begin(flags[F_LAYOUT].value);
+  json_object_begin("global_count", &global_count, sizeof global_count);
+  json_field("value", &global_count, sizeof global_count);
+  json_object_end();
+  json_object_begin("local_counters", local_of[0], padded ? sizeof padded_local[0] * run.threads : sizeof packed_local[0] * run.threads);
+  for (int i = 0; i < run.threads && i < 64; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "local[%d]", i);
+    json_field(name, local_of[i], sizeof *local_of[i]);
+  }
+  json_object_end();
+  json_layout_end();
+  json_end();
+  return ok ? 0 : 1;
+}
