@@ -1,0 +1,1 @@
+"""Multi-socket Ruby MESI_Two_Level components for gem5's standard library."""

@@ -1,0 +1,207 @@
+/* cohtb-ingest: a gem5 Ruby MESI_Two_Level ProtocolTrace (plain or gzip, file or pipe) -> a cohtb event
+ * file (docs/event-format.md), streaming, in constant memory.
+ *
+ *   cohtb-ingest TRACE|- OUT --cores N --sockets S [--line-size 64] [--source JSON]
+ *
+ * Kept, from L1Cache transitions (DESIGN.md): Load in NP/I -> READ; Store in NP/I/S -> WRITE;
+ * L1_Replacement in S/E/M -> EVICT; and gem5's evidence at the old holder: Fwd_GETS, Fwd_GETX, Inv.
+ * Dropped: hits, Seq lines, L2/directory transitions, instruction fetches, stalled (retried) transitions.
+ * Prints counts as JSON on stdout. On any error: a message naming the line, exit 1, no output file. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+enum { READ = 0, WRITE = 1, EVICT = 2, FWD_GETS = 3, FWD_GETX = 4, INV = 5 };
+
+#pragma pack(push, 1)
+struct record { uint64_t tick, line; uint16_t core; uint8_t socket, kind; uint32_t aux; };
+#pragma pack(pop)
+
+static char tmp_path[4096];
+static const char *trace_name;
+
+static void fail(uint64_t lineno, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+static void fail(uint64_t lineno, const char *fmt, ...) {
+  va_list ap;
+  if (lineno) fprintf(stderr, "cohtb-ingest: %s:%" PRIu64 ": ", trace_name, lineno);
+  else fprintf(stderr, "cohtb-ingest: %s: ", trace_name);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  if (tmp_path[0]) unlink(tmp_path);
+  exit(1);
+}
+
+/* Splits a line into whitespace-separated tokens (in place). */
+static int tokenize(char *s, char **tok, int max) {
+  int n = 0;
+  while (*s && n < max) {
+    while (*s == ' ' || *s == '\t') s++;
+    if (!*s || *s == '\n') break;
+    tok[n++] = s;
+    while (*s && *s != ' ' && *s != '\t' && *s != '\n') s++;
+    if (*s) *s++ = 0;
+  }
+  return n;
+}
+
+static int parse_u64(const char *s, int base, uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, base);
+  if (errno || end == s) return 0;
+  *out = v;
+  return end - s;
+}
+
+static int state_is(const char *s, size_t len, const char *a) { return strlen(a) == len && !memcmp(s, a, len); }
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: cohtb-ingest TRACE|- OUT --cores N --sockets S [--line-size 64] [--source JSON]\n");
+    return 2;
+  }
+  trace_name = strcmp(argv[1], "-") ? argv[1] : "<stdin>";
+  const char *out_path = argv[2];
+  long cores = 0, sockets = 0, line_size = 64;
+  const char *source = "{}";
+  for (int i = 3; i < argc; i++) {
+    if (i + 1 >= argc) { fprintf(stderr, "cohtb-ingest: %s needs a value\n", argv[i]); return 2; }
+    if (!strcmp(argv[i], "--cores")) cores = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--sockets")) sockets = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--line-size")) line_size = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--source")) source = argv[++i];
+    else { fprintf(stderr, "cohtb-ingest: unknown argument %s\n", argv[i]); return 2; }
+  }
+  if (cores < 1 || cores > 65535 || sockets < 1 || sockets > cores || cores % sockets || line_size < 1 || (line_size & (line_size - 1))) {
+    fprintf(stderr, "cohtb-ingest: need --cores N --sockets S with S dividing N, and a power-of-two --line-size\n");
+    return 2;
+  }
+  int line_shift = __builtin_ctzl(line_size);
+  long per_socket = cores / sockets;
+
+  gzFile in = strcmp(argv[1], "-") ? gzopen(argv[1], "rb") : gzdopen(dup(0), "rb");
+  if (!in) fail(0, "cannot open: %s", strerror(errno));
+  gzbuffer(in, 1 << 20);
+
+  snprintf(tmp_path, sizeof tmp_path, "%s.XXXXXX", out_path);
+  int fd = mkstemp(tmp_path);
+  if (fd < 0) { tmp_path[0] = 0; fail(0, "cannot create %s: %s", out_path, strerror(errno)); }
+  FILE *out = fdopen(fd, "wb");
+  static char obuf[1 << 20];
+  setvbuf(out, obuf, _IOFBF, sizeof obuf);
+
+  /* Header (docs/event-format.md); num_records is patched at the end. */
+  size_t src_len = strlen(source);
+  size_t body = 8 + 2 * 6 + 4 + 8 + 4 + cores + src_len, header_len = (body + 7) / 8 * 8;
+  if (header_len > 65535) fail(0, "header too large");
+  uint16_t h16[6] = {1, (uint16_t)header_len, (uint16_t)line_size, (uint16_t)cores, (uint16_t)sockets, sizeof(struct record)};
+  uint32_t reserved = 0, src32 = src_len;
+  uint64_t nrec = 0;
+  fwrite("COHTBEVT", 1, 8, out);
+  fwrite(h16, 2, 6, out);
+  fwrite(&reserved, 4, 1, out);
+  fwrite(&nrec, 8, 1, out);
+  fwrite(&src32, 4, 1, out);
+  for (long c = 0; c < cores; c++) fputc((int)(c / per_socket), out);
+  fwrite(source, 1, src_len, out);
+  for (size_t i = body; i < header_len; i++) fputc(0, out);
+
+  /* Large gzread chunks split on newlines in place: gzgets per line costs more than inflating. */
+  static char chunk[(1 << 22) + 1];
+  size_t have = 0, pos = 0;
+  int at_eof = 0;
+  char *tok[16];
+  uint64_t lineno = 0, l1 = 0, kept[6] = {0}, hits = 0, seq = 0, other_machines = 0, stalls = 0, ifetch = 0, ignored = 0;
+  uint64_t first_tick = UINT64_MAX, last_tick = 0;
+  for (;;) {
+    char *nl = pos < have ? memchr(chunk + pos, '\n', have - pos) : NULL;
+    if (!nl) {
+      if (at_eof) {
+        if (pos >= have) break;
+        nl = chunk + have;   /* a last line without newline */
+      } else {
+        memmove(chunk, chunk + pos, have - pos);
+        have -= pos;
+        pos = 0;
+        if (have == sizeof chunk - 1) fail(lineno + 1, "line longer than 4 MB: not a ProtocolTrace");
+        int got = gzread(in, chunk + have, (unsigned)(sizeof chunk - 1 - have));
+        if (got < 0) break;   /* reported below through gzerror */
+        if (got == 0) at_eof = 1;
+        have += got;
+        continue;
+      }
+    }
+    *nl = 0;
+    char *buf = chunk + pos;
+    pos = nl - chunk + 1;
+    lineno++;
+    int n = tokenize(buf, tok, 16);
+    if (n == 0) continue;
+    uint64_t tick, version;
+    if (n < 4 || !parse_u64(tok[0], 10, &tick) || tok[0][strspn(tok[0], "0123456789")] || !parse_u64(tok[1], 10, &version))
+      fail(lineno, "not a ProtocolTrace line (expected: tick version machine event ...)");
+    if (strcmp(tok[2], "L1Cache") != 0) {
+      if (!strcmp(tok[2], "Seq")) seq++;
+      else other_machines++;
+      continue;
+    }
+    /* L1Cache: tick version L1Cache Event From>To [0xADDR, line 0xLINE] [comment] */
+    if (n < 8 || strcmp(tok[6], "line") != 0 || tok[5][0] != '[')
+      fail(lineno, "malformed L1Cache transition (expected 'Event From>To [0x.., line 0x..]')");
+    l1++;
+    if (version >= (uint64_t)cores) fail(lineno, "L1Cache %" PRIu64 " but the run has %ld cores", version, cores);
+    if (n > 8 && strstr(tok[n - 1], "Stall")) { stalls++; continue; }
+    const char *ev = tok[3], *arrow = strchr(tok[4], '>');
+    if (!arrow) fail(lineno, "malformed state change '%s' (expected From>To)", tok[4]);
+    const char *from = tok[4];
+    size_t flen = arrow - from;
+    uint64_t line_addr;
+    if (parse_u64(tok[7], 16, &line_addr) < 3) fail(lineno, "malformed line address '%s'", tok[7]);
+    int kind = -1;
+    if (!strcmp(ev, "Load")) {
+      if (state_is(from, flen, "NP") || state_is(from, flen, "I")) kind = READ; else hits++;
+    } else if (!strcmp(ev, "Store")) {
+      if (state_is(from, flen, "NP") || state_is(from, flen, "I") || state_is(from, flen, "S")) kind = WRITE; else hits++;
+    } else if (!strcmp(ev, "L1_Replacement")) {
+      if (state_is(from, flen, "S") || state_is(from, flen, "E") || state_is(from, flen, "M")) kind = EVICT; else ignored++;
+    } else if (!strcmp(ev, "Fwd_GETS")) kind = FWD_GETS;
+    else if (!strcmp(ev, "Fwd_GETX")) kind = FWD_GETX;
+    else if (!strcmp(ev, "Inv")) kind = INV;
+    else if (!strcmp(ev, "Ifetch")) ifetch++;
+    else ignored++;
+    if (kind < 0) continue;
+    struct record r = {tick, line_addr >> line_shift, (uint16_t)version, (uint8_t)(version / per_socket), (uint8_t)kind, 0};
+    if (fwrite(&r, sizeof r, 1, out) != 1) fail(lineno, "write failed: %s", strerror(errno));
+    kept[kind]++;
+    nrec++;
+    if (tick < first_tick) first_tick = tick;
+    if (tick > last_tick) last_tick = tick;
+  }
+  int gzerr;
+  const char *msg = gzerror(in, &gzerr);
+  if (gzerr != Z_OK && gzerr != Z_STREAM_END) fail(lineno + 1, "read error (truncated or corrupt compressed trace?): %s", msg);
+  if (!gzeof(in)) fail(lineno + 1, "read stopped before the end of the input");
+  gzclose(in);
+  if (lineno > 0 && l1 == 0 && seq == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
+
+  if (fflush(out) || fseek(out, 8 + 2 * 6 + 4, SEEK_SET) || fwrite(&nrec, 8, 1, out) != 1 || fclose(out))
+    fail(0, "writing %s failed: %s", out_path, strerror(errno));
+  if (rename(tmp_path, out_path) != 0) fail(0, "rename to %s failed: %s", out_path, strerror(errno));
+  tmp_path[0] = 0;
+  printf("{\"lines\": %" PRIu64 ", \"l1_transitions\": %" PRIu64 ", \"events\": %" PRIu64 ", \"read\": %" PRIu64
+         ", \"write\": %" PRIu64 ", \"evict\": %" PRIu64 ", \"fwd_gets\": %" PRIu64 ", \"fwd_getx\": %" PRIu64 ", \"inv\": %" PRIu64
+         ", \"hits\": %" PRIu64 ", \"seq\": %" PRIu64 ", \"other_machines\": %" PRIu64 ", \"stalls\": %" PRIu64
+         ", \"ifetch\": %" PRIu64 ", \"ignored\": %" PRIu64 ", \"first_tick\": %" PRIu64 ", \"last_tick\": %" PRIu64 "}\n",
+         lineno, l1, nrec, kept[0], kept[1], kept[2], kept[3], kept[4], kept[5], hits, seq, other_machines, stalls, ifetch,
+         ignored, nrec ? first_tick : 0, last_tick);
+  return 0;
+}
