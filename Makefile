@@ -6,7 +6,7 @@ STAMPS := .stamps
 TOOLS := .tools
 MILL_VERSION := $(shell cat .mill-version)
 MILL := $(TOOLS)/mill-$(MILL_VERSION)
-APT_PACKAGES := iverilog liblz4-dev yosys maven default-jdk-headless python3-venv g++ make zlib1g-dev
+APT_PACKAGES := iverilog liblz4-dev yosys maven default-jdk-headless python3-venv g++ make zlib1g-dev binutils
 RTL_SOURCES := $(shell find rtl/src -name '*.scala') rtl/variants.txt build.sc .mill-version
 
 .PHONY: setup test run rtl workloads native clean
@@ -54,6 +54,7 @@ workloads: $(STAMPS)/apt
 
 # The Verilated replay harness of the default monitor (rebuilt when the RTL or harness changes).
 native: $(STAMPS)/python rtl
+	$(MAKE) -s -C native/ingest
 	$(PY) -c "from cohtb import replay; print('replay harness:', replay.build_harness('default'))"
 
 clean:

@@ -55,6 +55,40 @@ def cmd_native(args: argparse.Namespace) -> int:
     return 0
 
 
+def specs_from_args(args: argparse.Namespace):
+    from .matrix import MATRICES, RunSpec
+
+    if args.workload:
+        return [RunSpec(args.workload, p, l, args.sockets, args.cores_per_socket, args.ops, args.intruder_period_us,
+                        cpu=args.cpu)
+                for p in args.policy.split(",") for l in args.layout.split(",")]
+    if args.matrix not in MATRICES:
+        raise CohtbError(f"unknown matrix '{args.matrix}' (known: {', '.join(MATRICES)})")
+    return MATRICES[args.matrix]()
+
+
+def cmd_launch(args: argparse.Namespace) -> int:
+    from . import launch
+
+    specs = specs_from_args(args)
+    print(f"cohtb launch: {len(specs)} runs into {args.runs}", flush=True)
+    outcomes = launch.launch(specs, Path(args.runs), args.jobs, args.timeout)
+    failed = [o for o in outcomes if o.status == "failed"]
+    for o in failed:
+        print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from . import ingest
+
+    counts = ingest.ingest(args.trace, Path(args.out), args.cores, args.sockets,
+                           {"trace": str(args.trace)}, pagemap=Path(args.pagemap) if args.pagemap else None)
+    print(f"{args.trace}: {counts['lines']:,} lines -> {counts['events']:,} events in {args.out}")
+    print("  " + ", ".join(f"{k} {v:,}" for k, v in counts.items() if k not in ("lines", "events")))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cohtb", description="Cache-coherence testbed: lockref ping-pong, counted.")
     sub = ap.add_subparsers(dest="verb", required=True)
@@ -68,6 +102,29 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--check", action="store_true", help="also run the reference model and fail on any difference")
     rp.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")
     rp.set_defaults(func=cmd_replay)
+
+    la = sub.add_parser("launch", help="run a matrix of gem5 simulations (needs gem5: GEM5 or gem5.opt on PATH)")
+    la.add_argument("--matrix", default="default", help="named matrix: default (8x4 lockref) or smoke (2x2)")
+    la.add_argument("--workload", help="instead of a named matrix: one workload ...")
+    la.add_argument("--policy", default="locked", help="... comma-separated policies")
+    la.add_argument("--layout", default="shared", help="... comma-separated layouts")
+    la.add_argument("--sockets", type=int, default=2)
+    la.add_argument("--cores-per-socket", type=int, default=2)
+    la.add_argument("--ops", type=int, default=100)
+    la.add_argument("--intruder-period-us", type=int, default=0)
+    la.add_argument("--cpu", choices=["timing", "o3"], default="timing")
+    la.add_argument("--runs", default="results/runs", help="where run directories go")
+    la.add_argument("--jobs", type=int, default=None, help="parallel gem5 runs (default: the machine's cores)")
+    la.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+    la.set_defaults(func=cmd_launch)
+
+    ig = sub.add_parser("ingest", help="convert a gem5 ProtocolTrace (plain, .gz or - for a pipe) to a cohtb event file")
+    ig.add_argument("trace")
+    ig.add_argument("out")
+    ig.add_argument("--cores", type=int, required=True)
+    ig.add_argument("--sockets", type=int, required=True)
+    ig.add_argument("--pagemap", help="also write the TLB page mappings found in the trace here")
+    ig.set_defaults(func=cmd_ingest)
 
     na = sub.add_parser("native", help="run the workload matrix on this machine and print ops/s per policy and layout")
     na.add_argument("workload", nargs="*", help="workloads to run (default: all)")

@@ -19,10 +19,13 @@ def tool_path() -> Path:
     return TOOL
 
 
-def ingest(trace: Path | str, out: Path, cores: int, sockets: int, source: dict | None = None, line_size: int = 64) -> dict:
+def ingest(trace: Path | str, out: Path, cores: int, sockets: int, source: dict | None = None, line_size: int = 64,
+           pagemap: Path | None = None) -> dict:
     """Convert one trace (a path, or '-' for stdin); returns the tool's counts. Leaves no file on error."""
     cmd = [str(tool_path()), str(trace), str(out), "--cores", str(cores), "--sockets", str(sockets),
            "--line-size", str(line_size), "--source", json.dumps(source or {}, sort_keys=True)]
+    if pagemap is not None:
+        cmd += ["--pagemap", str(pagemap)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CohtbError(proc.stderr.strip().removeprefix("cohtb-ingest: ") or f"cohtb-ingest exited {proc.returncode}")

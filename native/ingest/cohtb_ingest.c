@@ -1,7 +1,11 @@
 /* cohtb-ingest: a gem5 Ruby MESI_Two_Level ProtocolTrace (plain or gzip, file or pipe) -> a cohtb event
  * file (docs/event-format.md), streaming, in constant memory.
  *
- *   cohtb-ingest TRACE|- OUT --cores N --sockets S [--line-size 64] [--source JSON]
+ *   cohtb-ingest TRACE|- OUT --cores N --sockets S [--line-size 64] [--source JSON] [--pagemap FILE]
+ *
+ * Lines of gem5's other debug flags ("<tick>: <object>: message") are skipped, except the x86 TLB's
+ * "Mapping <vaddr> to <paddr>", which go to --pagemap as "vaddr paddr" lines (virtual -> physical
+ * pages of the workload's set-up, to place its layout map in Ruby's physical addresses).
  *
  * Kept, from L1Cache transitions (DESIGN.md): Load in NP/I -> READ; Store in NP/I/S -> WRITE;
  * L1_Replacement in S/E/M -> EVICT; and gem5's evidence at the old holder: Fwd_GETS, Fwd_GETX, Inv.
@@ -24,7 +28,7 @@ enum { READ = 0, WRITE = 1, EVICT = 2, FWD_GETS = 3, FWD_GETX = 4, INV = 5 };
 struct record { uint64_t tick, line; uint16_t core; uint8_t socket, kind; uint32_t aux; };
 #pragma pack(pop)
 
-static char tmp_path[4096];
+static char tmp_path[4096], map_tmp_path[4096];
 static const char *trace_name;
 
 static void fail(uint64_t lineno, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
@@ -37,6 +41,7 @@ static void fail(uint64_t lineno, const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
   if (tmp_path[0]) unlink(tmp_path);
+  if (map_tmp_path[0]) unlink(map_tmp_path);
   exit(1);
 }
 
@@ -72,13 +77,14 @@ int main(int argc, char **argv) {
   trace_name = strcmp(argv[1], "-") ? argv[1] : "<stdin>";
   const char *out_path = argv[2];
   long cores = 0, sockets = 0, line_size = 64;
-  const char *source = "{}";
+  const char *source = "{}", *pagemap_path = NULL;
   for (int i = 3; i < argc; i++) {
     if (i + 1 >= argc) { fprintf(stderr, "cohtb-ingest: %s needs a value\n", argv[i]); return 2; }
     if (!strcmp(argv[i], "--cores")) cores = atol(argv[++i]);
     else if (!strcmp(argv[i], "--sockets")) sockets = atol(argv[++i]);
     else if (!strcmp(argv[i], "--line-size")) line_size = atol(argv[++i]);
     else if (!strcmp(argv[i], "--source")) source = argv[++i];
+    else if (!strcmp(argv[i], "--pagemap")) pagemap_path = argv[++i];
     else { fprintf(stderr, "cohtb-ingest: unknown argument %s\n", argv[i]); return 2; }
   }
   if (cores < 1 || cores > 65535 || sockets < 1 || sockets > cores || cores % sockets || line_size < 1 || (line_size & (line_size - 1))) {
@@ -96,6 +102,13 @@ int main(int argc, char **argv) {
   int fd = mkstemp(tmp_path);
   if (fd < 0) { tmp_path[0] = 0; fail(0, "cannot create %s: %s", out_path, strerror(errno)); }
   FILE *out = fdopen(fd, "wb");
+  FILE *pagemap = NULL;
+  if (pagemap_path) {
+    snprintf(map_tmp_path, sizeof map_tmp_path, "%s.XXXXXX", pagemap_path);
+    int mfd = mkstemp(map_tmp_path);
+    if (mfd < 0) { map_tmp_path[0] = 0; fail(0, "cannot create %s: %s", pagemap_path, strerror(errno)); }
+    pagemap = fdopen(mfd, "w");
+  }
   static char obuf[1 << 20];
   setvbuf(out, obuf, _IOFBF, sizeof obuf);
 
@@ -121,7 +134,7 @@ int main(int argc, char **argv) {
   int at_eof = 0;
   char *tok[16];
   uint64_t lineno = 0, l1 = 0, kept[6] = {0}, hits = 0, seq = 0, other_machines = 0, stalls = 0, ifetch = 0, ignored = 0;
-  uint64_t first_tick = UINT64_MAX, last_tick = 0;
+  uint64_t first_tick = UINT64_MAX, last_tick = 0, debug_lines = 0, mappings = 0;
   for (;;) {
     char *nl = pos < have ? memchr(chunk + pos, '\n', have - pos) : NULL;
     if (!nl) {
@@ -147,6 +160,18 @@ int main(int argc, char **argv) {
     int n = tokenize(buf, tok, 16);
     if (n == 0) continue;
     uint64_t tick, version;
+    size_t t0len = strlen(tok[0]);
+    if (n >= 2 && t0len > 1 && tok[0][t0len - 1] == ':' && tok[1][strlen(tok[1]) - 1] == ':') {
+      /* "<tick>: <object>: message" from another debug flag */
+      uint64_t vaddr, paddr;
+      if (n == 6 && !strcmp(tok[2], "Mapping") && !strcmp(tok[4], "to") && parse_u64(tok[3], 16, &vaddr) && parse_u64(tok[5], 16, &paddr)) {
+        if (pagemap) fprintf(pagemap, "%#" PRIx64 " %#" PRIx64 "\n", vaddr, paddr);
+        mappings++;
+      } else {
+        debug_lines++;
+      }
+      continue;
+    }
     if (n < 4 || !parse_u64(tok[0], 10, &tick) || tok[0][strspn(tok[0], "0123456789")] || !parse_u64(tok[1], 10, &version))
       fail(lineno, "not a ProtocolTrace line (expected: tick version machine event ...)");
     if (strcmp(tok[2], "L1Cache") != 0) {
@@ -191,17 +216,21 @@ int main(int argc, char **argv) {
   if (gzerr != Z_OK && gzerr != Z_STREAM_END) fail(lineno + 1, "read error (truncated or corrupt compressed trace?): %s", msg);
   if (!gzeof(in)) fail(lineno + 1, "read stopped before the end of the input");
   gzclose(in);
-  if (lineno > 0 && l1 == 0 && seq == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
+  if (lineno > 0 && l1 == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
 
   if (fflush(out) || fseek(out, 8 + 2 * 6 + 4, SEEK_SET) || fwrite(&nrec, 8, 1, out) != 1 || fclose(out))
     fail(0, "writing %s failed: %s", out_path, strerror(errno));
+  if (pagemap) {
+    if (fclose(pagemap) || rename(map_tmp_path, pagemap_path) != 0) fail(0, "writing %s failed: %s", pagemap_path, strerror(errno));
+    map_tmp_path[0] = 0;
+  }
   if (rename(tmp_path, out_path) != 0) fail(0, "rename to %s failed: %s", out_path, strerror(errno));
   tmp_path[0] = 0;
   printf("{\"lines\": %" PRIu64 ", \"l1_transitions\": %" PRIu64 ", \"events\": %" PRIu64 ", \"read\": %" PRIu64
          ", \"write\": %" PRIu64 ", \"evict\": %" PRIu64 ", \"fwd_gets\": %" PRIu64 ", \"fwd_getx\": %" PRIu64 ", \"inv\": %" PRIu64
          ", \"hits\": %" PRIu64 ", \"seq\": %" PRIu64 ", \"other_machines\": %" PRIu64 ", \"stalls\": %" PRIu64
-         ", \"ifetch\": %" PRIu64 ", \"ignored\": %" PRIu64 ", \"first_tick\": %" PRIu64 ", \"last_tick\": %" PRIu64 "}\n",
+         ", \"ifetch\": %" PRIu64 ", \"ignored\": %" PRIu64 ", \"debug_lines\": %" PRIu64 ", \"mappings\": %" PRIu64 ", \"first_tick\": %" PRIu64 ", \"last_tick\": %" PRIu64 "}\n",
          lineno, l1, nrec, kept[0], kept[1], kept[2], kept[3], kept[4], kept[5], hits, seq, other_machines, stalls, ifetch,
-         ignored, nrec ? first_tick : 0, last_tick);
+         ignored, debug_lines, mappings, nrec ? first_tick : 0, last_tick);
   return 0;
 }

@@ -1,0 +1,72 @@
+"""cohtb launch: parallel runs, atomic results, failures recorded, re-runs skip what is done.
+The orchestration is tested with a stand-in for gem5 (tests/fake_gem5.py); test_gem5.py runs the real one."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cohtb import events as ev
+from cohtb import launch
+from cohtb.matrix import RunSpec
+
+FAKE = Path(__file__).with_name("fake_gem5.py")
+
+
+@pytest.fixture
+def fake_gem5(monkeypatch):
+    monkeypatch.setenv("GEM5", str(FAKE))
+
+
+def specs(*policies):
+    return [RunSpec("lockref", p, "split", 2, 2, 50) for p in policies]
+
+
+def test_runs_are_written_whole_and_reruns_skip(fake_gem5, tmp_path):
+    outcomes = launch.launch(specs("locked", "cmpxchg", "retry100"), tmp_path, jobs=2)
+    assert [o.status for o in outcomes] == ["done"] * 3
+    for o in outcomes:
+        run = tmp_path / o.spec.id
+        m = json.loads((run / "manifest.json").read_text())
+        assert m["spec"]["policy"] == o.spec.policy and m["roi"]["seconds"] > 0
+        assert m["gem5"]["version"].startswith("24.0.0.1")
+        assert m["workload"]["threads"] == 4 and m["workload"]["final_count"] == 1
+        h, recs = ev.read_all(run / "events.cohtb")
+        assert h.num_cores == 4 and h.num_sockets == 2 and len(recs) == m["ingest"]["events"] > 0
+        lref = next(f for f in m["layout"] if f["name"] == "d_lockref")
+        assert lref["how"] == "tlb" and lref["paddr"] == lref["vaddr"] + 0x100000
+        assert (run / "trace.gz").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary directories left"
+    again = launch.launch(specs("locked", "cmpxchg", "retry100"), tmp_path, jobs=2)
+    assert [o.status for o in again] == ["skipped"] * 3
+
+
+def test_a_failed_run_is_recorded_and_the_rest_go_on(fake_gem5, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_GEM5_FAIL_POLICY", "cmpxchg")
+    outcomes = launch.launch(specs("locked", "cmpxchg", "retry100"), tmp_path, jobs=2)
+    assert [o.status for o in outcomes] == ["done", "failed", "done"]
+    bad = specs("cmpxchg")[0]
+    record = json.loads((tmp_path / f"{bad.id}.failed.json").read_text())
+    assert "fatal: fake failure for the test" in record["error"]
+    assert not (tmp_path / bad.id).exists()
+    monkeypatch.delenv("FAKE_GEM5_FAIL_POLICY")
+    retry = launch.launch(specs("locked", "cmpxchg", "retry100"), tmp_path, jobs=2)
+    assert [o.status for o in retry] == ["skipped", "done", "skipped"]
+    assert not (tmp_path / f"{bad.id}.failed.json").exists()
+
+
+def test_a_hanging_run_times_out(fake_gem5, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_GEM5_HANG_POLICY", "locked")
+    outcomes = launch.launch(specs("locked", "cmpxchg"), tmp_path, jobs=2, timeout=5)
+    assert [o.status for o in outcomes] == ["failed", "done"]
+    assert "timeout" in outcomes[0].error
+
+
+def test_without_gem5_launch_says_what_is_missing(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "GEM5": ""}
+    proc = subprocess.run([sys.executable, "-m", "cohtb.cli", "launch", "--matrix", "smoke", "--runs", str(tmp_path)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 2
+    assert "gem5 not found: set GEM5 to the path of a gem5.opt, or put gem5.opt on PATH" in proc.stderr
