@@ -10,26 +10,67 @@ from .errors import CohtbError
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from . import demo
+    from . import mainjob
 
-    return demo.run(Path(args.out))
+    return mainjob.run(Path(args.out), args.matrix, args.jobs, args.timeout)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from . import replay
-    from .model import BoundedModel  # noqa: F401
+    from .analysis import analyse
+    from .pipeline import counters_path
+    from .runs import discover
 
-    rtl, perf = replay.replay_rtl(Path(args.events), [], variant=args.variant)
-    print(f"{args.events}: {perf['events']:,} events through the Verilated monitor in {perf['seconds']:.2f} s")
-    for name, v in rtl["global"].items():
-        print(f"  {name:22s} {v:>14,d}")
-    if args.check:
-        model = replay.replay_model(Path(args.events), [], variant=args.variant)
-        if model != rtl:
-            from .compare_counters import diff_counters
+    analysis_dir = Path(args.out) if args.out else None
+    for run in discover([Path(r) for r in args.runs]):
+        path = counters_path(run, analysis_dir)
+        doc = analyse(run, path, check_model=args.check)
+        g, perf = doc["rtl"]["global"], doc["replay"]
+        print(f"{run.id}: {perf['events']:,} events through the Verilated monitor "
+              f"({perf['eventsPerSecond'] / 1e6:.1f} M events/s); transfers {g['transfers']:,}, "
+              f"cross-socket {g['crossSocketTransfers']:,}, dirty reads {g['dirtyReadsLocal'] + g['dirtyReadsRemote']:,}; "
+              f"RTL vs model: {doc['model_check']}; -> {path}")
+    return 0
 
-            raise CohtbError("RTL and reference model disagree: " + "; ".join(diff_counters(model, rtl)[:10]))
-        print("  RTL == reference model: identical counters")
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .pipeline import metrics_for, standard_comparisons
+    from .report import write
+    from .runs import discover
+
+    runs = discover([Path(r) for r in args.runs])
+    ms = metrics_for(runs, Path(args.analysis) if args.analysis else None, check_model=args.check)
+    tables, _ = standard_comparisons(ms) if args.compare else ([], [])
+    html = write(ms, Path(args.out), extra_tables=tables)
+    print(f"report of {len(ms)} runs: {html} (and report.md, report.json, plots/ beside it)")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import attribution, matrix_tables, pair_by_key, pair_table
+    from .pipeline import metrics_for
+    from .runs import discover
+
+    analysis = Path(args.analysis) if args.analysis else None
+    if args.key:
+        try:
+            key, values = args.key.split("=", 1)
+            base_v, new_v = values.split(",", 1)
+        except ValueError:
+            raise CohtbError(f"--by wants KEY=BASE,NEW (e.g. layout=shared,split), got '{args.key}'") from None
+        ms = metrics_for(discover([Path(args.base), *map(Path, args.new)]), analysis)
+        pairs = pair_by_key(ms, key, base_v, new_v)
+        for t in matrix_tables(pairs, f"{key}={base_v}", f"{key}={new_v}"):
+            print(t.text())
+    else:
+        if not args.new:
+            raise CohtbError("compare needs BASE and at least one NEW run (or --by KEY=BASE,NEW over directories of runs)")
+        base, *news = metrics_for(discover([Path(args.base)]) + discover([Path(n) for n in args.new]), analysis)
+        pairs = [(base, n) for n in news]
+    for b, n in pairs:
+        print(pair_table(b, n).text())
+        table, text = attribution(b, n)
+        print(table.text())
+        print(text + "\n")
     return 0
 
 
@@ -93,15 +134,33 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cohtb", description="Cache-coherence testbed: lockref ping-pong, counted.")
     sub = ap.add_subparsers(dest="verb", required=True)
 
-    run = sub.add_parser("run", help="the main job (now: replay a built-in demo stream through the monitor and the model)")
-    run.add_argument("--out", default="results/demo", help="where results go (default results/demo)")
+    run = sub.add_parser("run", help="the main job: gem5 runs (or the bundled reference runs), replay, report, compare")
+    run.add_argument("--out", default="results", help="where runs, counters and the report go (default results/)")
+    run.add_argument("--matrix", default="default", help="the matrix to launch when gem5 is found")
+    run.add_argument("--jobs", type=int, default=None)
+    run.add_argument("--timeout", type=float, default=3600, help="seconds per gem5 run")
     run.set_defaults(func=cmd_run)
 
-    rp = sub.add_parser("replay", help="stream an event file through the Verilated monitor")
-    rp.add_argument("events", help="a cohtb event file")
+    rp = sub.add_parser("replay", help="stream runs' events through the Verilated monitor; write counters.json")
+    rp.add_argument("runs", nargs="+", help="run directories (or directories of runs)")
     rp.add_argument("--check", action="store_true", help="also run the reference model and fail on any difference")
-    rp.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")
+    rp.add_argument("--out", help="write RUN_ID/counters.json here instead of into each run directory")
     rp.set_defaults(func=cmd_replay)
+
+    rep = sub.add_parser("report", help="Markdown, JSON, PNG plots and an HTML page for runs")
+    rep.add_argument("runs", nargs="+", help="run directories (or directories of runs)")
+    rep.add_argument("--out", default="results/report")
+    rep.add_argument("--analysis", help="where counters.json files are (default: inside each run)")
+    rep.add_argument("--check", action="store_true", help="check the RTL against the model when replaying")
+    rep.add_argument("--no-compare", dest="compare", action="store_false", help="leave out the standard comparisons")
+    rep.set_defaults(func=cmd_report)
+
+    cp = sub.add_parser("compare", help="base vs new: %% change tables and an attribution to lines and fields")
+    cp.add_argument("base", help="the base run (or, with --by, a directory of runs)")
+    cp.add_argument("new", nargs="*", help="runs to compare against the base")
+    cp.add_argument("--by", dest="key", help="KEY=BASE,NEW: pair runs differing only in KEY (e.g. layout=shared,split)")
+    cp.add_argument("--analysis", help="where counters.json files are (default: inside each run)")
+    cp.set_defaults(func=cmd_compare)
 
     la = sub.add_parser("launch", help="run a matrix of gem5 simulations (needs gem5: GEM5 or gem5.opt on PATH)")
     la.add_argument("--matrix", default="default", help="named matrix: default (8x4 lockref) or smoke (2x2)")

@@ -1,0 +1,50 @@
+"""`cohtb run`, the main job: gem5 runs of the default matrix (or, without gem5, the bundled reference
+runs), replayed through the monitor RTL, checked against the model, reported and compared."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from . import gem5
+from .errors import CohtbError
+from .matrix import MATRICES
+from .pipeline import metrics_for, standard_comparisons
+from .report import summary_table, write
+from .runs import discover, load
+from .toolchain import ROOT
+
+REFERENCE_RUNS = ROOT / "reference-runs"
+
+
+def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: float = 3600) -> int:
+    t0 = time.monotonic()
+    found = gem5.find()
+    if found is not None:
+        from .launch import launch
+
+        specs = MATRICES[matrix]()
+        print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({len(specs)} runs) into {out / 'runs'}", flush=True)
+        outcomes = launch(specs, out / "runs", jobs, timeout)
+        runs = [load(out / "runs" / o.spec.id) for o in outcomes if o.status != "failed"]
+        failed = [o for o in outcomes if o.status == "failed"]
+        if failed:
+            print(f"cohtb run: {len(failed)} runs failed (see {out / 'runs'}/*.failed.json); reporting the rest")
+        if not runs:
+            raise CohtbError("every gem5 run failed; nothing to report")
+        source = f"gem5 runs in {out / 'runs'}"
+    else:
+        print(f"cohtb run: {gem5.why_missing()}. Using the bundled reference runs ({REFERENCE_RUNS.relative_to(ROOT)}/).", flush=True)
+        runs = discover([REFERENCE_RUNS])
+        source = f"bundled reference runs ({REFERENCE_RUNS.relative_to(ROOT)}/, recorded with gem5)"
+    print(f"cohtb run: replaying {len(runs)} runs", flush=True)
+    ms = metrics_for(runs, out / "analysis", check_model=True, refresh=True)
+    tables, notes = standard_comparisons(ms)
+    html = write(ms, out / "report", title=f"cohtb: lockref on simulated multi-socket x86 ({source})", extra_tables=tables)
+    print()
+    print(summary_table(ms).text())
+    for n in notes:
+        print("- " + n)
+    print(f"\nRTL and reference model: identical counters on all {len(ms)} runs.")
+    print(f"Report: {html}  ({time.monotonic() - t0:.0f} s)")
+    return 0
