@@ -1,0 +1,88 @@
+"""Reports and comparisons on hand-built runs: the tables say what the construction implies, and bad
+inputs get clear errors with no partial report left behind."""
+
+import json
+import shutil
+
+import pytest
+
+from cohtb import compare, pipeline, report
+from cohtb.errors import CohtbError
+from cohtb.runs import load
+from run_fixtures import make_run
+
+ROUNDS, OPS = 50, 100
+
+
+@pytest.fixture
+def runs(tmp_path):
+    shared = make_run(tmp_path / "runs", "shared", OPS, 2e-6, ROUNDS)
+    split = make_run(tmp_path / "runs", "split", OPS, 1e-6, ROUNDS)
+    return tmp_path, shared, split
+
+
+def test_report_tables_follow_the_construction(runs):
+    root, shared, split = runs
+    ms = pipeline.metrics_for([load(shared), load(split)], root / "analysis", check_model=True)
+    html = report.write(ms, root / "report")
+    doc = json.loads((root / "report" / "report.json").read_text())
+    by_layout = {r["spec"]["layout"]: r for r in doc["runs"]}
+    # 2 transfers per round on the count line except the very first write; all cross-socket.
+    transfers = (2 * ROUNDS - 1) / OPS
+    for layout in ("shared", "split"):
+        r = by_layout[layout]
+        assert r["per_op"]["transfers"] == pytest.approx(transfers)
+        assert r["per_op"]["crossSocketTransfers"] == pytest.approx(transfers)
+        assert r["check"]["model_check"] == "identical"
+        assert r["fields"]["dentry.d_lockref"]["transfers"] == pytest.approx(transfers)
+    # shared: every lookup read by B finds A's write: one remote dirty read per round; split: none.
+    assert by_layout["shared"]["per_op"]["dirtyReads"] == pytest.approx(ROUNDS / OPS)
+    assert by_layout["split"]["per_op"]["dirtyReads"] == 0
+    assert by_layout["shared"]["fields"]["dentry.d_name"]["dirtyReads"] == pytest.approx(ROUNDS / OPS)
+    assert by_layout["shared"]["throughput_ops_per_sim_s"] == pytest.approx(OPS / 2e-6)
+    md = (root / "report" / "report.md").read_text()
+    assert f"| locked/shared 2x2 | 4 | {OPS / 2e-6 / 1e6:.3f} | {transfers:.3f} | {transfers:.3f} | {ROUNDS / OPS:.3f} |" in md
+    page = html.read_text()
+    assert page.count("data:image/png;base64,") >= 5 and "Hottest lines" in page
+
+
+def test_compare_percent_change_and_attribution(runs):
+    root, shared, split = runs
+    base, new = pipeline.metrics_for([load(shared), load(split)], root / "analysis")
+    table = compare.pair_table(base, new)
+    rows = {r[0]: r for r in table.rows}
+    thr_change = (OPS / 1e-6 - OPS / 2e-6) / (OPS / 2e-6) * 100
+    assert rows["throughput (ops/sim µs)"][3] == f"{thr_change:+.1f}%"
+    assert rows["dirty reads/op"][1:] == [f"{ROUNDS / OPS:.3f}", "0.000", "-100.0%"]
+    att, text = compare.attribution(base, new)
+    # The line that held both fields loses all its traffic; the count word's own line takes the transfers.
+    changes = {r[0]: float(r[3]) for r in att.rows}
+    remote_rt = 2 * (300 + 20) / 3.0   # ns per cross-socket transfer or dirty read
+    assert changes["line of d_name, d_lockref"] == pytest.approx(-((2 * ROUNDS - 1) + ROUNDS) * remote_rt / OPS, abs=0.1)
+    assert changes["line of d_lockref"] == pytest.approx((2 * ROUNDS - 1) * remote_rt / OPS, abs=0.1)
+    assert "throughput +100.0%" in text and "line of d_name, d_lockref" in text
+
+
+def test_events_from_another_configuration_are_refused(runs):
+    root, shared, split = runs
+    shutil.copy(split / "events.cohtb", shared / "events.cohtb")   # same shape, but another run's events
+    with pytest.raises(CohtbError, match="belongs to run"):
+        pipeline.metrics_for([load(shared)], root / "analysis")
+
+
+def test_missing_manifest_is_refused(runs):
+    root, shared, _ = runs
+    (shared / "manifest.json").unlink()
+    with pytest.raises(CohtbError, match="no manifest.json"):
+        load(shared)
+
+
+def test_corrupt_counter_file_is_refused_and_no_report_is_left(runs):
+    root, shared, split = runs
+    pipeline.metrics_for([load(shared)], root / "analysis")
+    (root / "analysis" / load(shared).id / "counters.json").write_text('{"format": 1, "run": "x", "rtl": ')
+    with pytest.raises(CohtbError, match="corrupt counter file"):
+        ms = pipeline.metrics_for([load(shared)], root / "analysis")
+        report.write(ms, root / "report")
+    assert not (root / "report").exists()
+    assert not [p for p in root.iterdir() if p.name.startswith(".report")]
