@@ -130,6 +130,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from .bundle import bundle
+    from .runs import discover
+
+    runs = discover([Path(r) for r in args.runs])
+    size = bundle(runs, Path(args.into))
+    print(f"bundled {len(runs)} runs into {args.into}: {size / 1e6:.2f} MB")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cohtb", description="Cache-coherence testbed: lockref ping-pong, counted.")
     sub = ap.add_subparsers(dest="verb", required=True)
@@ -184,6 +194,11 @@ def build_parser() -> argparse.ArgumentParser:
     ig.add_argument("--sockets", type=int, required=True)
     ig.add_argument("--pagemap", help="also write the TLB page mappings found in the trace here")
     ig.set_defaults(func=cmd_ingest)
+
+    bu = sub.add_parser("bundle", help="copy finished runs (manifest + compressed events) into reference-runs/")
+    bu.add_argument("runs", nargs="+")
+    bu.add_argument("--into", default="reference-runs")
+    bu.set_defaults(func=cmd_bundle)
 
     na = sub.add_parser("native", help="run the workload matrix on this machine and print ops/s per policy and layout")
     na.add_argument("workload", nargs="*", help="workloads to run (default: all)")
