@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from .atomic import atomic_dir
 from .runs import Run
 
 
@@ -18,19 +17,12 @@ def bundle(runs: list[Run], into: Path) -> int:
     into.mkdir(parents=True, exist_ok=True)
     total = 0
     for run in runs:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{run.id}.", dir=into))
-        try:
+        final = into / run.id
+        with atomic_dir(final) as tmp:
             m = dict(run.manifest)
             m["bundled"] = {"from": str(run.path), "left_out": ["trace.gz", "pagemap.txt", "gem5/"]}
             (tmp / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
             with open(run.events_path(), "rb") as src, gzip.open(tmp / (m["files"]["events"] + ".gz"), "wb", 9) as dst:
                 shutil.copyfileobj(src, dst, 1 << 20)
-            final = into / run.id
-            if final.exists():
-                shutil.rmtree(final)
-            os.rename(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         total += sum(p.stat().st_size for p in final.iterdir())
     return total

@@ -22,6 +22,7 @@ from pathlib import Path
 from . import events as ev
 from . import gem5 as gem5_finder
 from . import ingest
+from .atomic import write_json_atomic
 from .errors import CohtbError
 from .layout import load_pagemap, translate
 from .matrix import RunSpec
@@ -36,12 +37,6 @@ class Outcome:
     status: str          # "done", "skipped", "failed"
     seconds: float = 0.0
     error: str = ""
-
-
-def write_json_atomic(path: Path, doc) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
 
 
 def tail(path: Path, lines: int = 25) -> str:

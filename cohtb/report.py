@@ -5,12 +5,10 @@ from __future__ import annotations
 import base64
 import html
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from . import plots
+from .atomic import atomic_dir
 from .metrics import RunMetrics
 from .tables import Table, num
 
@@ -73,9 +71,7 @@ def check_table(ms: list[RunMetrics]) -> Table:
 def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_tables: list[Table] | None = None) -> Path:
     """Writes report.md, report.json, report.html and plots/ into out, atomically (a temporary directory renamed)."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_dir(out) as tmp:
         (tmp / "plots").mkdir()
         figures = [("Throughput", plots.throughput(ms, tmp / "plots" / "throughput.png")),
                    ("Ping-pong per operation", plots.pingpong(ms, tmp / "plots" / "pingpong.png")),
@@ -111,10 +107,4 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
             body.append(f"<h3>{html.escape(t)}</h3><img alt='{html.escape(t)}' src='data:image/png;base64,{data}'>")
         (tmp / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
                                          f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out / "report.html"
