@@ -147,8 +147,14 @@ int main(int argc, char **argv) {
         pos = 0;
         if (have == sizeof chunk - 1) fail(lineno + 1, "line longer than 4 MB: not a ProtocolTrace");
         int got = gzread(in, chunk + have, (unsigned)(sizeof chunk - 1 - have));
-        if (got < 0) break;   /* reported below through gzerror */
-        if (got == 0) at_eof = 1;
+        if (got <= 0) {
+          int err;
+          const char *why = gzerror(in, &err);
+          if (err != Z_OK && err != Z_STREAM_END)
+            fail(lineno + 1, "read error (truncated or corrupt compressed trace?): %s", why);
+          at_eof = 1;
+        }
+        if (got < 0) got = 0;
         have += got;
         continue;
       }
