@@ -19,7 +19,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import events as ev
 from . import gem5 as gem5_finder
 from . import ingest
 from .atomic import write_json_atomic

@@ -64,8 +64,6 @@ def check_fits(header: ev.Header, cfg: MonitorConfig, where: str) -> None:
     if header.num_cores > p.cores or header.num_sockets > p.sockets:
         raise CohtbError(f"{where}: events from {header.num_cores} cores / {header.num_sockets} sockets, "
                          f"but the monitor was built for {p.cores} cores / {p.sockets} sockets")
-    if len(set()) > p.regions:
-        raise CohtbError(f"{where}: too many regions")
 
 
 def counters_from_words(cfg: MonitorConfig, words: dict[int, int], status: int) -> dict:

@@ -6,7 +6,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from cohtb import events as ev

@@ -3,7 +3,6 @@
 import random
 from collections import Counter
 
-import numpy as np
 import pytest
 
 from cohtb.model import BoundedModel, IdealModel

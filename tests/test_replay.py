@@ -1,6 +1,5 @@
 """Replay through the Verilated monitor (native harness) against the reference model."""
 
-import numpy as np
 import pytest
 
 from cohtb import events as ev

@@ -1,0 +1,30 @@
+"""The main job without gem5: one line saying so, then the bundled reference runs replayed through the
+monitor RTL and the model, reported and compared; it ends with the summary and the HTML report's path."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cohtb.mainjob import REFERENCE_RUNS
+
+pytestmark = pytest.mark.skipif(not any(REFERENCE_RUNS.glob("*/manifest.json")), reason="no bundled reference runs yet")
+
+
+def test_main_job_from_the_bundled_runs(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "GEM5"}
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not os.path.exists(os.path.join(p, "gem5.opt")))
+    proc = subprocess.run([sys.executable, "-m", "cohtb.cli", "run", "--out", str(tmp_path)], capture_output=True,
+                          text=True, env=env, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert out.splitlines()[0].startswith("cohtb run: gem5 not found") and "bundled reference runs" in out.splitlines()[0]
+    runs = sorted(p.name for p in REFERENCE_RUNS.iterdir() if (p / "manifest.json").exists())
+    assert f"identical counters on all {len(runs)} runs" in out
+    assert "Throughput and ping-pong per operation" in out
+    html = tmp_path / "report" / "report.html"
+    assert f"Report: {html}" in out and html.exists()
+    page = html.read_text()
+    assert all(r.split("-ops")[0].split("-", 1)[1].split("-")[0] in page for r in runs)
+    assert (tmp_path / "report" / "plots" / "matrices.png").exists()
