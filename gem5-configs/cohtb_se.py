@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 import m5
 from m5 import debug
@@ -59,9 +60,9 @@ processor = SimpleProcessor(cpu_type=CPUTypes.O3 if opts.cpu == "o3" else CPUTyp
                             num_cores=opts.sockets * opts.cores_per_socket)
 board = SimpleBoard(clk_freq=opts.clock, processor=processor, memory=memory, cache_hierarchy=hierarchy)
 os.makedirs(opts.out, exist_ok=True)
+out_dir = Path(opts.out).absolute()
 board.set_se_binary_workload(BinaryResource(local_path=os.path.abspath(opts.binary)), arguments=workload_args,
-                             stdout_file=os.path.join(os.path.abspath(opts.out), "workload.stdout"),
-                             stderr_file=os.path.join(os.path.abspath(opts.out), "workload.stderr"))
+                             stdout_file=out_dir / "workload.stdout", stderr_file=out_dir / "workload.stderr")
 
 roi = {}
 
@@ -80,8 +81,9 @@ def on_work_end():
 
 
 debug.flags["TLB"].enable()
-simulator = Simulator(board=board, on_exit_event={ExitEvent.WORKBEGIN: on_work_begin(), ExitEvent.WORKEND: on_work_end()})
-simulator.run(max_ticks=int(opts.max_seconds * 1e12))
+simulator = Simulator(board=board, on_exit_event={ExitEvent.WORKBEGIN: on_work_begin(), ExitEvent.WORKEND: on_work_end()},
+                      max_ticks=int(opts.max_seconds * 1e12))
+simulator.run()
 
 roi.update({
     "exit_cause": simulator.get_last_exit_event_cause(),
