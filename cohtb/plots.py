@@ -106,8 +106,8 @@ def scaling(ms: list[RunMetrics], path: Path) -> Path | None:
         xs = [m.spec.sockets for m in v]
         style = "-" if "split" in name else "--"
         a1.plot(xs, [m.throughput / 1e6 for m in v], style, marker="o", label=name)
-        a2.plot(xs, [m.per_op["crossSocketTransfers"] for m in v], style, marker="o", label=name)
-    for a, title in ((a1, "throughput (ops per simulated µs)"), (a2, "cross-socket transfers per operation")):
+        a2.plot(xs, [m.per_op["transfers"] for m in v], style, marker="o", label=name)
+    for a, title in ((a1, "throughput (ops per simulated µs)"), (a2, "ownership transfers per operation")):
         a.set_xscale("log", base=2)
         a.set_xlabel("sockets (4 cores each)")
         a.set_title(title, fontsize=10)
