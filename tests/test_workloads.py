@@ -76,12 +76,18 @@ def test_stat_counter_packed_layout_shares_lines():
 
 
 def test_intruder_takes_the_lock_and_no_reference_is_lost():
-    # One worker plus the intruder: both have a core here, so they truly overlap (the lock is held a
-    # quarter of the time), whereas a third thread could leave the intruder unscheduled for the run.
-    doc = run_native("lockref", 1, 500_000, "retry100", "split",
-                     ["--intruder-period-us", "20", "--intruder-hold-ns", "5000"])
-    assert doc["intruder_holds"] > 0 and doc["final_count"] == 1
-    assert doc["locked_ops"] > 0   # seeing the intruder's lock sends retry100 to the lock
+    """The intruder's lock sends retry100 to the lock. Whether a worker sees the lock held depends on the
+    two threads overlapping, which a loaded host may deny for a short run: so every run must be correct,
+    and within a few runs (longer each time) one must show the fallback."""
+    fell_back = []
+    for attempt in range(5):
+        doc = run_native("lockref", 1, 500_000 * 2 ** attempt, "retry100", "split",
+                         ["--intruder-period-us", "20", "--intruder-hold-ns", "5000"])
+        assert doc["final_count"] == 1
+        fell_back.append((doc["intruder_holds"], doc["locked_ops"]))
+        if doc["intruder_holds"] > 0 and doc["locked_ops"] > 0:
+            return
+    raise AssertionError(f"the intruder never made retry100 take the lock: (holds, locked ops) per run: {fell_back}")
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
