@@ -1,6 +1,6 @@
 """cohtb's gem5 system: an x86 SE-mode machine of S sockets x C cores with Ruby MESI_Two_Level,
 running one workload binary. ProtocolTrace is on between the workload's m5 work-begin and work-end;
-the x86 TLB flag is on before work-begin only, so the trace also carries the virtual->physical page
+the x86 TLB flag is on until the first (set-up) work-begin only, so the trace also carries the page
 mappings of the set-up. Writes OUT/roi.json (region ticks, controller map, parameters).
 
     gem5.opt --outdir=OUT/gem5 --debug-file=trace.gz gem5-configs/cohtb_se.py --out OUT --binary B -- ARGS...
@@ -68,8 +68,12 @@ roi = {}
 
 
 def on_work_begin():
-    roi["begin_tick"] = m5.curTick()
+    # First work-begin: the workload's objects are set up (their page mappings are logged); stop the
+    # TLB log before thread creation and the start barrier flood it. Second: the region of interest.
+    roi["setup_tick"] = m5.curTick()
     debug.flags["TLB"].disable()
+    yield False
+    roi["begin_tick"] = m5.curTick()
     debug.flags["ProtocolTrace"].enable()
     yield False
 

@@ -115,6 +115,7 @@ int main(int argc, char **argv) {
   if (!strcmp(layout, "shared")) { lock = &ls.lock; head = &ls.head; pending = &ls.pending; length = &ls.length; }
   else { lock = &lsp.lock; head = &lsp.head; pending = &lsp.pending; length = &lsp.length; }
   head->next = head->prev = head;
+  touch_object(nodes, sizeof nodes[0] * run.threads);
   for (int i = 0; i < run.threads; i++) nodes[i].owner = i;
 
   run_threads(&run, worker, NULL, 0, NULL, NULL);

@@ -141,6 +141,7 @@ int main(int argc, char **argv) {
   int shared = !strcmp(layout, "shared");
   if (shared) { count = &rs.count; owner = &rs.owner; wait_seq = &rs.wait_seq; waiters = &rs.waiters; }
   else { count = &rsp.count; owner = &rsp.owner; wait_seq = &rsp.wait_seq; waiters = &rsp.waiters; }
+  touch_object(shared ? (void *)&rs : (void *)&rsp, shared ? sizeof rs : sizeof rsp);
 
   run_threads(&run, worker, NULL, 0, NULL, NULL);
 

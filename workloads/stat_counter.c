@@ -55,6 +55,8 @@ int main(int argc, char **argv) {
   if (batch < 1) usage(flags, NFLAGS(flags), "--batch must be at least 1");
   int padded = !strcmp(flags[F_LAYOUT].value, "padded");
   for (int i = 0; i < run.threads; i++) local_of[i] = padded ? &padded_local[i].v : &packed_local[i];
+  touch_object(&global_count, sizeof global_count);
+  touch_object(padded ? (void *)padded_local : (void *)packed_local, padded ? sizeof padded_local[0] * run.threads : sizeof packed_local[0] * run.threads);
 
   run_threads(&run, worker, NULL, 0, NULL, NULL);
 

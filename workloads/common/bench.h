@@ -94,6 +94,14 @@ static void parse_flags(int argc, char **argv, struct flag *flags, int n) {
 static long long flag_num(struct flag *f) { return f->value ? atoll(f->value) : 0; }
 static int flag_on(struct flag *f) { return f->value != NULL && strcmp(f->value, "off") != 0; }
 
+/* Writes every page of an object once, so its pages are mapped (and logged by gem5's TLB flag) during
+ * set-up: a zero-initialized static object is otherwise first touched inside the measured region. */
+static inline void touch_object(volatile void *p, size_t size) {
+  volatile char *c = p;
+  for (size_t i = 0; i < size; i += 4096) c[i] = c[i];
+  if (size) c[size - 1] = c[size - 1];
+}
+
 /* ---------------------------------------------------------------- time, affinity */
 static inline uint64_t now_ns(void) {
   struct timespec ts;
@@ -154,6 +162,9 @@ static void *worker_trampoline(void *p) {
 static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extra, worker_fn extra_fn, volatile int *stop_extra) {
   int total = run->threads + extra;
   pthread_t tid[MAX_THREADS];
+  /* First marker (id 1): the contended objects are set up and their pages mapped; gem5's config stops
+   * logging TLB mappings here, before thread creation and the start barrier flood the TLB log. */
+  if (run->m5) m5_work_begin(1, 0);
   struct worker_ctx ctx[MAX_THREADS];
   run->pinned = 0;
   for (int i = 1; i < total; i++) {
