@@ -53,6 +53,17 @@ class LineCost:
     new_ns: float
 
 
+def line_keys(m: RunMetrics) -> dict[str, str]:
+    """Each line of the run's ideal statistics named by the fields on it, so lines can be matched across
+    runs whose layouts put the fields at other addresses."""
+    names = {r["line"]: r["fields"] for r in m.counters["regions"]}
+    out = {}
+    for line in m.counters["ideal"]["lines"]:
+        fields = names.get(int(line))
+        out[line] = "line of " + ", ".join(f.split(".", 1)[-1] for f in fields) if fields else f"line {int(line):#x}"
+    return out
+
+
 def line_costs(m: RunMetrics) -> dict[str, float]:
     """Estimated coherence latency per operation on each line (ns): each transfer or dirty read costs a round
     trip over the links it crosses (cross-socket: socket + local links; local: local links)."""
@@ -60,11 +71,10 @@ def line_costs(m: RunMetrics) -> dict[str, float]:
     ghz = float(str(m.run.manifest["system"].get("clock", "3GHz")).rstrip("GHz") or 3)
     local = 2 * params.get("local_latency", 20) / ghz
     remote = 2 * (params.get("socket_latency", 300) + params.get("local_latency", 20)) / ghz
-    names = {r["line"]: r["fields"] for r in m.counters["regions"]}
+    keys = line_keys(m)
     out: dict[str, float] = {}
     for line, st in m.counters["ideal"]["lines"].items():
-        fields = names.get(int(line))
-        key = "line of " + ", ".join(f.split(".", 1)[-1] for f in fields) if fields else f"line {int(line):#x}"
+        key = keys[line]
         rem = st["crossSocketTransfers"] + st["dirtyReadsRemote"]
         loc = st["transfers"] - st["crossSocketTransfers"] + st["dirtyReadsLocal"]
         out[key] = out.get(key, 0.0) + (rem * remote + loc * local) / m.run.ops
@@ -99,12 +109,10 @@ def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table,
 
 
 def _line_stats(m: RunMetrics, key: str) -> tuple[float, float]:
-    names = {r["line"]: r["fields"] for r in m.counters["regions"]}
+    keys = line_keys(m)
     xs = dr = 0
     for line, st in m.counters["ideal"]["lines"].items():
-        fields = names.get(int(line))
-        k = "line of " + ", ".join(f.split(".", 1)[-1] for f in fields) if fields else f"line {int(line):#x}"
-        if k == key:
+        if keys[line] == key:
             xs += st["crossSocketTransfers"]
             dr += st["dirtyReadsLocal"] + st["dirtyReadsRemote"]
     return xs / m.run.ops, dr / m.run.ops

@@ -11,8 +11,7 @@ static struct flag flags[] = {
     {"ops", "dget_parent+dput pairs per thread", NULL, "100000"},
     {"policy", "lockref update policy of the parent", lockref_policies, "locked"},
     {"layout", "layout of the parent dentry", dentry_layouts, "shared"},
-    {"retries", "cmpxchg attempts before locking", NULL, "100"},
-    {"wait-polls", "polls for unlock before locking (trywait)", NULL, "100"},
+    LOCKREF_TUNING_FLAGS,
     {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
 };
 enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_M5 };
@@ -51,21 +50,18 @@ int main(int argc, char **argv) {
   struct bench_run run = {.threads = (int)flag_num(&flags[F_THREADS]), .m5 = flag_on(&flags[F_M5])};
   if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, NFLAGS(flags), "--threads must be 1..%d", MAX_THREADS - 1);
   ops_per_thread = flag_num(&flags[F_OPS]);
-  tuning = (struct lockref_tuning){parse_policy(flags[F_POLICY].value), (int)flag_num(&flags[F_RETRIES]), (int)flag_num(&flags[F_WAIT])};
-  if (tuning.retries < 1) usage(flags, NFLAGS(flags), "--retries must be at least 1");
+  tuning = lockref_tuning_from_flags(flags, NFLAGS(flags), F_POLICY, F_RETRIES);
   parent = dentry_in_layout(flags[F_LAYOUT].value, 0);
   parent.d_lockref->count = 1;
   for (int i = 0; i < run.threads; i++) children[i].d_parent = parent.d_lockref;
 
   run_threads(&run, worker, NULL, 0, NULL, NULL);
 
-  uint64_t ops = 0, locked = 0, fails = 0;
-  for (int i = 0; i < run.threads; i++) { ops += stats[i].ops; locked += stats[i].locked_ops; fails += stats[i].cmpxchg_fails; }
+  struct lockref_stats total = lockref_stats_total(stats, run.threads);
   int32_t final_count = parent.d_lockref->count;
   json_begin();
-  json_run("dget_parent", &run, flags, NFLAGS(flags), ops);
-  json_u64("locked_ops", locked);
-  json_u64("cmpxchg_failures", fails);
+  json_run("dget_parent", &run, flags, NFLAGS(flags), total.ops);
+  json_lockref_stats(&total);
   json_key("final_count"); printf("%d", final_count);
   json_u64("expected_count", 1);
   json_open("per_thread_ops", '[');

@@ -14,8 +14,7 @@ static struct flag flags[] = {
     {"ops", "get+put pairs per thread", NULL, "100000"},
     {"policy", "lockref update policy", lockref_policies, "retry100"},
     {"layout", "where the count word sits", dentry_layouts, "shared"},
-    {"retries", "cmpxchg attempts before locking (retry100, trywait, unified)", NULL, "100"},
-    {"wait-polls", "polls for unlock before locking (trywait)", NULL, "100"},
+    LOCKREF_TUNING_FLAGS,
     {"intruder-period-us", "an intruder takes the lock every P microseconds (0: no intruder)", NULL, "0"},
     {"intruder-hold-ns", "how long the intruder holds the lock", NULL, "2000"},
     {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
@@ -64,8 +63,7 @@ int main(int argc, char **argv) {
   struct bench_run run = {.threads = (int)flag_num(&flags[F_THREADS]), .m5 = flag_on(&flags[F_M5])};
   if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, NFLAGS(flags), "--threads must be 1..%d", MAX_THREADS - 1);
   ops_per_thread = flag_num(&flags[F_OPS]);
-  tuning = (struct lockref_tuning){parse_policy(flags[F_POLICY].value), (int)flag_num(&flags[F_RETRIES]), (int)flag_num(&flags[F_WAIT])};
-  if (tuning.retries < 1) usage(flags, NFLAGS(flags), "--retries must be at least 1");
+  tuning = lockref_tuning_from_flags(flags, NFLAGS(flags), F_POLICY, F_RETRIES);
   intruder_period_ns = flag_num(&flags[F_IPERIOD]) * 1000;
   intruder_hold_ns = flag_num(&flags[F_IHOLD]);
   const char *layout = flags[F_LAYOUT].value;
@@ -80,16 +78,11 @@ int main(int argc, char **argv) {
   int extra = intruder_period_ns ? 1 : 0;
   run_threads(&run, worker, NULL, extra, intruder, &stop_intruder);
 
-  uint64_t ops = 0, locked = 0, fails = 0, waits = 0;
-  for (int i = 0; i < run.threads; i++) {
-    ops += stats[i].ops; locked += stats[i].locked_ops; fails += stats[i].cmpxchg_fails; waits += stats[i].waits;
-  }
+  struct lockref_stats total = lockref_stats_total(stats, run.threads);
   int32_t final_count = dentry.d_lockref->count;
   json_begin();
-  json_run("lockref", &run, flags, NFLAGS(flags), ops);
-  json_u64("locked_ops", locked);
-  json_u64("cmpxchg_failures", fails);
-  json_u64("unlock_waits", waits);
+  json_run("lockref", &run, flags, NFLAGS(flags), total.ops);
+  json_lockref_stats(&total);
   json_u64("intruder_holds", intruder_holds);
   json_key("final_count"); printf("%d", final_count);
   json_u64("expected_count", 1);

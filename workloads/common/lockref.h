@@ -104,4 +104,34 @@ static inline enum lockref_policy parse_policy(const char *s) {
   return POLICY_LOCKED;
 }
 
+/* The tuning flags every lockref benchmark takes, in this order (--wait-polls right after --retries). */
+#define LOCKREF_TUNING_FLAGS                                                                   \
+  {"retries", "cmpxchg attempts before locking (retry100, trywait, unified)", NULL, "100"}, \
+  {"wait-polls", "polls for unlock before locking (trywait)", NULL, "100"}
+
+/* The tuning from the parsed flags, given the index of --policy and of --retries. */
+static inline struct lockref_tuning lockref_tuning_from_flags(struct flag *flags, int nflags, int f_policy, int f_retries) {
+  struct lockref_tuning t = {parse_policy(flags[f_policy].value), (int)flag_num(&flags[f_retries]),
+                             (int)flag_num(&flags[f_retries + 1])};
+  if (t.retries < 1) usage(flags, nflags, "--retries must be at least 1");
+  return t;
+}
+
+/* Sums the per-thread statistics and writes them into the result JSON. */
+static inline struct lockref_stats lockref_stats_total(const struct lockref_stats *st, int threads) {
+  struct lockref_stats total = {0, 0, 0, 0};
+  for (int i = 0; i < threads; i++) {
+    total.ops += st[i].ops;
+    total.locked_ops += st[i].locked_ops;
+    total.cmpxchg_fails += st[i].cmpxchg_fails;
+    total.waits += st[i].waits;
+  }
+  return total;
+}
+static inline void json_lockref_stats(const struct lockref_stats *total) {
+  json_u64("locked_ops", total->locked_ops);
+  json_u64("cmpxchg_failures", total->cmpxchg_fails);
+  json_u64("unlock_waits", total->waits);
+}
+
 #endif
