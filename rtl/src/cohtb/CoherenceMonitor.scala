@@ -217,8 +217,20 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
       one(in && s2.dirtyReadLocal), one(in && s2.dirtyReadRemote))
     for ((name, inc) <- regionCounters.zip(incs)) counter(rm.regionCounter(r, name), inc)
   }
-  for (from <- 0 until p.sockets; to <- 0 until p.sockets)
-    counter(rm.matrix(from, to), one(s2Valid && s2.transfer && s2.fromSocket === from.U && s2.toSocket === to.U))
+  /** Counter banks readable as consecutive 64-bit slots from a base address: (base, bank). */
+  val readableBanks = mutable.ArrayBuffer[(Int, CounterBank)]()
+  def bank(base: Int, n: Int, deltaWidth: Int): CounterBank = {
+    val b = Module(new CounterBank(n, p.counterWidth, deltaWidth))
+    b.io.snapshot := doSnapshot
+    b.io.clear := doClearCounters
+    when(b.io.saturated) { saturated := true.B }
+    readableBanks += base -> b
+    b
+  }
+  val matrix = bank(rm.matrix(0, 0), p.sockets * p.sockets, 1)
+  matrix.io.inc.valid := s2Valid && s2.transfer
+  matrix.io.inc.bits.index := (s2.fromSocket * p.sockets.U + s2.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
+  matrix.io.inc.bits.delta := 1.U
 
   val hot = Module(new HotLineTable(p))
   hot.io.in.valid := s2Valid && (s2.transfer || s2.dirtyReadLocal || s2.dirtyReadRemote)
@@ -301,10 +313,17 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   axi.rdata := rData
   axi.rresp := rResp
   when(rValid && axi.rready) { rValid := false.B }
+  val bankReads = readableBanks.toSeq.map { case (base, b) =>
+    val offset = axi.araddr - base.U
+    b.io.readIndex := (offset >> 3)(b.io.readIndex.getWidth - 1, 0)
+    val hit = axi.araddr >= base.U && axi.araddr < (base + 8 * b.n).U && axi.araddr(1, 0) === 0.U
+    val value = b.io.readValue.pad(64)
+    (hit, Mux(axi.araddr(2), value(63, 32), value(31, 0)))
+  }
   when(readFire) {
-    val hits = readable.toSeq.map { case (a, _) => axi.araddr === a.U }
+    val hits = readable.toSeq.map { case (a, _) => axi.araddr === a.U } ++ bankReads.map(_._1)
     rValid := true.B
-    rData := Mux1H(hits, readable.toSeq.map(_._2))
+    rData := Mux1H(hits, readable.toSeq.map(_._2) ++ bankReads.map(_._2))
     rResp := Mux(hits.reduce(_ || _), AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
   }
 }
