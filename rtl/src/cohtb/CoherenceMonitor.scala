@@ -39,6 +39,10 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val busy = IO(Output(Bool()))
 
   // ---------------------------------------------------------------- control state
+  // The CSR read registers come first so that the emitted always block samples counters before updating them.
+  val rValid = RegInit(false.B)
+  val rData = RegInit(0.U(32.W))
+  val rResp = RegInit(0.U(2.W))
   val enable = RegInit(true.B)
   val tap = RegInit(false.B)
   val regionEnable = RegInit(0.U(p.regions.W))
@@ -186,36 +190,46 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     readable += (addr + 4) -> (if (value.getWidth > 32) value(value.getWidth - 1, 32).pad(32) else 0.U(32.W))
   }
   /** A saturating live counter with its snapshot copy, readable at addr. */
-  def counter(addr: Int, increment: UInt): Unit = {
-    val live = RegInit(0.U(p.counterWidth.W))
-    val snap = RegInit(0.U(p.counterWidth.W))
-    val (sum, over) = SaturatingAdd(live, increment)
-    when(doSnapshot) { snap := live }
-    when(doClearCounters) { live := 0.U }.otherwise { live := sum }
-    when(over) { saturated := true.B }
+  /** Sticky "an increment clamped" bits of the register counters; STATUS ORs them in when read. */
+  val clamped = mutable.ArrayBuffer[Bool]()
+  /** A saturating register counter with its snapshot copy, readable at addr; adds delta when inc.
+    * The top bit of `live` is the counter's own clamped flag: kept in the same register, the whole update
+    * is one expression under `inc`, which a Verilated model evaluates only on the clocks that count. */
+  def counter(addr: Int, inc: Bool, delta: UInt = 1.U(1.W)): Unit = {
+    val w = p.counterWidth
+    val max = p.counterMax.U(w.W)
+    // snap before live: the emitted always block then copies before it counts, with no shadow variables.
+    val snap = RegInit(0.U(w.W))
+    val live = RegInit(0.U((w + 1).W))
+    when(doSnapshot) { snap := live(w - 1, 0) }
+    when(doClearCounters) {
+      live := 0.U
+    }.elsewhen(inc) {
+      live := Mux(live(w - 1, 0) > max - delta, Cat(1.U(1.W), max), live + delta)
+    }
+    clamped += live(w)
     readable64(addr, snap)
   }
-  def one(c: Bool): UInt = c.asUInt
 
   val kinds = Seq(EventKind.Read, EventKind.Write, EventKind.Evict, EventKind.FwdGets, EventKind.FwdGetx, EventKind.Inv)
-  for ((k, name) <- kinds.zip(globalCounters.take(EventKind.count))) counter(rm.global(name), one(s2Ok && s2.kind === k.U))
-  counter(rm.global("accepted"), one(s2Valid))
-  counter(rm.global("dropped"), one(drop))
-  counter(rm.global("rejected"), one(s2Valid && s2.rejected))
-  counter(rm.global("transfers"), one(s2Valid && s2.transfer))
-  counter(rm.global("crossSocketTransfers"), one(s2Valid && s2.crossSocket))
-  counter(rm.global("invalidations"), Mux(s2Valid, s2.invalidations, 0.U))
-  counter(rm.global("dirtyReadsLocal"), one(s2Valid && s2.dirtyReadLocal))
-  counter(rm.global("dirtyReadsRemote"), one(s2Valid && s2.dirtyReadRemote))
-  counter(rm.global("stateEvictions"), one(s2Valid && s2.stateEviction))
+  for ((k, name) <- kinds.zip(globalCounters.take(EventKind.count))) counter(rm.global(name), s2Ok && s2.kind === k.U)
+  counter(rm.global("accepted"), s2Valid)
+  counter(rm.global("dropped"), drop)
+  counter(rm.global("rejected"), s2Valid && s2.rejected)
+  counter(rm.global("transfers"), s2Valid && s2.transfer)
+  counter(rm.global("crossSocketTransfers"), s2Valid && s2.crossSocket)
+  counter(rm.global("invalidations"), s2Valid && s2.invalidations =/= 0.U, s2.invalidations)
+  counter(rm.global("dirtyReadsLocal"), s2Valid && s2.dirtyReadLocal)
+  counter(rm.global("dirtyReadsRemote"), s2Valid && s2.dirtyReadRemote)
+  counter(rm.global("stateEvictions"), s2Valid && s2.stateEviction)
 
   for (r <- 0 until p.regions) {
     val in = s2Ok && regionEnable(r) && (s2.line & regionMask(r)) === regionBase(r)
     val incs = Seq(
-      one(in && s2.kind === EventKind.Read.U), one(in && s2.kind === EventKind.Write.U), one(in && s2.kind === EventKind.Evict.U),
-      one(in && s2.transfer), one(in && s2.crossSocket), Mux(in, s2.invalidations, 0.U),
-      one(in && s2.dirtyReadLocal), one(in && s2.dirtyReadRemote))
-    for ((name, inc) <- regionCounters.zip(incs)) counter(rm.regionCounter(r, name), inc)
+      s2.kind === EventKind.Read.U, s2.kind === EventKind.Write.U, s2.kind === EventKind.Evict.U,
+      s2.transfer, s2.crossSocket, s2.invalidations =/= 0.U, s2.dirtyReadLocal, s2.dirtyReadRemote)
+    val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(s2.invalidations) ++ Seq.fill(2)(1.U(1.W))
+    for (((name, inc), delta) <- regionCounters.zip(incs).zip(deltas)) counter(rm.regionCounter(r, name), in && inc, delta)
   }
   /** Counter banks readable as consecutive 64-bit slots from a base address: (base, bank). */
   val readableBanks = mutable.ArrayBuffer[(Int, CounterBank)]()
@@ -258,7 +272,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   for (((_, v), i) <- rm.paramWords.zipWithIndex) readable += rm.paramAddr(i) -> v.U(32.W)
   readable += rm.ctrl -> Cat(tap, enable).pad(32)
   readable += rm.cmd -> 0.U(32.W)
-  readable += rm.status -> Cat(busy, droppedAny, saturated).pad(32)
+  readable += rm.status -> Cat(busy, droppedAny, saturated || clamped.reduce(_ || _)).pad(32)
   readable += rm.regionEnable -> regionEnable.pad(32)
   for (r <- 0 until p.regions) {
     readable64(rm.regionBase(r), regionBase(r))
@@ -304,9 +318,6 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   }
 
   // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR.
-  val rValid = RegInit(false.B)
-  val rData = RegInit(0.U(32.W))
-  val rResp = RegInit(0.U(2.W))
   val readFire = axi.arvalid && !rValid
   axi.arready := !rValid
   axi.rvalid := rValid
