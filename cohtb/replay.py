@@ -40,15 +40,16 @@ def build_harness(variant: str = "default", quiet: bool = True) -> Path:
     """Verilate the emitted monitor with the replay harness; rebuilt when either changes."""
     rtl = monitor_dir(variant)
     sources = [rtl / n for n in (rtl / "filelist.f").read_text().split()]
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources + [HARNESS_SRC])).hexdigest()
     out = harness_path(variant)
+    # -march=native: the harness is built on the machine that runs it (about 10% more events/s here).
+    cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+           "--noassert", "-Wno-fatal", "-Wno-lint", "--top-module", "CoherenceMonitor", "-Mdir", str(out.parent / "obj"),
+           "-o", str(out), "-CFLAGS", "-O3 -march=native", *map(str, sources), str(HARNESS_SRC)]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources + [HARNESS_SRC]) + " ".join(cmd).encode()).hexdigest()
     stamp = out.parent / "sources.sha256"
     if out.exists() and stamp.exists() and stamp.read_text() == digest:
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-           "--noassert", "-Wno-fatal", "-Wno-lint", "--top-module", "CoherenceMonitor", "-Mdir", str(out.parent / "obj"),
-           "-o", str(out), "-CFLAGS", "-O3", *map(str, sources), str(HARNESS_SRC)]
     env = verilator_env()
     env["MAKEFLAGS"] += " OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2"
     proc = subprocess.run(cmd, env=env, capture_output=quiet, text=True)
