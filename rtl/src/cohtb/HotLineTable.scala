@@ -17,7 +17,10 @@ class HotLineEntry(p: MonitorParams) extends Bundle {
   * A hit increments its entry; a miss takes the first invalid entry, else replaces the entry with the
   * smallest count (lowest index on ties), inheriting count + 1 and recording the old count as its error.
   * Guarantees: count - error <= true count <= count, and every line with more than N / hotEntries
-  * items out of N is in the table. One update per clock, all registers, no hazards. */
+  * items out of N is in the table. One update per clock, no hazards.
+  *
+  * Lines, counts and errors sit in small RAMs written through one port (an update touches one entry);
+  * only the valid bits are registers, so a clear is one clock and invalid entries read as zero. */
 class HotLineTable(p: MonitorParams) extends Module {
   val io = IO(new Bundle {
     val in = Flipped(Valid(UInt(p.lineAddrBits.W)))
@@ -25,17 +28,28 @@ class HotLineTable(p: MonitorParams) extends Module {
     val entries = Output(Vec(p.hotEntries, new HotLineEntry(p)))
     val saturated = Output(Bool())
   })
-  val table = RegInit(VecInit(Seq.fill(p.hotEntries)(0.U.asTypeOf(new HotLineEntry(p)))))
-  io.entries := table
+  private val n = p.hotEntries
+  private val lines = Mem(n, UInt(p.lineAddrBits.W))
+  private val counts = Mem(n, UInt(p.counterWidth.W))
+  private val errors = Mem(n, UInt(p.counterWidth.W))
+  private val valid = RegInit(0.U(n.W))
+  private val lineAt = (0 until n).map(k => lines(k.U))
+  private val countAt = (0 until n).map(k => counts(k.U))
 
-  val hits = table.map(e => e.valid && e.line === io.in.bits)
-  val hit = hits.reduce(_ || _)
-  val invalids = table.map(!_.valid)
-  val anyInvalid = invalids.reduce(_ || _)
+  for (k <- 0 until n) {
+    io.entries(k).valid := valid(k)
+    io.entries(k).line := Mux(valid(k), lineAt(k), 0.U)
+    io.entries(k).count := Mux(valid(k), countAt(k), 0.U)
+    io.entries(k).error := Mux(valid(k), errors(k.U), 0.U)
+  }
+
+  private val hits = (0 until n).map(k => valid(k) && lineAt(k) === io.in.bits)
+  private val hit = hits.reduce(_ || _)
+  private val anyInvalid = !valid.andR
 
   /** Index of the smallest count, lowest index on ties (left operand wins unless the right is smaller). */
-  def minIndex(lo: Int, hi: Int): (UInt, UInt) =
-    if (lo == hi) (lo.U(log2Ceil(p.hotEntries).max(1).W), table(lo).count)
+  private def minIndex(lo: Int, hi: Int): (UInt, UInt) =
+    if (lo == hi) (lo.U(log2Ceil(n).max(1).W), countAt(lo))
     else {
       val mid = (lo + hi) / 2
       val (li, lc) = minIndex(lo, mid)
@@ -43,18 +57,18 @@ class HotLineTable(p: MonitorParams) extends Module {
       val takeRight = rc < lc
       (Mux(takeRight, ri, li), Mux(takeRight, rc, lc))
     }
-  val (minIdx, minCount) = minIndex(0, p.hotEntries - 1)
-  val slot = Mux(hit, OHToUInt(hits), Mux(anyInvalid, PriorityEncoder(invalids), minIdx))
-  val base = Mux(hit, table(slot).count, Mux(anyInvalid, 0.U, minCount))
-  val (next, over) = SaturatingAdd(base, 1.U)
+  private val (minIdx, minCount) = minIndex(0, n - 1)
+  private val slot = Mux(hit, OHToUInt(hits), Mux(anyInvalid, PriorityEncoder(~valid), minIdx))
+  private val base = Mux(hit, counts(slot), Mux(anyInvalid, 0.U, minCount))
+  private val (next, over) = SaturatingAdd(base, 1.U)
   io.saturated := io.in.valid && over
 
   when(io.clear) {
-    table.foreach(_ := 0.U.asTypeOf(new HotLineEntry(p)))
+    valid := 0.U
   }.elsewhen(io.in.valid) {
-    table(slot).valid := true.B
-    table(slot).line := io.in.bits
-    table(slot).count := next
-    when(!hit) { table(slot).error := base }
+    valid := valid | UIntToOH(slot, n)
+    lines(slot) := io.in.bits
+    counts(slot) := next
+    when(!hit) { errors(slot) := base }
   }
 }
