@@ -7,12 +7,12 @@
 #include "common/dentry.h"
 
 static struct flag flags[] = {
-    {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"},
+    FLAG_THREADS,
     {"ops", "dget_parent+dput pairs per thread", NULL, "100000"},
     {"policy", "lockref update policy of the parent", lockref_policies, "locked"},
     {"layout", "layout of the parent dentry", dentry_layouts, "shared"},
     LOCKREF_TUNING_FLAGS,
-    {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
+    FLAG_M5,
 };
 enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_M5 };
 

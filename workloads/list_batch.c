@@ -28,11 +28,11 @@ struct list_split {
 static const char *policies[] = {"locked", "batched", NULL};
 static const char *layouts[] = {"shared", "split", NULL};
 static struct flag flags[] = {
-    {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"},
+    FLAG_THREADS,
     {"ops", "list operations per thread (half adds, half deletes)", NULL, "100000"},
     {"policy", "how contended operations are done", policies, "locked"},
     {"layout", "where lock, list head and request queue sit", layouts, "shared"},
-    {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
+    FLAG_M5,
 };
 enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_M5 };
 

@@ -10,14 +10,14 @@
 #include "common/dentry.h"
 
 static struct flag flags[] = {
-    {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"},
+    FLAG_THREADS,
     {"ops", "get+put pairs per thread", NULL, "100000"},
     {"policy", "lockref update policy", lockref_policies, "retry100"},
     {"layout", "where the count word sits", dentry_layouts, "shared"},
     LOCKREF_TUNING_FLAGS,
     {"intruder-period-us", "an intruder takes the lock every P microseconds (0: no intruder)", NULL, "0"},
     {"intruder-hold-ns", "how long the intruder holds the lock", NULL, "2000"},
-    {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
+    FLAG_M5,
 };
 enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_IPERIOD, F_IHOLD, F_M5 };
 

@@ -31,7 +31,7 @@ static struct flag flags[] = {
     {"layout", "where count, owner and wait word sit", layouts, "shared"},
     {"spin-polls", "polls a spinner makes before sleeping", NULL, "1000"},
     {"cs-work", "iterations of work inside the critical section", NULL, "20"},
-    {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
+    FLAG_M5,
 };
 enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_SPIN, F_CS, F_M5 };
 

@@ -9,12 +9,12 @@
 static const char *policies[] = {"shared", "percpu", NULL};
 static const char *layouts[] = {"padded", "packed", NULL};
 static struct flag flags[] = {
-    {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"},
+    FLAG_THREADS,
     {"ops", "increments per thread", NULL, "1000000"},
     {"policy", "one shared counter, or per-thread counters with a batch", policies, "shared"},
     {"layout", "per-thread counters padded or packed", layouts, "padded"},
     {"batch", "per-thread increments folded into the shared counter at once (percpu)", NULL, "32"},
-    {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL},
+    FLAG_M5,
 };
 enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_BATCH, F_M5 };
 

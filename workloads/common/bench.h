@@ -42,6 +42,10 @@ struct flag {
   const char *value;  /* default, then the parsed text */
 };
 
+/* The flags every workload has, in one wording. */
+#define FLAG_THREADS {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"}
+#define FLAG_M5 {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL}
+
 static const char *bench_name;
 
 static void usage(struct flag *flags, int n, const char *why, ...) {

@@ -39,10 +39,6 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val busy = IO(Output(Bool()))
 
   // ---------------------------------------------------------------- control state
-  // The CSR read registers come first so that the emitted always block samples counters before updating them.
-  val rValid = RegInit(false.B)
-  val rData = RegInit(0.U(32.W))
-  val rResp = RegInit(0.U(2.W))
   val enable = RegInit(true.B)
   val tap = RegInit(false.B)
   val regionEnable = RegInit(0.U(p.regions.W))
@@ -189,7 +185,6 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     readable += addr -> value(31.min(value.getWidth - 1), 0).pad(32)
     readable += (addr + 4) -> (if (value.getWidth > 32) value(value.getWidth - 1, 32).pad(32) else 0.U(32.W))
   }
-  /** A saturating live counter with its snapshot copy, readable at addr. */
   /** Sticky "an increment clamped" bits of the register counters; STATUS ORs them in when read. */
   val clamped = mutable.ArrayBuffer[Bool]()
   /** A saturating register counter with its snapshot copy, readable at addr; adds delta when inc.
@@ -198,7 +193,6 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   def counter(addr: Int, inc: Bool, delta: UInt = 1.U(1.W)): Unit = {
     val w = p.counterWidth
     val max = p.counterMax.U(w.W)
-    // snap before live: the emitted always block then copies before it counts, with no shadow variables.
     val snap = RegInit(0.U(w.W))
     val live = RegInit(0.U((w + 1).W))
     when(doSnapshot) { snap := live(w - 1, 0) }
@@ -231,17 +225,11 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(s2.invalidations) ++ Seq.fill(2)(1.U(1.W))
     for (((name, inc), delta) <- regionCounters.zip(incs).zip(deltas)) counter(rm.regionCounter(r, name), in && inc, delta)
   }
-  /** Counter banks readable as consecutive 64-bit slots from a base address: (base, bank). */
-  val readableBanks = mutable.ArrayBuffer[(Int, CounterBank)]()
-  def bank(base: Int, n: Int, deltaWidth: Int): CounterBank = {
-    val b = Module(new CounterBank(n, p.counterWidth, deltaWidth))
-    b.io.snapshot := doSnapshot
-    b.io.clear := doClearCounters
-    when(b.io.saturated) { saturated := true.B }
-    readableBanks += base -> b
-    b
-  }
-  val matrix = bank(rm.matrix(0, 0), p.sockets * p.sockets, 1)
+  // The socket matrix: at most one increment per event, so one RAM row per counter (CounterBank).
+  val matrix = Module(new CounterBank(p.sockets * p.sockets, p.counterWidth, 1))
+  matrix.io.snapshot := doSnapshot
+  matrix.io.clear := doClearCounters
+  when(matrix.io.saturated) { saturated := true.B }
   matrix.io.inc.valid := s2Valid && s2.transfer
   matrix.io.inc.bits.index := (s2.fromSocket * p.sockets.U + s2.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
   matrix.io.inc.bits.delta := 1.U
@@ -318,23 +306,27 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   }
 
   // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR.
+  val rValid = RegInit(false.B)
+  val rData = RegInit(0.U(32.W))
+  val rResp = RegInit(0.U(2.W))
   val readFire = axi.arvalid && !rValid
   axi.arready := !rValid
   axi.rvalid := rValid
   axi.rdata := rData
   axi.rresp := rResp
   when(rValid && axi.rready) { rValid := false.B }
-  val bankReads = readableBanks.toSeq.map { case (base, b) =>
-    val offset = axi.araddr - base.U
-    b.io.readIndex := (offset >> 3)(b.io.readIndex.getWidth - 1, 0)
-    val hit = axi.araddr >= base.U && axi.araddr < (base + 8 * b.n).U && axi.araddr(1, 0) === 0.U
-    val value = b.io.readValue.pad(64)
-    (hit, Mux(axi.araddr(2), value(63, 32), value(31, 0)))
-  }
+  // Matrix slots are consecutive 64-bit words from rm.matrix(0, 0), read from the bank's RAM.
+  val matrixBase = rm.matrix(0, 0)
+  val matrixEnd = matrixBase + 8 * matrix.n
+  require(!readable.exists { case (a, _) => a >= matrixBase && a < matrixEnd }, "register map overlaps the matrix")
+  matrix.io.readIndex := ((axi.araddr - matrixBase.U) >> 3)(matrix.io.readIndex.getWidth - 1, 0)
+  val matrixHit = axi.araddr >= matrixBase.U && axi.araddr < matrixEnd.U && axi.araddr(1, 0) === 0.U
+  val matrixSlot = matrix.io.readValue.pad(64)
+  val matrixWord = Mux(axi.araddr(2), matrixSlot(63, 32), matrixSlot(31, 0))
   when(readFire) {
-    val hits = readable.toSeq.map { case (a, _) => axi.araddr === a.U } ++ bankReads.map(_._1)
+    val hits = readable.toSeq.map { case (a, _) => axi.araddr === a.U } :+ matrixHit
     rValid := true.B
-    rData := Mux1H(hits, readable.toSeq.map(_._2) ++ bankReads.map(_._2))
+    rData := Mux1H(hits, readable.toSeq.map(_._2) :+ matrixWord)
     rResp := Mux(hits.reduce(_ || _), AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
   }
 }
