@@ -66,18 +66,30 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   }
   val rejectedIn = event.bits.kind >= EventKind.count.U || event.bits.core >= p.cores.U || event.bits.socket >= p.sockets.U
 
-  val rows = SyncReadMem(p.sets, new SetRow(p))
-  val rowRead = rows.read(setIndex(event.bits.line), accept)
+  // The line table: one RAM per way and one for the replacement state, so an update writes only the way
+  // it changed (narrow RAMs also keep a Verilated model from copying whole rows every clock).
+  val wayRams = Seq.fill(p.ways)(SyncReadMem(p.sets, new LineEntry(p)))
+  val replRam = SyncReadMem(p.sets, new ReplacementState(p))
+  val readIndex = setIndex(event.bits.line)
+  val rowRead = Wire(new SetRow(p))
+  rowRead.ways := VecInit(wayRams.map(_.read(readIndex, accept)))
+  rowRead.repl := replRam.read(readIndex, accept)
 
   // ---------------------------------------------------------------- S1: line state
   val s1Valid = RegNext(accept, false.B)
   val s1Event = RegEnable(event.bits, accept)
   val s1Rejected = RegEnable(rejectedIn, accept)
   val s1Index = RegEnable(setIndex(event.bits.line), accept)
+  // The previous event's write, which the RAM read issued in the same clock did not see.
   val bypassValid = RegInit(false.B)
   val bypassIndex = Reg(UInt(p.setBits.W))
-  val bypassRow = Reg(new SetRow(p))
-  val row = Mux(bypassValid && bypassIndex === s1Index, bypassRow, rowRead)
+  val bypassWay = Reg(UInt(p.wayBits.W))
+  val bypassEntry = Reg(new LineEntry(p))
+  val bypassRepl = Reg(new ReplacementState(p))
+  val bypassHit = bypassValid && bypassIndex === s1Index
+  val row = Wire(new SetRow(p))
+  for (i <- 0 until p.ways) row.ways(i) := Mux(bypassHit && bypassWay === i.U, bypassEntry, rowRead.ways(i))
+  row.repl := Mux(bypassHit, bypassRepl, rowRead.repl)
 
   val ev = s1Event
   val isRead = ev.kind === EventKind.Read.U
@@ -88,8 +100,8 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val invalidVec = row.ways.map(!_.valid)
   val anyInvalid = invalidVec.reduce(_ || _)
   val victim = p.replacement match {
-    case Replacement.RoundRobin => row.ptr
-    case Replacement.Lru => OHToUInt(row.age.map(_ === (p.ways - 1).U))
+    case Replacement.RoundRobin => row.repl.ptr
+    case Replacement.Lru => OHToUInt(row.repl.age.map(_ === (p.ways - 1).U))
   }
   val allocate = !hit && (isRead || isWrite)
   val way = Mux(hit, OHToUInt(hitVec), Mux(anyInvalid, PriorityEncoder(invalidVec), victim))
@@ -127,22 +139,22 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     updated.valid := holdersLeft.orR || (old.ownerValid && !ownerLeaves)
   }
 
-  val newRow = WireDefault(row)
-  newRow.ways(way) := updated
+  val newRepl = WireDefault(row.repl)
   if (p.replacement == Replacement.RoundRobin) {
-    when(stateEviction) { newRow.ptr := row.ptr + 1.U }
+    when(stateEviction) { newRepl.ptr := row.repl.ptr + 1.U }
   } else {
+    val age = row.repl.age
     when(isRead || isWrite) {
-      for (i <- 0 until p.ways) {
-        newRow.age(i) := Mux(i.U === way, 0.U, Mux(row.age(i) < row.age(way), row.age(i) + 1.U, row.age(i)))
-      }
+      for (i <- 0 until p.ways) newRepl.age(i) := Mux(i.U === way, 0.U, Mux(age(i) < age(way), age(i) + 1.U, age(i)))
     }
   }
   val s1Write = s1Valid && !s1Rejected && (hit || allocate)
   bypassValid := s1Write
   when(s1Write) {
     bypassIndex := s1Index
-    bypassRow := newRow
+    bypassWay := way
+    bypassEntry := updated
+    bypassRepl := newRepl
   }
 
   val effects = Wire(new EventEffects(p))
@@ -169,10 +181,12 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     sweepIndex := sweepIndex + 1.U
     when(sweepIndex === (p.sets - 1).U) { sweeping := false.B }
   }
-  // One write port (block-RAM friendly): the sweep runs only while S1 is empty and S0 is stalled.
-  when(s1Write || sweeping) {
-    rows.write(Mux(sweeping, sweepIndex, s1Index), Mux(sweeping, SetRow.empty(p), newRow))
+  // One write port per RAM (block-RAM friendly): the sweep runs only while S1 is empty and S0 is stalled.
+  val writeIndex = Mux(sweeping, sweepIndex, s1Index)
+  for ((ram, i) <- wayRams.zipWithIndex) {
+    when(sweeping || (s1Write && way === i.U)) { ram.write(writeIndex, Mux(sweeping, 0.U.asTypeOf(updated), updated)) }
   }
+  when(sweeping || s1Write) { replRam.write(writeIndex, Mux(sweeping, ReplacementState.empty(p), newRepl)) }
 
   // ---------------------------------------------------------------- S2: counters
   val s2Valid = RegNext(s1Valid, false.B)

@@ -13,22 +13,26 @@ class LineEntry(p: MonitorParams) extends Bundle {
   val holders = UInt(p.cores.W)
 }
 
-/** One set of the line table: its ways plus replacement state, read and written as one memory row. */
-class SetRow(p: MonitorParams) extends Bundle {
-  val ways = Vec(p.ways, new LineEntry(p))
+/** A set's replacement state. */
+class ReplacementState(p: MonitorParams) extends Bundle {
   /** LRU ages (0 = most recent); a permutation of 0..ways-1. */
   val age = Vec(p.ways, UInt(p.wayBits.W))
   /** Round-robin victim pointer. */
   val ptr = UInt(p.wayBits.W)
 }
 
-object SetRow {
-  /** The row a cleared set holds: no valid way, ages 0..ways-1, pointer 0. */
-  def empty(p: MonitorParams): SetRow = {
-    val r = Wire(new SetRow(p))
-    r.ways.foreach { w => w := 0.U.asTypeOf(w) }
+object ReplacementState {
+  /** The state of a cleared set: ages 0..ways-1, pointer 0. */
+  def empty(p: MonitorParams): ReplacementState = {
+    val r = Wire(new ReplacementState(p))
     r.age.zipWithIndex.foreach { case (a, i) => a := i.U }
     r.ptr := 0.U
     r
   }
+}
+
+/** One set of the line table as S1 sees it: its ways plus replacement state. */
+class SetRow(p: MonitorParams) extends Bundle {
+  val ways = Vec(p.ways, new LineEntry(p))
+  val repl = new ReplacementState(p)
 }
