@@ -23,9 +23,9 @@ class EventEffects(p: MonitorParams) extends Bundle {
   *
   * Pipeline, one event per clock:
   *  - S0 accepts the event (valid/ready; in tap mode ready is always high and events that arrive while
-  *    the monitor is paused or clearing are dropped and counted) and issues the line-table RAM read;
-  *  - S1 applies DESIGN.md's rules to the set's row and writes it back; a one-entry bypass covers the
-  *    read-during-write of back-to-back events on the same set;
+  *    the monitor is paused or clearing are dropped and counted) and issues the line-table RAM reads;
+  *  - S1 applies DESIGN.md's rules to the set and writes back the way it changed and the replacement
+  *    state; a one-entry bypass covers the read-during-write of back-to-back events on the same set;
   *  - S2 adds the effects to the live counters, the socket matrix, the address regions and the
   *    Space-Saving hot-line table.
   * Counters are read from a snapshot copy over AXI4-Lite (register map: RegisterMap, docs/register-map.md). */
@@ -79,7 +79,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val s1Valid = RegNext(accept, false.B)
   val s1Event = RegEnable(event.bits, accept)
   val s1Rejected = RegEnable(rejectedIn, accept)
-  val s1Index = RegEnable(setIndex(event.bits.line), accept)
+  val s1Index = RegEnable(readIndex, accept)
   // The previous event's write, which the RAM read issued in the same clock did not see.
   val bypassValid = RegInit(false.B)
   val bypassIndex = Reg(UInt(p.setBits.W))
