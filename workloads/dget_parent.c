@@ -46,9 +46,7 @@ static void worker(int id, void *arg) {
 }
 
 int main(int argc, char **argv) {
-  parse_flags(argc, argv, flags, NFLAGS(flags));
-  struct bench_run run = {.threads = (int)flag_num(&flags[F_THREADS]), .m5 = flag_on(&flags[F_M5])};
-  if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, NFLAGS(flags), "--threads must be 1..%d", MAX_THREADS - 1);
+  struct bench_run run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_M5);
   ops_per_thread = flag_num(&flags[F_OPS]);
   tuning = lockref_tuning_from_flags(flags, NFLAGS(flags), F_POLICY, F_RETRIES);
   parent = dentry_in_layout(flags[F_LAYOUT].value, 0);

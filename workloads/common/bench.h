@@ -143,6 +143,15 @@ struct bench_run {
   int pinned;
 };
 
+/* Parses the command line and starts a run from its FLAG_THREADS and FLAG_M5 entries (at f_threads
+ * and f_m5 of flags); a thread count outside 1..MAX_THREADS-1 ends the program with the usage text. */
+static struct bench_run bench_start(int argc, char **argv, struct flag *flags, int nflags, int f_threads, int f_m5) {
+  parse_flags(argc, argv, flags, nflags);
+  struct bench_run run = {.threads = (int)flag_num(&flags[f_threads]), .m5 = flag_on(&flags[f_m5])};
+  if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, nflags, "--threads must be 1..%d", MAX_THREADS - 1);
+  return run;
+}
+
 typedef void (*worker_fn)(int id, void *arg);
 
 struct worker_ctx {
