@@ -9,7 +9,7 @@ MILL := $(TOOLS)/mill-$(MILL_VERSION)
 APT_PACKAGES := iverilog liblz4-dev yosys maven default-jdk-headless python3-venv g++ make zlib1g-dev binutils
 RTL_SOURCES := $(shell find rtl/src -name '*.scala') rtl/variants.txt build.sc .mill-version
 
-.PHONY: setup test run rtl workloads native clean
+.PHONY: setup test run rtl contract workloads native clean
 setup: $(STAMPS)/python rtl workloads native
 
 test: setup
@@ -49,13 +49,19 @@ build/rtl/.emitted: $(RTL_SOURCES) $(MILL)
 	$(MILL) --no-server --ticker false rtl.run --out=build/rtl --variants=rtl/variants.txt
 	@touch $@
 
+# The contract's C header and Python constants, generated from the emitted contract.json (committed, so the
+# package imports without a hardware build; tests/test_contract.py fails when they are stale).
+contract: rtl $(STAMPS)/python
+	$(PY) -m cohtb.contract.codegen build/rtl/contract.json
+
 workloads: $(STAMPS)/apt
 	$(MAKE) -s -C workloads
 
-# The Verilated replay harness of the default monitor (rebuilt when the RTL or harness changes).
+# The ingest tool, and the Verilated monitor library of the default variant (rebuilt when the RTL or its
+# source changes).
 native: $(STAMPS)/python rtl
 	$(MAKE) -s -C native/ingest
-	$(PY) -c "from cohtb import replay; print('replay harness:', replay.build_harness('default'))"
+	$(PY) -c "from cohtb.monitor import rtl; print('Verilated monitor:', rtl.build_library('default'))"
 
 clean:
 	rm -rf build out $(STAMPS) .tools

@@ -14,7 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from cohtb import ingest, synthetic_trace
+from cohtb.trace import ingest
+
+from cohtb.trace import synthetic_trace
 
 
 def main() -> None:

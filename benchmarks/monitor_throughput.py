@@ -14,8 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from cohtb import events as ev
-from cohtb import replay, streams
+from cohtb.trace import events as ev
+from cohtb.monitor import replay
+from cohtb.trace import random_events as streams
 
 # The replay harness's speed goal: events per second through the Verilated monitor on one core.
 GOAL_EVENTS_PER_SECOND = 10_000_000

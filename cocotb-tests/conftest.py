@@ -85,13 +85,13 @@ class CoverageReport:
         self.events[variant] = self.events.get(variant, 0) + events
 
     def missing(self, variant: str) -> list[str]:
-        from cohtb.model import LINE_STATES
+        from cohtb.monitor.models import LINE_STATES
 
         have = self.bins.get(variant, {})
         return [f"{k}/{s}" for k in ("READ", "WRITE", "EVICT") for s in LINE_STATES if not have.get(f"{k}/{s}")]
 
     def table(self) -> str:
-        from cohtb.model import LINE_STATES
+        from cohtb.monitor.models import LINE_STATES
 
         lines = []
         for variant, bins in sorted(self.bins.items()):

@@ -13,9 +13,10 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
-from cohtb import monitor_config as mc
-from cohtb.compare_counters import diff_counters
-from cohtb.model import BoundedModel
+from cohtb import contract as ct
+from cohtb.monitor import config
+from cohtb.monitor.counters import Counters, diff_counters, read_counters
+from cohtb.monitor.models import BoundedModel
 
 OKAY = AxiResp.OKAY
 
@@ -27,7 +28,7 @@ class CsrError(Exception):
 class MonitorBench:
     def __init__(self, dut):
         self.dut = dut
-        self.cfg = mc.load(Path(os.environ["COHTB_MONITOR_JSON"]))
+        self.cfg = config.load(Path(os.environ["COHTB_MONITOR_JSON"]))
         self.p = self.cfg.params
         self.rm = self.cfg.regmap
         self.log = logging.getLogger("cocotb.bench")
@@ -45,7 +46,11 @@ class MonitorBench:
         return BoundedModel(self.p, **kw)
 
     def socket_of(self, core: int) -> int:
-        return core * self.p.sockets // self.p.cores
+        return self.socket_map[core]
+
+    @property
+    def socket_map(self) -> list[int]:
+        return ct.contiguous_socket_map(self.p.cores, self.p.sockets)
 
     async def reset(self) -> None:
         self.dut.reset.value = 1
@@ -85,38 +90,24 @@ class MonitorBench:
         await self.write32(self.rm.cmd, bits)
 
     async def set_ctrl(self, enable: bool = True, tap: bool = False) -> None:
-        await self.write32(self.rm.ctrl, (mc.CTRL_ENABLE if enable else 0) | (mc.CTRL_TAP if tap else 0))
+        await self.write32(self.rm.ctrl, (ct.CTRL_ENABLE if enable else 0) | (ct.CTRL_TAP if tap else 0))
 
     async def set_region(self, r: int, base: int, mask: int, model: BoundedModel | None = None) -> None:
-        await self.write64(self.rm.region_base(r), base)
-        await self.write64(self.rm.region_mask(r), mask)
+        await self.write64(self.rm.region_base[r], base)
+        await self.write64(self.rm.region_mask[r], mask)
         enabled = await self.read32(self.rm.region_enable)
         await self.write32(self.rm.region_enable, enabled | 1 << r)
         if model is not None:
             model.set_region(r, base, mask)
 
-    async def read_counters(self, snapshot: bool = True) -> dict:
-        """Take a snapshot and read every counter back, in the shape of BoundedModel.snapshot()."""
+    async def read_counters(self, snapshot: bool = True) -> Counters:
+        """Take a snapshot and read every counter back (the same assembly as the replay driver's)."""
         if snapshot:
-            await self.command(mc.CMD_SNAPSHOT)
-        out: dict = {"global": {}, "regions": [{} for _ in range(self.p.regions)],
-                     "matrix": [[0] * self.p.sockets for _ in range(self.p.sockets)],
-                     "hot": [{} for _ in range(self.p.hotEntries)]}
-        for addr, key in self.rm.counter_slots():
-            v = await self.read64(addr)
-            if key[0] == "global":
-                out["global"][key[1]] = v
-            elif key[0] == "regions":
-                out["regions"][key[1]][key[2]] = v
-            elif key[0] == "matrix":
-                out["matrix"][key[1]][key[2]] = v
-            else:
-                out["hot"][key[1]][key[2]] = v
-        status = await self.read32(self.rm.status)
-        out["status"] = {"saturated": bool(status & mc.STATUS_SATURATED), "dropped": bool(status & mc.STATUS_DROPPED)}
-        return out
+            await self.command(ct.CMD_SNAPSHOT)
+        values = {s.addr: await self.read64(s.addr) for s in self.rm.counters}
+        return read_counters(self.cfg, values.__getitem__, await self.read32(self.rm.status))
 
-    async def check_against(self, model: BoundedModel, what: str = "") -> dict:
+    async def check_against(self, model: BoundedModel, what: str = "") -> Counters:
         """Drain, snapshot, and require the RTL counters to equal the model's, field by field."""
         await self.wait_idle()
         got = await self.read_counters()

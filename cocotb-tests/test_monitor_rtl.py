@@ -21,6 +21,13 @@ def test_directed_icarus(rtl_sim, variant):
     rtl_sim("icarus", variant).run("tb_directed")
 
 
+@pytest.mark.parametrize("sim", ["verilator", "icarus"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_counting_rule_table(rtl_sim, sim, variant):
+    """docs/counting-rules.md, row by row."""
+    rtl_sim(sim, variant).run("tb_rules")
+
+
 # Seeds are fixed so every failure reproduces: COHTB_SEED=<seed> with the same variant.
 RANDOM_PLAN = {
     # simulator: (seeds, events per seed)

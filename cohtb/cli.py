@@ -6,36 +6,36 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import CohtbError
+from cohtb.errors import CohtbError
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from . import mainjob
+    from cohtb import mainjob
 
     return mainjob.run(Path(args.out), args.matrix, args.jobs, args.timeout)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .analysis import analyse
-    from .pipeline import counters_path
-    from .runs import discover
+    from cohtb.analysis.analyse import analyse
+    from cohtb.analysis.pipeline import counters_path
+    from cohtb.sim.runs import discover
 
     analysis_dir = Path(args.out) if args.out else None
     for run in discover([Path(r) for r in args.runs]):
         path = counters_path(run, analysis_dir)
         doc = analyse(run, path, check_model=args.check)
-        g, perf = doc["rtl"]["global"], doc["replay"]
-        print(f"{run.id}: {perf['events']:,} events through the Verilated monitor "
-              f"({perf['eventsPerSecond'] / 1e6:.1f} M events/s); transfers {g['transfers']:,}, "
-              f"cross-socket {g['crossSocketTransfers']:,}, dirty reads {g['dirtyReadsLocal'] + g['dirtyReadsRemote']:,}; "
-              f"RTL vs model: {doc['model_check']}; -> {path}")
+        g, perf = doc.rtl.totals, doc.replay
+        print(f"{run.id}: {perf.events:,} events through the Verilated monitor "
+              f"({perf.eventsPerSecond / 1e6:.1f} M events/s); transfers {g['transfers']:,}, "
+              f"cross-socket {g['crossSocketTransfers']:,}, dirty reads {doc.rtl.dirty_reads:,}; "
+              f"RTL vs model: {doc.model_check}; -> {path}")
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .pipeline import metrics_for, standard_comparisons
-    from .report import write
-    from .runs import discover
+    from cohtb.analysis.pipeline import metrics_for, standard_comparisons
+    from cohtb.report.html import write
+    from cohtb.sim.runs import discover
 
     runs = discover([Path(r) for r in args.runs])
     ms = metrics_for(runs, Path(args.analysis) if args.analysis else None, check_model=args.check)
@@ -46,9 +46,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import attribution, matrix_tables, pair_by_key, pair_table
-    from .pipeline import metrics_for
-    from .runs import discover
+    from cohtb.analysis.compare import attribution, matrix_tables, pair_by_key, pair_table
+    from cohtb.analysis.pipeline import metrics_for
+    from cohtb.sim.runs import discover
 
     analysis = Path(args.analysis) if args.analysis else None
     if args.key:
@@ -75,7 +75,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from . import synth
+    from cohtb.monitor import synth
 
     print(f"synthesizing the {args.variant} monitor with Yosys (Xilinx 7-series mapping)...", flush=True)
     report = synth.synthesize(args.variant)
@@ -84,8 +84,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 
 def cmd_native(args: argparse.Namespace) -> int:
-    from . import native
-    from .workloads import WORKLOADS
+    from cohtb.sim import native
+    from cohtb.sim.workloads import WORKLOADS
 
     names = args.workload or list(WORKLOADS)
     for n in names:
@@ -97,7 +97,7 @@ def cmd_native(args: argparse.Namespace) -> int:
 
 
 def specs_from_args(args: argparse.Namespace):
-    from .matrix import MATRICES, RunSpec
+    from cohtb.sim.plans import MATRICES, RunSpec
 
     if args.workload:
         return [RunSpec(args.workload, p, l, args.sockets, args.cores_per_socket, args.ops, args.intruder_period_us,
@@ -109,7 +109,7 @@ def specs_from_args(args: argparse.Namespace):
 
 
 def cmd_launch(args: argparse.Namespace) -> int:
-    from . import launch
+    from cohtb.sim import launch
 
     specs = specs_from_args(args)
     print(f"cohtb launch: {len(specs)} runs into {args.runs}", flush=True)
@@ -121,9 +121,13 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from . import ingest
+    from cohtb.trace import ingest
 
-    counts = ingest.ingest(args.trace, Path(args.out), args.cores, args.sockets,
+    from cohtb.contract import contiguous_socket_map
+
+    if args.cores < 1 or not 1 <= args.sockets <= args.cores or args.cores % args.sockets:
+        raise CohtbError(f"--cores {args.cores} --sockets {args.sockets}: the sockets must divide the cores")
+    counts = ingest.ingest(args.trace, Path(args.out), contiguous_socket_map(args.cores, args.sockets),
                            {"trace": str(args.trace)}, pagemap=Path(args.pagemap) if args.pagemap else None)
     print(f"{args.trace}: {counts['lines']:,} lines -> {counts['events']:,} events in {args.out}")
     print("  " + ", ".join(f"{k} {v:,}" for k, v in counts.items() if k not in ("lines", "events")))
@@ -131,8 +135,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from .bundle import bundle
-    from .runs import discover
+    from cohtb.sim.bundle import bundle
+    from cohtb.sim.runs import discover
 
     runs = discover([Path(r) for r in args.runs])
     size = bundle(runs, Path(args.into))
@@ -190,8 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     ig = sub.add_parser("ingest", help="convert a gem5 ProtocolTrace (plain, .gz or - for a pipe) to a cohtb event file")
     ig.add_argument("trace")
     ig.add_argument("out")
-    ig.add_argument("--cores", type=int, required=True)
-    ig.add_argument("--sockets", type=int, required=True)
+    ig.add_argument("--cores", type=int, required=True, help="cores (L1 controllers) in all")
+    ig.add_argument("--sockets", type=int, required=True, help="sockets; cores are numbered socket by socket")
     ig.add_argument("--pagemap", help="also write the TLB page mappings found in the trace here")
     ig.set_defaults(func=cmd_ingest)
 

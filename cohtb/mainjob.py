@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from . import gem5
-from .errors import CohtbError
-from .matrix import MATRICES
-from .pipeline import metrics_for, standard_comparisons
-from .report import summary_table, write
-from .runs import discover, load
-from .toolchain import ROOT
+from cohtb.sim import gem5
+from cohtb.errors import CohtbError
+from cohtb.sim.plans import MATRICES
+from cohtb.analysis.pipeline import metrics_for, standard_comparisons
+from cohtb.report.html import summary_table, write
+from cohtb.sim.runs import discover, load
+from cohtb.toolchain import ROOT
 
 REFERENCE_RUNS = ROOT / "reference-runs"
 
@@ -21,7 +21,7 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     t0 = time.monotonic()
     found = gem5.find()
     if found is not None:
-        from .launch import launch
+        from cohtb.sim.launch import launch
 
         specs = MATRICES[matrix]()
         print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({len(specs)} runs) into {out / 'runs'}", flush=True)

@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .errors import CohtbError
+from cohtb.errors import CohtbError
 
 ROOT = Path(__file__).resolve().parents[1]
 RTL_BUILD = ROOT / "build" / "rtl"

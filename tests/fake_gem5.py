@@ -10,6 +10,10 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cohtb.contract import contiguous_socket_map  # noqa: E402  (the map cohtb's gem5 system builds)
 
 
 def main() -> int:
@@ -53,7 +57,7 @@ def main() -> int:
     roi = {"begin_tick": 2000, "end_tick": 30000, "roi_seconds": 28000 / 1e12, "exit_cause": "exiting with last active thread context",
            "final_tick": 40000, "sockets": sockets, "cores_per_socket": cps, "cores": cores, "cpu": "timing", "clock": "3GHz",
            "params": {}, "workload_args": wargs,
-           "controllers": {"l1": [{"core": c, "socket": c // cps} for c in range(cores)]}}
+           "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate(contiguous_socket_map(cores, sockets))]}}
     with open(os.path.join(out, "roi.json"), "w") as f:
         json.dump(roi, f)
     return 0

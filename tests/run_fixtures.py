@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from cohtb import events as ev
-from cohtb.matrix import RunSpec
+from cohtb.trace import events as ev
+from cohtb.sim.plans import RunSpec
 
 LOOKUP_LINE, COUNT_LINE = 0x1000, 0x1002
 
@@ -33,7 +33,7 @@ def make_run(root: Path, layout: str, ops: int, roi_seconds: float, rounds: int,
         "cohtb_run": 1, "id": spec.id, "spec": spec.to_json(),
         "gem5": {"version": "fixture"}, "system": {"sockets": 2, "cores_per_socket": 2, "cores": 4, "cpu": "timing",
                                                   "clock": "3GHz", "params": {"local_latency": 20, "socket_latency": 300}},
-        "controllers": {}, "roi": {"begin_tick": 0, "end_tick": int(roi_seconds * 1e12), "seconds": roi_seconds},
+        "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate([0, 0, 1, 1])]}, "roi": {"begin_tick": 0, "end_tick": int(roi_seconds * 1e12), "seconds": roi_seconds},
         "workload": {"ops": ops, "threads": 4, "locked_ops": 2 * ops},
         "files": {"events": "events.cohtb"},
         "layout": [{"object": "dentry", "name": n, "vaddr": a, "size": s, "paddr": a, "how": "identity", "line_size": 64}

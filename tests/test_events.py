@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from cohtb import events as ev
+from cohtb.trace import events as ev
 from cohtb.errors import CohtbError
 
 

@@ -3,12 +3,12 @@ is absent (set GEM5 or put gem5.opt on PATH); must pass when it is present."""
 
 import pytest
 
-from cohtb import events as ev
-from cohtb import gem5
-from cohtb.launch import launch
-from cohtb.matrix import RunSpec
-from cohtb.model import IdealModel
-from cohtb.runs import load
+from cohtb.trace import events as ev
+from cohtb.sim import gem5
+from cohtb.sim.launch import launch
+from cohtb.sim.plans import RunSpec
+from cohtb.monitor.models import IdealModel
+from cohtb.sim.runs import load
 
 pytestmark = pytest.mark.skipif(gem5.find() is None, reason=gem5.why_missing())
 

@@ -8,27 +8,30 @@ from pathlib import Path
 
 import pytest
 
-from cohtb import events as ev
-from cohtb import ingest, synthetic_trace
+from cohtb.trace import events as ev
+from cohtb.contract import Kind, contiguous_socket_map
+from cohtb.trace import ingest
+from cohtb.trace import synthetic_trace
 from cohtb.errors import CohtbError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 L1 = re.compile(r"^\s*(\d+)\s+(\d+)\s+L1Cache\s+(\S+)\s+(\S*)>(\S*)\s+\[0x[0-9a-f]+, line (0x[0-9a-f]+)\]\s*(.*)$")
 
 
-def python_reading(lines, per_socket: int) -> list[tuple]:
-    """DESIGN.md's table, applied line by line in Python (the reference for the native tool)."""
+def python_reading(lines, socket_of_core: list[int]) -> list[tuple]:
+    """docs/event-format.md's table, applied line by line in Python (the reference for the native tool)."""
+    R, W, E = Kind.READ, Kind.WRITE, Kind.EVICT
     out = []
     for text in lines:
         m = L1.match(text)
         if not m or "Stall" in m.group(7):
             continue
         tick, core, event, frm, line = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4), int(m.group(6), 16)
-        kind = {("Load", "NP"): 0, ("Load", "I"): 0, ("Store", "NP"): 1, ("Store", "I"): 1, ("Store", "S"): 1,
-                ("L1_Replacement", "S"): 2, ("L1_Replacement", "E"): 2, ("L1_Replacement", "M"): 2}.get((event, frm))
-        kind = {"Fwd_GETS": 3, "Fwd_GETX": 4, "Inv": 5}.get(event, kind)
+        kind = {("Load", "NP"): R, ("Load", "I"): R, ("Store", "NP"): W, ("Store", "I"): W, ("Store", "S"): W,
+                ("L1_Replacement", "S"): E, ("L1_Replacement", "E"): E, ("L1_Replacement", "M"): E}.get((event, frm))
+        kind = {"Fwd_GETS": Kind.FWD_GETS, "Fwd_GETX": Kind.FWD_GETX, "Inv": Kind.INV}.get(event, kind)
         if kind is not None:
-            out.append((tick, line >> 6, core, core // per_socket, kind))
+            out.append((tick, line >> 6, core, socket_of_core[core], int(kind)))
     return out
 
 
@@ -42,20 +45,32 @@ def test_matches_a_python_reading_of_the_same_lines(tmp_path):
     trace = tmp_path / "t.gz"
     with gzip.open(trace, "wt") as f:
         f.writelines(lines)
-    counts = ingest.ingest(trace, tmp_path / "t.events", 32, 8)
+    counts = ingest.ingest(trace, tmp_path / "t.events", contiguous_socket_map(32, 8))
     _, recs = ev.read_all(tmp_path / "t.events")
-    assert as_tuples(recs) == python_reading(lines, 4)
+    assert as_tuples(recs) == python_reading(lines, contiguous_socket_map(32, 8))
     assert counts["lines"] == len(lines) and counts["stalls"] == 1 and counts["events"] == len(recs)
 
 
 def test_reads_a_pipe(tmp_path):
     lines = "".join(synthetic_trace.lines(3000, cores=4, seed=2))
     exe = ingest.tool_path()
-    proc = subprocess.run([str(exe), "-", str(tmp_path / "p.events"), "--cores", "4", "--sockets", "2"], input=lines,
+    proc = subprocess.run([str(exe), "-", str(tmp_path / "p.events"), "--socket-map", "0,0,1,1"], input=lines,
                           text=True, capture_output=True)
     assert proc.returncode == 0, proc.stderr
     _, recs = ev.read_all(tmp_path / "p.events")
-    assert as_tuples(recs) == python_reading(lines.splitlines(True), 2)
+    assert as_tuples(recs) == python_reading(lines.splitlines(True), [0, 0, 1, 1])
+
+
+def test_takes_any_core_to_socket_map(tmp_path):
+    """Sockets come from the map given (the run's manifest), not from a rule: here cores alternate sockets."""
+    lines = list(synthetic_trace.lines(3000, cores=6, seed=3))
+    trace = tmp_path / "t.txt"
+    trace.write_text("".join(lines))
+    smap = [0, 1, 2, 0, 1, 2]
+    ingest.ingest(trace, tmp_path / "t.events", smap)
+    header, recs = ev.read_all(tmp_path / "t.events")
+    assert header.socket_of_core == smap
+    assert as_tuples(recs) == python_reading(lines, smap)
 
 
 def test_collects_tlb_mappings_and_skips_other_debug_lines(tmp_path):
@@ -63,7 +78,7 @@ def test_collects_tlb_mappings_and_skips_other_debug_lines(tmp_path):
     trace.write_text("   100: board.processor.cores0.core.mmu.dtb: Mapping 0x4c0000 to 0x8c0000\n"
                      "   101: board.processor.cores0.core.mmu.dtb: Translating vaddr 0x4c0040.\n"
                      f"{200:15d} {1:3d} {'L1Cache':>10s}{'Load':>20s} {'NP':>6s}>{'IS':<6s} [0x8c0040, line 0x8c0040] \n")
-    counts = ingest.ingest(trace, tmp_path / "t.events", 4, 2, pagemap=tmp_path / "pm.txt")
+    counts = ingest.ingest(trace, tmp_path / "t.events", contiguous_socket_map(4, 2), pagemap=tmp_path / "pm.txt")
     assert counts["mappings"] == 1 and counts["debug_lines"] == 1 and counts["events"] == 1
     assert (tmp_path / "pm.txt").read_text() == "0x4c0000 0x8c0000\n"
 
@@ -72,14 +87,14 @@ def test_collects_tlb_mappings_and_skips_other_debug_lines(tmp_path):
     (b"this is not a trace\n", ":1: not a ProtocolTrace line"),
     (f"{10:15d} {0:3d} {'L1Cache':>10s}{'Load':>20s} {'NP':>6s}>{'IS':<6s} [0x40, line 0x40] \n"
      f"{20:15d} {9:3d} {'L1Cache':>10s}{'Load':>20s} {'NP':>6s}>{'IS':<6s} [0x40, line 0x40] \n".encode(),
-     ":2: L1Cache 9 but the run has 4 cores"),
+     ":2: L1Cache 9 but the socket map has 4 cores"),
     (f"{10:15d} {0:3d} {'L1Cache':>10s}{'Load':>20s} NP-IS [0x40, line 0x40]\n".encode(), ":1: malformed"),
 ])
 def test_bad_input_names_the_line(tmp_path, content, where):
     trace = tmp_path / "bad.txt"
     trace.write_bytes(content)
     with pytest.raises(CohtbError, match=re.escape(where)):
-        ingest.ingest(trace, tmp_path / "bad.events", 4, 2)
+        ingest.ingest(trace, tmp_path / "bad.events", contiguous_socket_map(4, 2))
     assert not list(tmp_path.glob("bad.events*"))
 
 
@@ -89,7 +104,7 @@ def test_truncated_gzip_is_an_error(tmp_path):
         f.writelines(synthetic_trace.lines(50000, cores=4))
     trace.write_bytes(trace.read_bytes()[: trace.stat().st_size // 2])
     with pytest.raises(CohtbError, match="truncated or corrupt"):
-        ingest.ingest(trace, tmp_path / "t.events", 4, 2)
+        ingest.ingest(trace, tmp_path / "t.events", contiguous_socket_map(4, 2))
     assert not list(tmp_path.glob("t.events*"))
 
 
@@ -98,9 +113,9 @@ def test_truncated_gzip_is_an_error(tmp_path):
 def test_recorded_gem5_traces(tmp_path, trace):
     """Traces recorded from gem5 runs of gem5-configs/cohtb_se.py (see tests/fixtures/traces/README.md)."""
     meta = __import__("json").loads(trace.with_name(trace.name.replace(".trace.gz", ".json")).read_text())
-    counts = ingest.ingest(trace, tmp_path / "r.events", meta["cores"], meta["sockets"], pagemap=tmp_path / "pm.txt")
+    counts = ingest.ingest(trace, tmp_path / "r.events", contiguous_socket_map(meta["cores"], meta["sockets"]), pagemap=tmp_path / "pm.txt")
     with gzip.open(trace, "rt") as f:
-        want = python_reading(f, meta["cores"] // meta["sockets"])
+        want = python_reading(f, contiguous_socket_map(meta["cores"], meta["sockets"]))
     _, recs = ev.read_all(tmp_path / "r.events")
     assert as_tuples(recs) == want
     assert counts["events"] == meta["events"] and counts["write"] > 0 and counts["fwd_getx"] + counts["inv"] > 0

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cohtb import events as ev
-from cohtb import launch
-from cohtb.matrix import RunSpec
+from cohtb.trace import events as ev
+from cohtb.sim import launch
+from cohtb.sim.plans import RunSpec
 
 FAKE = Path(__file__).with_name("fake_gem5.py")
 

@@ -5,11 +5,13 @@ from collections import Counter
 
 import pytest
 
-from cohtb.model import BoundedModel, IdealModel
-from cohtb.monitor_config import MonitorParams
-from cohtb import streams
+from cohtb.contract import Kind
 
-R, W, E, FWD_GETS, FWD_GETX, INV = range(6)
+from cohtb.monitor.models import BoundedModel, IdealModel
+from cohtb.monitor.config import MonitorParams
+from cohtb.trace import random_events as streams
+
+R, W, E, FWD_GETS, FWD_GETX, INV = Kind.READ, Kind.WRITE, Kind.EVICT, Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV
 BIG = MonitorParams(cores=8, sockets=2, sets=256, ways=8, hotEntries=8, regions=2)
 
 
@@ -17,7 +19,7 @@ def test_rules_by_hand():
     m = BoundedModel(BIG)
     for line, core, kind in [(1, 0, W), (1, 5, W), (1, 0, R), (1, 1, R), (1, 0, W), (1, 0, E), (1, 5, W)]:
         m.apply(line, core, core * 2 // 8, kind)
-    g = m.snapshot()["global"]
+    g = m.snapshot().totals
     # W0: first writer. W5: transfer from 0 (x-socket), invalidates {0}. R0: dirty read of 5's line (remote).
     # R1: clean read. W0: transfer from 5 (x-socket), invalidates {5, 1}. E0: the owner leaves.
     # W5: nobody owns the line any more, so no transfer, nothing to invalidate.
@@ -32,11 +34,11 @@ def test_bounded_equals_ideal_when_nothing_is_evicted():
     ideal = IdealModel(2)
     bounded.apply_array(recs)
     ideal.apply_array(recs)
-    g, t = bounded.snapshot()["global"], ideal.totals()
+    g, t = bounded.snapshot().totals, ideal.totals()
     assert g["stateEvictions"] == 0
     for name in ("transfers", "crossSocketTransfers", "invalidations", "dirtyReadsLocal", "dirtyReadsRemote"):
-        assert g[name] == t[name], name
-    assert bounded.snapshot()["matrix"] == ideal.matrix
+        assert g[name] == getattr(t, name), name
+    assert bounded.snapshot().matrix == ideal.matrix
 
 
 def test_bounded_misses_what_it_cannot_hold():
@@ -45,8 +47,8 @@ def test_bounded_misses_what_it_cannot_hold():
     bounded, ideal = BoundedModel(tiny), IdealModel(2)
     bounded.apply_array(recs)
     ideal.apply_array(recs)
-    assert bounded.snapshot()["global"]["stateEvictions"] > 0
-    assert bounded.snapshot()["global"]["transfers"] < ideal.totals()["transfers"]
+    assert bounded.snapshot().totals["stateEvictions"] > 0
+    assert bounded.snapshot().totals["transfers"] < ideal.totals().transfers
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -61,9 +63,9 @@ def test_space_saving_bounds(seed):
         m._hot_item(line)
         truth[line] += 1
         n += 1
-    for h in m.snapshot()["hot"]:
-        assert h["count"] - h["error"] <= truth[h["line"]] <= h["count"]
-    held = {h["line"] for h in m.snapshot()["hot"]}
+    for h in m.snapshot().hot:
+        assert h.count - h.error <= truth[h.line] <= h.count
+    held = {h.line for h in m.snapshot().hot}
     assert all(line in held for line, c in truth.items() if c > n / p.hotEntries)
 
 
@@ -73,7 +75,7 @@ def test_counters_saturate():
     for i in range(40):
         m.apply(3, i % 2, 0, W)
     s = m.snapshot()
-    assert s["global"]["transfers"] == 15 and s["status"]["saturated"]
+    assert s.totals["transfers"] == 15 and s.saturated
 
 
 def test_gem5_evidence_reconciliation():
@@ -82,4 +84,4 @@ def test_gem5_evidence_reconciliation():
     for line, core, kind in [(1, 0, W), (1, 1, W), (1, 0, FWD_GETX), (1, 2, R), (1, 1, FWD_GETS), (1, 2, W), (1, 1, INV), (1, 3, INV)]:
         m.apply(line, core, 0, kind)
     t = m.totals()
-    assert t["transfers"] == 2 and t["gem5Transfers"] == 2   # Fwd_GETX at 0, Inv at 1 (not Inv at 3)
+    assert t.transfers == 2 and t.gem5Transfers == 2   # Fwd_GETX at 0, Inv at 1 (not Inv at 3)

@@ -6,9 +6,13 @@ import shutil
 
 import pytest
 
-from cohtb import compare, pipeline, report
+from cohtb.analysis import compare
+
+from cohtb.analysis import pipeline
+
+from cohtb.report import html as report
 from cohtb.errors import CohtbError
-from cohtb.runs import load
+from cohtb.sim.runs import load
 from run_fixtures import make_run
 
 ROUNDS, OPS = 50, 100

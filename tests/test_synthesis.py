@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from cohtb import synth
+from cohtb.monitor import synth
 
 
 def test_default_configuration_synthesizes(capsys):

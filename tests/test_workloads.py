@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from cohtb.workloads import WORKLOADS, binary, field_lines, run_native
+from cohtb.sim.workloads import WORKLOADS, binary, field_lines, run_native
 
 THREADS = max(4, (os.cpu_count() or 2) + 2)   # more threads than cores: preemption inside critical sections
 CASES = [(w.name, p, l) for w in WORKLOADS.values() for p in w.policies for l in w.layouts]

@@ -1,19 +1,24 @@
 /* cohtb-ingest: a gem5 Ruby MESI_Two_Level ProtocolTrace (plain or gzip, file or pipe) -> a cohtb event
  * file (docs/event-format.md), streaming, in constant memory.
  *
- *   cohtb-ingest TRACE|- OUT --cores N --sockets S [--line-size 64] [--source JSON] [--pagemap FILE]
+ *   cohtb-ingest TRACE|- OUT --socket-map S0,S1,... [--line-size 64] [--source JSON] [--pagemap FILE]
+ *
+ * --socket-map gives the socket of each core (L1 controller version), in core order: the machine's own
+ * map, which cohtb takes from the run's manifest. The file layout and the kinds come from the contract
+ * (cohtb_contract.h, generated from the RTL's definitions).
  *
  * Lines of gem5's other debug flags ("<tick>: <object>: message") are skipped, except the x86 TLB's
  * "Mapping <vaddr> to <paddr>", which go to --pagemap as "vaddr paddr" lines (virtual -> physical
  * pages of the workload's set-up, to place its layout map in Ruby's physical addresses).
  *
- * Kept, from L1Cache transitions (DESIGN.md): Load in NP/I -> READ; Store in NP/I/S -> WRITE;
+ * Kept, from L1Cache transitions (docs/event-format.md): Load in NP/I -> READ; Store in NP/I/S -> WRITE;
  * L1_Replacement in S/E/M -> EVICT; and gem5's evidence at the old holder: Fwd_GETS, Fwd_GETX, Inv.
  * Dropped: hits, Seq lines, L2/directory transitions, instruction fetches, stalled (retried) transitions.
  * Prints counts as JSON on stdout. On any error: a message naming the line, exit 1, no output file. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,11 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-enum { READ = 0, WRITE = 1, EVICT = 2, FWD_GETS = 3, FWD_GETX = 4, INV = 5 };
-
-#pragma pack(push, 1)
-struct record { uint64_t tick, line; uint16_t core; uint8_t socket, kind; uint32_t aux; };
-#pragma pack(pop)
+#include "cohtb_contract.h"
 
 static char tmp_path[4096], map_tmp_path[4096];
 static const char *trace_name;
@@ -71,28 +72,38 @@ static int state_is(const char *s, size_t len, const char *a) { return strlen(a)
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: cohtb-ingest TRACE|- OUT --cores N --sockets S [--line-size 64] [--source JSON]\n");
+    fprintf(stderr, "usage: cohtb-ingest TRACE|- OUT --socket-map S0,S1,... [--line-size %d] [--source JSON] [--pagemap FILE]\n",
+            COHTB_DEFAULT_LINE_SIZE);
     return 2;
   }
   trace_name = strcmp(argv[1], "-") ? argv[1] : "<stdin>";
   const char *out_path = argv[2];
-  long cores = 0, sockets = 0, line_size = 64;
+  static uint8_t socket_of[COHTB_MAX_CORES];
+  long cores = 0, sockets = 0, line_size = COHTB_DEFAULT_LINE_SIZE;
   const char *source = "{}", *pagemap_path = NULL;
   for (int i = 3; i < argc; i++) {
     if (i + 1 >= argc) { fprintf(stderr, "cohtb-ingest: %s needs a value\n", argv[i]); return 2; }
-    if (!strcmp(argv[i], "--cores")) cores = atol(argv[++i]);
-    else if (!strcmp(argv[i], "--sockets")) sockets = atol(argv[++i]);
+    if (!strcmp(argv[i], "--socket-map")) {
+      for (char *p = argv[++i], *end; *p; p = end + (*end == ',')) {
+        long s = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || s < 0 || s >= COHTB_MAX_SOCKETS || cores >= COHTB_MAX_CORES) {
+          fprintf(stderr, "cohtb-ingest: --socket-map wants comma-separated socket numbers, one per core\n");
+          return 2;
+        }
+        socket_of[cores++] = (uint8_t)s;
+        if (s + 1 > sockets) sockets = s + 1;
+      }
+    }
     else if (!strcmp(argv[i], "--line-size")) line_size = atol(argv[++i]);
     else if (!strcmp(argv[i], "--source")) source = argv[++i];
     else if (!strcmp(argv[i], "--pagemap")) pagemap_path = argv[++i];
     else { fprintf(stderr, "cohtb-ingest: unknown argument %s\n", argv[i]); return 2; }
   }
-  if (cores < 1 || cores > 65535 || sockets < 1 || sockets > cores || cores % sockets || line_size < 1 || (line_size & (line_size - 1))) {
-    fprintf(stderr, "cohtb-ingest: need --cores N --sockets S with S dividing N, and a power-of-two --line-size\n");
+  if (cores < 1 || line_size < 1 || (line_size & (line_size - 1))) {
+    fprintf(stderr, "cohtb-ingest: need --socket-map with at least one core, and a power-of-two --line-size\n");
     return 2;
   }
   int line_shift = __builtin_ctzl(line_size);
-  long per_socket = cores / sockets;
 
   gzFile in = strcmp(argv[1], "-") ? gzopen(argv[1], "rb") : gzdopen(dup(0), "rb");
   if (!in) fail(0, "cannot open: %s", strerror(errno));
@@ -114,17 +125,16 @@ int main(int argc, char **argv) {
 
   /* Header (docs/event-format.md); num_records is patched at the end. */
   size_t src_len = strlen(source);
-  size_t body = 8 + 2 * 6 + 4 + 8 + 4 + cores + src_len, header_len = (body + 7) / 8 * 8;
+  size_t body = sizeof(struct cohtb_header) + cores + src_len;
+  size_t header_len = (body + COHTB_HEADER_ALIGN - 1) / COHTB_HEADER_ALIGN * COHTB_HEADER_ALIGN;
   if (header_len > 65535) fail(0, "header too large");
-  uint16_t h16[6] = {1, (uint16_t)header_len, (uint16_t)line_size, (uint16_t)cores, (uint16_t)sockets, sizeof(struct record)};
-  uint32_t reserved = 0, src32 = src_len;
+  struct cohtb_header h = {.version = COHTB_VERSION, .header_len = (uint16_t)header_len, .line_size = (uint16_t)line_size,
+                           .num_cores = (uint16_t)cores, .num_sockets = (uint16_t)sockets,
+                           .record_size = sizeof(struct cohtb_record), .source_len = (uint32_t)src_len};
+  memcpy(h.magic, COHTB_MAGIC, sizeof h.magic);
   uint64_t nrec = 0;
-  fwrite("COHTBEVT", 1, 8, out);
-  fwrite(h16, 2, 6, out);
-  fwrite(&reserved, 4, 1, out);
-  fwrite(&nrec, 8, 1, out);
-  fwrite(&src32, 4, 1, out);
-  for (long c = 0; c < cores; c++) fputc((int)(c / per_socket), out);
+  fwrite(&h, sizeof h, 1, out);
+  fwrite(socket_of, 1, cores, out);
   fwrite(source, 1, src_len, out);
   for (size_t i = body; i < header_len; i++) fputc(0, out);
 
@@ -133,7 +143,7 @@ int main(int argc, char **argv) {
   size_t have = 0, pos = 0;
   int at_eof = 0;
   char *tok[16];
-  uint64_t lineno = 0, l1 = 0, kept[6] = {0}, hits = 0, seq = 0, other_machines = 0, stalls = 0, ifetch = 0, ignored = 0;
+  uint64_t lineno = 0, l1 = 0, kept[COHTB_NUM_KINDS] = {0}, hits = 0, seq = 0, other_machines = 0, stalls = 0, ifetch = 0, ignored = 0;
   uint64_t first_tick = UINT64_MAX, last_tick = 0, debug_lines = 0, mappings = 0;
   for (;;) {
     char *nl = pos < have ? memchr(chunk + pos, '\n', have - pos) : NULL;
@@ -189,7 +199,7 @@ int main(int argc, char **argv) {
     if (n < 8 || strcmp(tok[6], "line") != 0 || tok[5][0] != '[')
       fail(lineno, "malformed L1Cache transition (expected 'Event From>To [0x.., line 0x..]')");
     l1++;
-    if (version >= (uint64_t)cores) fail(lineno, "L1Cache %" PRIu64 " but the run has %ld cores", version, cores);
+    if (version >= (uint64_t)cores) fail(lineno, "L1Cache %" PRIu64 " but the socket map has %ld cores", version, cores);
     if (n > 8 && strstr(tok[n - 1], "Stall")) { stalls++; continue; }
     const char *ev = tok[3], *arrow = strchr(tok[4], '>');
     if (!arrow) fail(lineno, "malformed state change '%s' (expected From>To)", tok[4]);
@@ -199,18 +209,18 @@ int main(int argc, char **argv) {
     if (parse_u64(tok[7], 16, &line_addr) < 3) fail(lineno, "malformed line address '%s'", tok[7]);
     int kind = -1;
     if (!strcmp(ev, "Load")) {
-      if (state_is(from, flen, "NP") || state_is(from, flen, "I")) kind = READ; else hits++;
+      if (state_is(from, flen, "NP") || state_is(from, flen, "I")) kind = COHTB_READ; else hits++;
     } else if (!strcmp(ev, "Store")) {
-      if (state_is(from, flen, "NP") || state_is(from, flen, "I") || state_is(from, flen, "S")) kind = WRITE; else hits++;
+      if (state_is(from, flen, "NP") || state_is(from, flen, "I") || state_is(from, flen, "S")) kind = COHTB_WRITE; else hits++;
     } else if (!strcmp(ev, "L1_Replacement")) {
-      if (state_is(from, flen, "S") || state_is(from, flen, "E") || state_is(from, flen, "M")) kind = EVICT; else ignored++;
-    } else if (!strcmp(ev, "Fwd_GETS")) kind = FWD_GETS;
-    else if (!strcmp(ev, "Fwd_GETX")) kind = FWD_GETX;
-    else if (!strcmp(ev, "Inv")) kind = INV;
+      if (state_is(from, flen, "S") || state_is(from, flen, "E") || state_is(from, flen, "M")) kind = COHTB_EVICT; else ignored++;
+    } else if (!strcmp(ev, "Fwd_GETS")) kind = COHTB_FWD_GETS;
+    else if (!strcmp(ev, "Fwd_GETX")) kind = COHTB_FWD_GETX;
+    else if (!strcmp(ev, "Inv")) kind = COHTB_INV;
     else if (!strcmp(ev, "Ifetch")) ifetch++;
     else ignored++;
     if (kind < 0) continue;
-    struct record r = {tick, line_addr >> line_shift, (uint16_t)version, (uint8_t)(version / per_socket), (uint8_t)kind, 0};
+    struct cohtb_record r = {tick, line_addr >> line_shift, (uint16_t)version, socket_of[version], (uint8_t)kind, 0};
     if (fwrite(&r, sizeof r, 1, out) != 1) fail(lineno, "write failed: %s", strerror(errno));
     kept[kind]++;
     nrec++;
@@ -224,7 +234,7 @@ int main(int argc, char **argv) {
   gzclose(in);
   if (lineno > 0 && l1 == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
 
-  if (fflush(out) || fseek(out, 8 + 2 * 6 + 4, SEEK_SET) || fwrite(&nrec, 8, 1, out) != 1 || fclose(out))
+  if (fflush(out) || fseek(out, offsetof(struct cohtb_header, num_records), SEEK_SET) || fwrite(&nrec, 8, 1, out) != 1 || fclose(out))
     fail(0, "writing %s failed: %s", out_path, strerror(errno));
   if (pagemap) {
     if (fclose(pagemap) || rename(map_tmp_path, pagemap_path) != 0) fail(0, "writing %s failed: %s", pagemap_path, strerror(errno));

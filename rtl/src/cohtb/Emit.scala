@@ -4,7 +4,8 @@ import java.nio.file.{Files, Path, Paths}
 import scala.jdk.CollectionConverters._
 import circt.stage.ChiselStage
 
-/** Emits CoherenceMonitor SystemVerilog and monitor.json (parameters + register map) per configuration.
+/** Emits CoherenceMonitor SystemVerilog and monitor.json (parameters + register map) per configuration, and
+  * contract.json (event kinds, event file layout, CSR constants) once.
   *
   * Usage: Emit --out=DIR [--variants=FILE] [key=value ...]
   * With --variants, each non-comment line "name key=value ..." is emitted into DIR/name;
@@ -34,6 +35,8 @@ object Emit {
     def opt(name: String) = args.find(_.startsWith(s"--$name=")).map(_.stripPrefix(s"--$name="))
     val out = Paths.get(opt("out").getOrElse(sys.error("Emit: --out=DIR is required")))
     val rest = args.filterNot(_.startsWith("--")).toSeq
+    Files.createDirectories(out)
+    Files.writeString(out.resolve("contract.json"), Contract.toJson)
     opt("variants") match {
       case Some(file) =>
         for ((line, n) <- Files.readAllLines(Paths.get(file)).asScala.zipWithIndex;

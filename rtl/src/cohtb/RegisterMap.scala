@@ -27,25 +27,34 @@ case class RegisterMap(p: MonitorParams) {
   def matrix(from: Int, to: Int): Int = 0x1000 + 8 * (from * p.sockets + to)
   def hot(k: Int, field: String): Int = 0x2000 + 32 * k + hotFields.indexOf(field).ensuring(_ >= 0, field) * 8
 
+  /** Every 64-bit counter slot: (address, group, index path, counter name). */
+  def counterSlots: Seq[(Int, String, Seq[Int], String)] =
+    globalCounters.map(n => (global(n), "global", Seq.empty[Int], n)) ++
+      (0 until p.regions).flatMap(r => regionCounters.map(n => (regionCounter(r, n), "regions", Seq(r), n))) ++
+      (for (s <- 0 until p.sockets; d <- 0 until p.sockets) yield (matrix(s, d), "matrix", Seq(s, d), "transfers")) ++
+      (0 until p.hotEntries).flatMap(k => hotFields.map(f => (hot(k, f), "hot", Seq(k), f)))
+
+  /** monitor.json: this configuration's parameters and every register address, listed explicitly so that no
+    * reader recomputes the map. */
   def toJson: String = {
-    def q(s: String) = "\"" + s + "\""
-    def obj(kv: Seq[(String, String)]) = kv.map { case (k, v) => s"${q(k)}: $v" }.mkString("{", ", ", "}")
-    val params = obj(Seq(
-      "cores" -> p.cores.toString, "sockets" -> p.sockets.toString, "lineAddrBits" -> p.lineAddrBits.toString,
-      "sets" -> p.sets.toString, "ways" -> p.ways.toString, "indexing" -> q(p.indexing.name),
-      "replacement" -> q(p.replacement.name), "hotEntries" -> p.hotEntries.toString,
-      "regions" -> p.regions.toString, "counterWidth" -> p.counterWidth.toString))
-    val regs = obj(Seq(
-      "id" -> id.toString, "version" -> version.toString, "ctrl" -> ctrl.toString, "cmd" -> cmd.toString,
-      "status" -> status.toString, "regionEnable" -> regionEnable.toString,
-      "params" -> obj(paramWords.zipWithIndex.map { case ((n, _), i) => n -> paramAddr(i).toString }),
-      "global" -> obj(globalCounters.map(n => n -> global(n).toString)),
-      "regionBase0" -> regionBase(0).toString, "regionStride" -> "16",
-      "regionCounter0" -> regionCounter(0, regionCounters.head).toString, "regionCounterStride" -> "64",
-      "regionCounters" -> regionCounters.map(q).mkString("[", ", ", "]"),
-      "matrix0" -> matrix(0, 0).toString, "hot0" -> hot(0, hotFields.head).toString, "hotStride" -> "32",
-      "hotFields" -> hotFields.map(q).mkString("[", ", ", "]")))
-    obj(Seq("idValue" -> IdValue.toString, "versionValue" -> VersionValue.toString, "params" -> params, "registers" -> regs)) + "\n"
+    import Json._
+    val params = obj(
+      "cores" -> num(p.cores), "sockets" -> num(p.sockets), "lineAddrBits" -> num(p.lineAddrBits),
+      "sets" -> num(p.sets), "ways" -> num(p.ways), "indexing" -> str(p.indexing.name),
+      "replacement" -> str(p.replacement.name), "hotEntries" -> num(p.hotEntries),
+      "regions" -> num(p.regions), "counterWidth" -> num(p.counterWidth))
+    val slots = counterSlots.map { case (addr, group, index, name) =>
+      obj("addr" -> num(addr), "group" -> str(group), "index" -> arr(index.map(i => num(i))), "name" -> str(name))
+    }
+    val regs = obj(
+      "id" -> num(id), "version" -> num(version), "ctrl" -> num(ctrl), "cmd" -> num(cmd),
+      "status" -> num(status), "regionEnable" -> num(regionEnable),
+      "params" -> obj(paramWords.zipWithIndex.map { case ((n, _), i) => n -> num(paramAddr(i)) }: _*),
+      "paramValues" -> obj(paramWords.map { case (n, v) => n -> num(v) }: _*),
+      "regionBase" -> arr((0 until p.regions).map(r => num(regionBase(r)))),
+      "regionMask" -> arr((0 until p.regions).map(r => num(regionMask(r)))),
+      "counters" -> ("[\n  " + slots.mkString(",\n  ") + "]"))
+    obj("params" -> params, "registers" -> regs) + "\n"
   }
 }
 
@@ -69,6 +78,10 @@ object RegisterMap {
     "accepted", "dropped", "rejected",
     "transfers", "crossSocketTransfers", "invalidations", "dirtyReadsLocal", "dirtyReadsRemote",
     "stateEvictions")
+  /** The first global counters count events per kind, in kind order ("eventsFwdGets" for FWD_GETS). */
+  def kindCounter(kind: EventKindInfo): String =
+    "events" + kind.name.split("_").map(w => w.head + w.tail.toLowerCase).mkString
+  require(globalCounters.take(EventKind.count) == EventKind.all.map(kindCounter), "per-kind counters follow EventKind")
   val regionCounters: Seq[String] = Seq(
     "reads", "writes", "evicts", "transfers", "crossSocketTransfers", "invalidations", "dirtyReadsLocal", "dirtyReadsRemote")
   val hotFields: Seq[String] = Seq("line", "count", "error", "valid")

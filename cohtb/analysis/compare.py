@@ -1,0 +1,132 @@
+"""`cohtb compare`: base vs new, as the seeds' tables (configuration, base, new, % change), then an
+attribution of the throughput change to the cache lines whose traffic changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cohtb.errors import CohtbError
+from cohtb.analysis.metrics import RunMetrics
+from cohtb.report.tables import Table, num, pct
+
+METRICS = [("throughput (ops/sim µs)", lambda m: m.throughput / 1e6),
+           ("transfers/op", lambda m: m.per_op["transfers"]),
+           ("cross-socket transfers/op", lambda m: m.per_op["crossSocketTransfers"]),
+           ("dirty reads/op", lambda m: m.per_op["dirtyReads"]),
+           ("invalidations/op", lambda m: m.per_op["invalidations"])]
+
+
+def pair_table(base: RunMetrics, new: RunMetrics) -> Table:
+    rows = [[name, num(f(base)), num(f(new)), pct(f(base), f(new))] for name, f in METRICS]
+    if base.locked_share is not None and new.locked_share is not None:
+        rows.append(["operations that took the lock", f"{base.locked_share * 100:.1f}%", f"{new.locked_share * 100:.1f}%",
+                     pct(base.locked_share, new.locked_share)])
+    for field in dict.fromkeys(list(base.fields) + list(new.fields)):
+        b, n = base.fields.get(field, {}), new.fields.get(field, {})
+        if b.get("lines") and n.get("lines"):
+            bv, nv = b["transfers"] + b["dirtyReads"], n["transfers"] + n["dirtyReads"]
+            rows.append([f"{field.split('.', 1)[-1]}: transfers + dirty reads/op", num(bv), num(nv), pct(bv, nv)])
+    return Table(f"{base.label} -> {new.label}", ["", "base", "new", "% change"], rows)
+
+
+def matrix_tables(pairs: list[tuple[RunMetrics, RunMetrics]], base_name: str, new_name: str) -> list[Table]:
+    """One row per configuration, as the seed tables are laid out."""
+    out = []
+    for title, f in METRICS[:3]:
+        rows = [[configuration(b, base_name.split("=")[0]), num(f(b)), num(f(n)), pct(f(b), f(n))] for b, n in pairs]
+        out.append(Table(f"{title}: {base_name} vs {new_name}", ["Configuration", f"{base_name}", f"{new_name}", "% Change"], rows))
+    return out
+
+
+def configuration(m: RunMetrics, compared: str) -> str:
+    """The run's configuration apart from the key being compared."""
+    s = m.spec
+    parts = [f"{s.sockets} sockets x {s.cores_per_socket} cores"]
+    parts += [f"{k} {getattr(s, k)}" for k in ("policy", "layout") if k != compared]
+    return ", ".join(parts) + (", intruder" if s.intruder_period_us else "")
+
+
+@dataclass
+class LineCost:
+    key: str
+    base_ns: float
+    new_ns: float
+
+
+def line_keys(m: RunMetrics) -> dict[int, str]:
+    """Each line of the run's ideal statistics named by the fields on it, so lines can be matched across
+    runs whose layouts put the fields at other addresses."""
+    names = {r.line: r.fields for r in m.analysis.regions}
+    out = {}
+    for line in m.analysis.ideal.lines:
+        fields = names.get(line)
+        out[line] = "line of " + ", ".join(f.split(".", 1)[-1] for f in fields) if fields else f"line {line:#x}"
+    return out
+
+
+def line_costs(m: RunMetrics) -> dict[str, float]:
+    """Estimated coherence latency per operation on each line (ns): each transfer or dirty read costs a round
+    trip over the links it crosses (cross-socket: socket + local links; local: local links)."""
+    system = m.run.manifest.system
+    ghz = system.clock_hz / 1e9
+    local = 2 * system.params.local_latency / ghz
+    remote = 2 * (system.params.socket_latency + system.params.local_latency) / ghz
+    keys = line_keys(m)
+    out: dict[str, float] = {}
+    for line, st in m.analysis.ideal.lines.items():
+        key = keys[line]
+        rem = st.crossSocketTransfers + st.dirtyReadsRemote
+        loc = st.transfers - st.crossSocketTransfers + st.dirtyReadsLocal
+        out[key] = out.get(key, 0.0) + (rem * remote + loc * local) / m.run.ops
+    return out
+
+
+def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table, str]:
+    """Splits the change in simulated time per operation over the lines whose estimated cost changed."""
+    bc, nc = line_costs(base), line_costs(new)
+    rows = [LineCost(k, bc.get(k, 0.0), nc.get(k, 0.0)) for k in dict.fromkeys(list(bc) + list(nc))]
+    rows.sort(key=lambda r: -abs(r.new_ns - r.base_ns))
+    total = sum(r.new_ns - r.base_ns for r in rows)
+    measured = 1e9 / new.throughput - 1e9 / base.throughput
+    table = Table(f"Attribution: {base.label} -> {new.label}",
+                  ["line (fields on it)", "base ns/op", "new ns/op", "change ns/op", "share of the change"],
+                  [[r.key, num(r.base_ns, 1), num(r.new_ns, 1), f"{r.new_ns - r.base_ns:+.1f}",
+                    f"{(r.new_ns - r.base_ns) / total * 100:.0f}%" if total else "-"] for r in rows[:top]],
+                  "Estimated from each line's exact transfers and dirty reads per operation, weighted by the round trip over "
+                  "the system's links (the run's local and socket link latencies). System time per operation is "
+                  "1 / throughput; the estimate is a latency budget, not a cycle-accurate account.")
+    lead = rows[0] if rows else None
+    thr = pct(base.throughput, new.throughput)
+    text = (f"{new.label} vs {base.label}: throughput {thr} ({measured:+.0f} ns of simulated time per operation). "
+            f"Estimated coherence cost changed by {total:+.0f} ns/op")
+    if lead:
+        b_line = _line_stats(base, lead.key)
+        n_line = _line_stats(new, lead.key)
+        text += (f"; the largest part, {lead.new_ns - lead.base_ns:+.0f} ns/op, is on the {lead.key}: "
+                 f"cross-socket transfers per operation {b_line[0]:.3f} -> {n_line[0]:.3f}, "
+                 f"dirty reads {b_line[1]:.3f} -> {n_line[1]:.3f}.")
+    return table, text
+
+
+def _line_stats(m: RunMetrics, key: str) -> tuple[float, float]:
+    keys = line_keys(m)
+    xs = dr = 0
+    for line, st in m.analysis.ideal.lines.items():
+        if keys[line] == key:
+            xs += st.crossSocketTransfers
+            dr += st.dirty_reads
+    return xs / m.run.ops, dr / m.run.ops
+
+
+def pair_by_key(ms: list[RunMetrics], key: str, base_value: str, new_value: str) -> list[tuple[RunMetrics, RunMetrics]]:
+    """Pairs runs that differ only in `key` (a RunSpec field), base_value vs new_value."""
+    def rest(m: RunMetrics) -> tuple:
+        d = m.run.spec.to_json()
+        if key not in d:
+            raise CohtbError(f"compare: runs have no '{key}' (keys: {', '.join(d)})")
+        return tuple((k, str(v)) for k, v in sorted(d.items()) if k != key)
+    bases = {rest(m): m for m in ms if str(m.run.spec.to_json()[key]) == base_value}
+    pairs = [(bases[rest(m)], m) for m in ms if str(m.run.spec.to_json()[key]) == new_value and rest(m) in bases]
+    if not pairs:
+        raise CohtbError(f"compare: no runs differ only in {key}={base_value} vs {key}={new_value}")
+    return pairs

@@ -1,0 +1,97 @@
+"""What a report says about one run, computed from its manifest and its analysis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cohtb.analysis.analyse import Analysis
+from cohtb.monitor.models import LineStats
+from cohtb.sim.runs import Run
+
+
+@dataclass
+class RunMetrics:
+    run: Run
+    analysis: Analysis
+    label: str = ""
+    per_op: dict[str, float] = field(default_factory=dict)
+    fields: dict[str, dict] = field(default_factory=dict)
+    hot: list[dict] = field(default_factory=list)
+    check: dict = field(default_factory=dict)
+
+    @property
+    def spec(self):
+        return self.run.spec
+
+    @property
+    def throughput(self) -> float:
+        return self.run.throughput
+
+    @property
+    def locked_share(self) -> float | None:
+        locked = self.run.manifest.workload.locked_ops
+        if locked is None:
+            return None
+        return locked / (2 * self.run.ops)   # a get and a put per operation
+
+    def to_json(self) -> dict:
+        return {"run": self.run.id, "label": self.label, "spec": self.run.spec.to_json(),
+                "throughput_ops_per_sim_s": self.throughput, "roi_seconds": self.run.roi_seconds, "ops": self.run.ops,
+                "locked_share": self.locked_share, "per_op": self.per_op, "fields": self.fields, "hot": self.hot,
+                "check": self.check}
+
+
+def per_op(counts: dict[str, int], ops: int) -> dict[str, float]:
+    """Ping-pong per operation from counters named as the monitor names them (global, region or line)."""
+    dr = counts["dirtyReadsLocal"] + counts["dirtyReadsRemote"]
+    vals = {"transfers": counts["transfers"], "crossSocketTransfers": counts["crossSocketTransfers"], "dirtyReads": dr,
+            "dirtyReadsRemote": counts["dirtyReadsRemote"], "invalidations": counts["invalidations"]}
+    return {k: v / ops for k, v in vals.items()}
+
+
+def run_label(spec) -> str:
+    s = f"{spec.policy}/{spec.layout} {spec.sockets}x{spec.cores_per_socket}"
+    return s + (" +intruder" if spec.intruder_period_us else "")
+
+
+FIELD_COUNTS = ("transfers", "crossSocketTransfers", "dirtyReadsLocal", "dirtyReadsRemote", "invalidations")
+SOURCE_REGION = "monitor region"
+SOURCE_IDEAL = "ideal model (no region left)"
+
+
+def compute(run: Run, a: Analysis) -> RunMetrics:
+    m = RunMetrics(run, a, run_label(run.spec))
+    ops = run.ops
+    m.per_op = per_op(a.rtl.totals, ops)
+    region_of_line = a.region_of_line()
+    for f in run.fields:
+        if not f.lines:
+            m.fields[f.label] = {"lines": [], "source": "unmapped"}
+            continue
+        total = dict.fromkeys(FIELD_COUNTS, 0)
+        source = SOURCE_REGION
+        for line in f.lines:
+            r = region_of_line.get(line)
+            if r is not None:
+                counts = a.rtl.regions[r.index]
+            else:
+                source = SOURCE_IDEAL
+                st = a.ideal.lines.get(line)
+                counts = st.to_json() if st else {}
+            for k in total:
+                total[k] += counts.get(k, 0)
+        m.fields[f.label] = {"lines": f.lines, "source": source, "shares_line_with": sorted(
+            {n for line in f.lines for n in (region_of_line[line].fields if line in region_of_line else []) if n != f.label}),
+            **per_op(total, ops)}
+    for h in sorted((h for h in a.rtl.hot if h.valid), key=lambda h: -h.count)[:8]:
+        st = a.ideal.lines.get(h.line) or LineStats()
+        remote = st.crossSocketTransfers + st.dirtyReadsRemote
+        m.hot.append({"line": h.line, "fields": region_of_line[h.line].fields if h.line in region_of_line else [],
+                      "count": h.count, "error": h.error, "ideal_items": st.pingpong, "transfers": st.transfers,
+                      "dirty_reads": st.dirty_reads, "remote_share": remote / st.pingpong if st.pingpong else 0.0})
+    it, g = a.ideal.totals, a.rtl.totals
+    m.check = {"ideal_transfers": it.transfers, "gem5_transfers": it.gem5Transfers,
+               "bounded_transfers": g["transfers"], "missed_by_bounded": it.transfers - g["transfers"],
+               "state_evictions": g["stateEvictions"], "saturated": a.rtl.saturated, "model_check": a.model_check,
+               "fwd_getx": it.fwdGetx, "inv": it.inv, "fwd_gets": it.fwdGets}
+    return m

@@ -1,0 +1,363 @@
+"""Reference models of the coherence monitor: the counting rules of docs/counting-rules.md.
+
+`BoundedModel` mirrors the RTL bit for bit: the same set-associative line table (indexing, first-invalid
+allocation, round-robin or LRU victim), the same Space-Saving hot-line table with the same tie-break, the
+same saturation. `IdealModel` applies the same rules to every line without bounds, keeps per-line
+statistics for reports, and reconciles against gem5's own transfer evidence (docs/gem5.md).
+
+Both apply the rules through `apply_rules`, so the rule table is implemented once in Python; comments name
+the table's rules (W, R, E, X).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter as Tally
+from dataclasses import dataclass, fields
+from typing import Iterable
+
+import numpy as np
+
+from cohtb.contract import KIND_COUNTERS, Kind
+from cohtb.monitor.config import MonitorParams
+from cohtb.monitor.counters import Counters, HotEntry
+
+READ, WRITE, EVICT = Kind.READ, Kind.WRITE, Kind.EVICT
+
+# Line state seen by the requesting core before its event (docs/counting-rules.md; coverage bins).
+LINE_STATES = (
+    "untracked", "shared-not-holder", "shared-holder", "mine-dirty", "mine-clean",
+    "other-dirty", "other-clean-holder", "other-clean-not-holder",
+)
+
+
+@dataclass(slots=True)
+class LineState:
+    """What the monitor remembers of one line: the last writer (owner), whether its copy is dirty, the holders."""
+
+    owner_valid: bool = False
+    owner: int = 0
+    owner_socket: int = 0
+    dirty: bool = False
+    holders: int = 0       # bit c: core c holds a copy
+
+    @property
+    def free(self) -> bool:
+        return not self.holders and not self.owner_valid
+
+
+def line_state(entry: LineState | None, core: int) -> str:
+    """The state's name in the rule table, as `core` sees it."""
+    if entry is None or entry.free:
+        return "untracked"
+    holder = bool(entry.holders >> core & 1)
+    if not entry.owner_valid:
+        return "shared-holder" if holder else "shared-not-holder"
+    if entry.owner == core:
+        return "mine-dirty" if entry.dirty else "mine-clean"
+    if entry.dirty:
+        return "other-dirty"
+    return "other-clean-holder" if holder else "other-clean-not-holder"
+
+
+@dataclass(slots=True)
+class Effects:
+    """What one event adds to the counters (the table's effect columns)."""
+
+    transfer: bool = False
+    cross_socket: bool = False
+    dirty_read_local: bool = False
+    dirty_read_remote: bool = False
+    invalidations: int = 0
+    from_socket: int = 0     # the old owner's socket (the matrix row of a transfer)
+
+
+def apply_rules(old: LineState, core: int, socket: int, kind: int) -> tuple[LineState, Effects]:
+    """One READ, WRITE or EVICT on a line in state `old`: its effects and the line's new state."""
+    bit = 1 << core
+    owner_other = old.owner_valid and old.owner != core
+    remote = old.owner_socket != socket
+    fx = Effects(from_socket=old.owner_socket)
+    new = copy.copy(old)
+    if kind == WRITE:
+        # Rule W: a transfer when another core was the last writer; every other holder is invalidated.
+        fx.transfer = owner_other
+        fx.cross_socket = owner_other and remote
+        fx.invalidations = (old.holders & ~bit).bit_count()
+        new.owner_valid, new.owner, new.owner_socket, new.dirty, new.holders = True, core, socket, True, bit
+    elif kind == READ:
+        # Rule R: a dirty read when another core's copy is dirty; the line is clean afterwards.
+        dirty_read = old.dirty and owner_other
+        fx.dirty_read_remote = dirty_read and remote
+        fx.dirty_read_local = dirty_read and not remote
+        new.dirty = old.dirty and not dirty_read
+        new.holders = old.holders | bit
+    else:
+        # Rule E: the core leaves the holders; an owner that leaves takes its ownership with it.
+        new.holders = old.holders & ~bit
+        if old.owner_valid and old.owner == core:
+            new.owner_valid = new.dirty = False
+    return new, fx
+
+
+class BoundedModel:
+    """Bit-exact model of CoherenceMonitor for one parameter set."""
+
+    def __init__(self, p: MonitorParams, coverage: Tally | None = None):
+        self.p = p
+        self.max = p.counter_max
+        self.coverage = coverage
+        self.region_enable = 0
+        self.region_base = [0] * p.regions
+        self.region_mask = [0] * p.regions
+        self.clear_state()
+        self.clear_counters()
+
+    # ------------------------------------------------------------------ commands
+    def clear_state(self) -> None:
+        p = self.p
+        self.tags: list[list[int | None]] = [[None] * p.ways for _ in range(p.sets)]
+        self.lines: list[list[LineState | None]] = [[None] * p.ways for _ in range(p.sets)]
+        self.ages = [list(range(p.ways)) for _ in range(p.sets)]
+        self.ptrs = [0] * p.sets
+
+    def clear_counters(self) -> None:
+        self.c = Counters.zero(self.p)
+
+    def set_region(self, r: int, base: int, mask: int, enabled: bool = True) -> None:
+        self.region_base[r] = base & self.p.line_mask
+        self.region_mask[r] = mask & self.p.line_mask
+        self.region_enable = self.region_enable | (1 << r) if enabled else self.region_enable & ~(1 << r)
+
+    def drop(self, n: int = 1) -> None:
+        """Events that arrived in tap mode while the monitor could not take them."""
+        if n:
+            self._add(self.c.totals, "dropped", n)
+            self.c.dropped = True
+
+    def snapshot(self) -> Counters:
+        """The counters as the CSR snapshot shows them."""
+        return self.c.model_copy(deep=True)
+
+    def tracked(self, line: int) -> LineState | None:
+        """The state the table holds for `line` (None when untracked)."""
+        idx = self.p.set_index(line)
+        for tag, st in zip(self.tags[idx], self.lines[idx]):
+            if tag == line:
+                return st
+        return None
+
+    # ------------------------------------------------------------------ events
+    def _add(self, d: dict | list, key, n: int) -> None:
+        v = d[key] + n
+        if v > self.max:
+            v = self.max
+            self.c.saturated = True
+        d[key] = v
+
+    def apply_array(self, recs: np.ndarray) -> None:
+        for line, core, socket, kind in zip(recs["line"].tolist(), recs["core"].tolist(),
+                                            recs["socket"].tolist(), recs["kind"].tolist()):
+            self.apply(line, core, socket, kind)
+
+    def apply(self, line: int, core: int, socket: int, kind: int) -> None:
+        p, g = self.p, self.c.totals
+        self._add(g, "accepted", 1)
+        if kind >= len(Kind) or core >= p.cores or socket >= p.sockets:
+            self._add(g, "rejected", 1)
+            return
+        self._add(g, KIND_COUNTERS[kind], 1)
+        fx = Effects()
+        if kind <= EVICT:   # rule X: the evidence kinds change no state
+            idx = p.set_index(line)
+            tags, row = self.tags[idx], self.lines[idx]
+            way = next((i for i, t in enumerate(tags) if t == line), None)
+            hit = way is not None
+            if self.coverage is not None:
+                self.coverage[(Kind(kind).name, line_state(row[way] if hit else None, core))] += 1
+            if hit or kind != EVICT:
+                if hit:
+                    old = row[way]
+                else:
+                    free = next((i for i, t in enumerate(tags) if t is None), None)
+                    if free is None:
+                        # The set is full: the victim's state is forgotten (stateEvictions).
+                        way = self.ptrs[idx] if p.replacement == "roundrobin" else self.ages[idx].index(p.ways - 1)
+                        self._add(g, "stateEvictions", 1)
+                        if p.replacement == "roundrobin":
+                            self.ptrs[idx] = (self.ptrs[idx] + 1) % p.ways
+                    else:
+                        way = free
+                    old = LineState()
+                new, fx = apply_rules(old, core, socket, kind)
+                keep = not new.free   # rule E: a line with no owner and no holders frees its way
+                tags[way], row[way] = (line, new) if keep else (None, None)
+                if p.replacement == "lru" and kind != EVICT:
+                    ages = self.ages[idx]
+                    mine = ages[way]
+                    self.ages[idx] = [0 if i == way else (a + 1 if a < mine else a) for i, a in enumerate(ages)]
+        self._count_effects(line, kind, fx, socket)
+
+    def _count_effects(self, line: int, kind: int, fx: Effects, socket: int) -> None:
+        """docs/counting-rules.md, "Where an event's effects are counted"."""
+        g = self.c.totals
+        if fx.transfer:
+            self._add(g, "transfers", 1)
+            self._add(self.c.matrix[fx.from_socket], socket, 1)
+        if fx.cross_socket:
+            self._add(g, "crossSocketTransfers", 1)
+        if fx.invalidations:
+            self._add(g, "invalidations", fx.invalidations)
+        if fx.dirty_read_local:
+            self._add(g, "dirtyReadsLocal", 1)
+        if fx.dirty_read_remote:
+            self._add(g, "dirtyReadsRemote", 1)
+        if self.region_enable:
+            for r in range(self.p.regions):
+                if self.region_enable >> r & 1 and line & self.region_mask[r] == self.region_base[r]:
+                    rc = self.c.regions[r]
+                    for name, inc in (("reads", kind == READ), ("writes", kind == WRITE), ("evicts", kind == EVICT),
+                                      ("transfers", fx.transfer), ("crossSocketTransfers", fx.cross_socket),
+                                      ("invalidations", fx.invalidations), ("dirtyReadsLocal", fx.dirty_read_local),
+                                      ("dirtyReadsRemote", fx.dirty_read_remote)):
+                        if inc:
+                            self._add(rc, name, int(inc))
+        if fx.transfer or fx.dirty_read_local or fx.dirty_read_remote:
+            self._hot_item(line)
+
+    def _hot_item(self, line: int) -> None:
+        """Space-Saving update; the RTL picks the lowest index among equal minimum counts."""
+        hot = self.c.hot
+        slot = next((k for k, h in enumerate(hot) if h.valid and h.line == line), None)
+        hit = slot is not None
+        if hit:
+            base = hot[slot].count
+        else:
+            slot = next((k for k, h in enumerate(hot) if not h.valid), None)
+            if slot is not None:
+                base = 0
+            else:
+                slot = min(range(len(hot)), key=lambda k: hot[k].count)
+                base = hot[slot].count
+        nxt = base + 1
+        if nxt > self.max:
+            nxt = self.max
+            self.c.saturated = True
+        h = hot[slot]
+        h.valid, h.line, h.count = 1, line, nxt
+        if not hit:
+            h.error = base
+
+
+@dataclass(slots=True)
+class LineStats:
+    """Exact per-line counts of the ideal model, and gem5's own evidence for the line."""
+
+    reads: int = 0
+    writes: int = 0
+    evicts: int = 0
+    transfers: int = 0
+    crossSocketTransfers: int = 0
+    invalidations: int = 0
+    dirtyReadsLocal: int = 0
+    dirtyReadsRemote: int = 0
+    fwdGets: int = 0
+    fwdGetx: int = 0
+    inv: int = 0
+    gem5Transfers: int = 0
+
+    @property
+    def dirty_reads(self) -> int:
+        return self.dirtyReadsLocal + self.dirtyReadsRemote
+
+    @property
+    def pingpong(self) -> int:
+        """Transfers and dirty reads: the items the hot-line table counts."""
+        return self.transfers + self.dirty_reads
+
+    def add(self, other: "LineStats") -> None:
+        for f in LINE_STAT_NAMES:
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+
+    def to_json(self) -> dict[str, int]:
+        return {f: getattr(self, f) for f in LINE_STAT_NAMES}
+
+
+LINE_STAT_NAMES = tuple(f.name for f in fields(LineStats))
+
+
+class IdealModel:
+    """The same counting rules over every line, unbounded and unsaturated, with per-line statistics.
+
+    gem5's transfer evidence: a WRITE that takes a line from its last writer O is seen at O either as
+    Fwd_GETX (O still held it modified) or as Inv (O had been downgraded to shared by a dirty read first).
+    So a transfer is confirmed by gem5 when the next Fwd_GETX or Inv recorded at O for that line follows it;
+    `gem5Transfers` counts Fwd_GETX events plus Inv events at the line's pending previous owner."""
+
+    def __init__(self, sockets: int):
+        self.sockets = sockets
+        self.lines: dict[int, LineState] = {}
+        self.pending_from: dict[int, int] = {}     # line -> previous owner whose gem5 evidence is awaited
+        self.stats: dict[int, LineStats] = {}
+        self.matrix = [[0] * sockets for _ in range(sockets)]
+        self.kinds = [0] * len(Kind)
+
+    def apply_array(self, recs: np.ndarray) -> None:
+        for line, core, socket, kind in zip(recs["line"].tolist(), recs["core"].tolist(),
+                                            recs["socket"].tolist(), recs["kind"].tolist()):
+            self.apply(line, core, socket, kind)
+
+    def apply(self, line: int, core: int, socket: int, kind: int) -> None:
+        self.kinds[kind] += 1
+        st = self.stats.get(line)
+        if st is None:
+            st = self.stats[line] = LineStats()
+        if kind == Kind.FWD_GETS:
+            st.fwdGets += 1
+            return
+        if kind == Kind.FWD_GETX:
+            st.fwdGetx += 1
+            st.gem5Transfers += 1
+            if self.pending_from.get(line) == core:
+                del self.pending_from[line]
+            return
+        if kind == Kind.INV:
+            st.inv += 1
+            if self.pending_from.get(line) == core:
+                st.gem5Transfers += 1
+                del self.pending_from[line]
+            return
+        old = self.lines.get(line) or LineState()
+        new, fx = apply_rules(old, core, socket, kind)
+        if kind == READ:
+            st.reads += 1
+        elif kind == WRITE:
+            st.writes += 1
+            if fx.transfer:
+                self.pending_from[line] = old.owner
+            else:
+                self.pending_from.pop(line, None)
+        else:
+            st.evicts += 1
+        st.transfers += fx.transfer
+        st.crossSocketTransfers += fx.cross_socket
+        st.invalidations += fx.invalidations
+        st.dirtyReadsLocal += fx.dirty_read_local
+        st.dirtyReadsRemote += fx.dirty_read_remote
+        if fx.transfer:
+            self.matrix[fx.from_socket][socket] += 1
+        if new.free:
+            self.lines.pop(line, None)
+        else:
+            self.lines[line] = new
+
+    def totals(self) -> LineStats:
+        return self.field_totals(self.stats)
+
+    def field_totals(self, lines: Iterable[int]) -> LineStats:
+        out = LineStats()
+        for line in lines:
+            st = self.stats.get(line)
+            if st:
+                out.add(st)
+        return out

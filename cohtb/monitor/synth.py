@@ -1,0 +1,104 @@
+"""FPGA readiness of the emitted monitor: Yosys synthesis to Xilinx 7-series primitives.
+
+Fails on simulation-only constructs outside `ifndef SYNTHESIS` guards and on any inferred latch;
+reports LUTs, flip-flops, carry chains and distributed/block RAM cells.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from cohtb.errors import CohtbError
+from cohtb.toolchain import find_tool, monitor_dir
+
+SIM_ONLY = re.compile(r"(\$(display|write|fwrite|fatal|finish|stop|random|urandom|readmem[hb])\b|^\s*initial\b|#\s*\d|\bforce\b|\brelease\b)")
+
+
+def sources(variant: str) -> list[Path]:
+    d = monitor_dir(variant)
+    return [d / n for n in (d / "filelist.f").read_text().split()]
+
+
+def simulation_only_constructs(path: Path) -> list[str]:
+    """Lines with simulation-only constructs that a synthesis run would see (outside `ifndef SYNTHESIS`)."""
+    found, stack = [], []  # stack of "is this branch hidden from synthesis"
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        s = line.strip()
+        if s.startswith("`ifndef"):
+            stack.append(s.split()[1] == "SYNTHESIS")
+        elif s.startswith("`ifdef"):
+            stack.append(False)
+        elif s.startswith("`else") and stack:
+            stack[-1] = not stack[-1] if stack[-1] else False
+        elif s.startswith("`endif") and stack:
+            stack.pop()
+        elif not any(stack) and not s.startswith("//") and SIM_ONLY.search(line):
+            found.append(f"{path.name}:{n}: {s}")
+    return found
+
+
+@dataclass
+class SynthReport:
+    cells: dict[str, int]
+    seconds: float
+
+    @property
+    def luts(self) -> int:
+        return sum(v for k, v in self.cells.items() if re.fullmatch(r"LUT\d", k))
+
+    @property
+    def flip_flops(self) -> int:
+        return sum(v for k, v in self.cells.items() if re.fullmatch(r"FD[A-Z]*", k))
+
+    @property
+    def rams(self) -> dict[str, int]:
+        return {k: v for k, v in self.cells.items() if k.startswith("RAM")}
+
+    def summary(self) -> str:
+        total = sum(self.cells.values())
+        rams = ", ".join(f"{v} {k}" for k, v in sorted(self.rams.items())) or "none"
+        return (f"cells {total}, LUTs {self.luts}, flip-flops {self.flip_flops}, "
+                f"CARRY4 {self.cells.get('CARRY4', 0)}, RAM {rams}, latches 0 ({self.seconds:.0f} s)")
+
+
+def synthesize(variant: str = "default", log: Path | None = None) -> SynthReport:
+    import time
+
+    yosys = find_tool("yosys")
+    if yosys is None:
+        raise CohtbError("yosys not found (the set-up installs Debian's yosys: make setup)")
+    files = sources(variant)
+    bad = [hit for f in files for hit in simulation_only_constructs(f)]
+    if bad:
+        raise CohtbError("simulation-only constructs in synthesizable RTL:\n  " + "\n  ".join(bad[:20]))
+    script = "\n".join([
+        "read_verilog -sv -DSYNTHESIS " + " ".join(str(f) for f in files),
+        "hierarchy -check -top CoherenceMonitor",
+        "proc",
+        # A latch here means a combinational path that does not assign on every branch.
+        "select -assert-none t:$dlatch t:$adlatch t:$dlatchsr t:$_DLATCH_*",
+        "synth_xilinx -top CoherenceMonitor -flatten -noiopad -family xc7",
+        "select -assert-none t:LD* t:$_DLATCH_*",
+        "tee -o {stat} stat",
+    ])
+    with tempfile.TemporaryDirectory() as tmp:
+        stat = Path(tmp) / "stat.txt"
+        ys = Path(tmp) / "synth.ys"
+        ys.write_text(script.replace("{stat}", str(stat)))
+        t0 = time.monotonic()
+        proc = subprocess.run([yosys, "-q", "-l", str(log or Path(tmp) / "yosys.log"), str(ys)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
+            raise CohtbError("yosys synthesis failed:\n  " + "\n  ".join(tail))
+        cells: Counter = Counter()
+        for line in stat.read_text().splitlines():
+            m = re.match(r"\s+([A-Z][A-Z0-9_]+)\s+(\d+)$", line)
+            if m:
+                cells[m.group(1)] += int(m.group(2))
+    return SynthReport(dict(cells), time.monotonic() - t0)

@@ -1,0 +1,34 @@
+"""`cohtb bundle`: copy finished runs into reference-runs/ (manifest + gzip-compressed events), the
+runs `cohtb run` falls back to when gem5 is absent. Traces and gem5's own files stay behind."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+from cohtb.atomic import atomic_dir
+from cohtb.sim.manifest import dump
+from cohtb.sim.runs import Run
+
+
+def bundle(runs: list[Run], into: Path) -> int:
+    """Returns the bytes the bundled runs take."""
+    into.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for run in runs:
+        final = into / run.id
+        with atomic_dir(final) as tmp:
+            m = dump(run.manifest)
+            m["bundled"] = {"from": str(run.path), "left_out": ["trace.gz", "pagemap.txt", "gem5/"]}
+            (tmp / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
+            source = run.events_file()
+            packed = tmp / (run.manifest.files.events + ".gz")
+            if source.suffix == ".gz":
+                shutil.copyfile(source, packed)
+            else:
+                with open(source, "rb") as src, gzip.open(packed, "wb", 9) as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+        total += sum(p.stat().st_size for p in final.iterdir())
+    return total

@@ -1,0 +1,163 @@
+"""`cohtb launch`: a matrix of gem5 runs, in parallel up to the machine's cores.
+
+Each run is built in a temporary directory and renamed into place when complete, so a run directory
+with a manifest is always whole; a re-run skips those. A failed run leaves RUN.failed.json with the
+tail of gem5's own error, and the others go on."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from cohtb.sim import gem5 as gem5_finder
+from cohtb.trace import ingest
+from cohtb.atomic import write_json_atomic
+from cohtb.errors import CohtbError
+from cohtb.trace.layout import load_pagemap, translate
+from cohtb.sim.manifest import MANIFEST_VERSION
+from cohtb.sim.plans import RunSpec
+from cohtb.sim.workloads import binary
+
+
+
+@dataclass
+class Outcome:
+    spec: RunSpec
+    status: str          # "done", "skipped", "failed"
+    seconds: float = 0.0
+    error: str = ""
+
+
+def tail(path: Path, lines: int = 25) -> str:
+    if not path.exists():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def gem5_version(simout: Path) -> str:
+    m = re.search(r"gem5 version (\S+)", simout.read_text(errors="replace")) if simout.exists() else None
+    return m.group(1) if m else "unknown"
+
+
+def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcome:
+    final = runs_dir / spec.id
+    failed = runs_dir / f"{spec.id}.failed.json"
+    if (final / "manifest.json").exists():
+        return Outcome(spec, "skipped")
+    t0 = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.id}.", dir=runs_dir))
+    cmd = [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(gem5_finder.CONFIG),
+           "--sockets", str(spec.sockets), "--cores-per-socket", str(spec.cores_per_socket), "--cpu", spec.cpu,
+           "--binary", str(binary(spec.workload)), "--out", str(tmp), "--", *spec.workload_args()]
+    try:
+        try:   # on timeout, subprocess.run kills gem5 (a single process) before raising
+            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            raise CohtbError(f"gem5 ran past the {timeout:.0f} s timeout") from None
+        if rc != 0:
+            raise CohtbError(f"gem5 exited {rc}:\n{tail(tmp / 'gem5' / 'simerr.txt') or proc.stderr[-3000:]}")
+        roi = json.loads((tmp / "roi.json").read_text()) if (tmp / "roi.json").exists() else {}
+        if "roi_seconds" not in roi:
+            raise CohtbError(f"the workload never reached work-end (gem5 exit: {roi.get('exit_cause', 'unknown')}):\n"
+                             f"{tail(tmp / 'workload.stderr')}\n{tail(tmp / 'gem5' / 'simerr.txt')}")
+        try:
+            workload = json.loads((tmp / "workload.stdout").read_text())
+        except (OSError, json.JSONDecodeError):
+            raise CohtbError(f"the workload printed no JSON result:\n{tail(tmp / 'workload.stderr')}") from None
+        trace = tmp / "gem5" / "trace.gz"
+        source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
+        socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
+        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=tmp / "pagemap.txt")
+        fields = translate(workload["layout_map"], load_pagemap(tmp / "pagemap.txt"), f"{spec.id}: layout map")
+        shutil.move(str(trace), tmp / "trace.gz")
+        manifest = {
+            "cohtb_run": MANIFEST_VERSION,
+            "id": spec.id,
+            "spec": spec.to_json(),
+            "gem5": {"binary": str(gem5), "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
+                     "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause")},
+            "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
+            "controllers": roi["controllers"],
+            "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
+            "workload": workload,
+            "ingest": counts,
+            "files": {"events": "events.cohtb", "trace": "trace.gz", "pagemap": "pagemap.txt", "gem5": "gem5/"},
+            "layout": [f.to_json() for f in fields],
+        }
+        write_json_atomic(tmp / "manifest.json", manifest)
+        if final.exists():
+            shutil.rmtree(final)   # an incomplete leftover (no manifest)
+        os.rename(tmp, final)
+        failed.unlink(missing_ok=True)
+        return Outcome(spec, "done", time.monotonic() - t0)
+    except (CohtbError, OSError, KeyError, json.JSONDecodeError) as e:
+        msg = str(e) if isinstance(e, CohtbError) else f"{type(e).__name__}: {e}"
+        write_json_atomic(failed, {"id": spec.id, "spec": spec.to_json(), "command": cmd, "error": msg})
+        return Outcome(spec, "failed", time.monotonic() - t0, msg)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class Progress:
+    """One status line, redrawn; finished runs are printed above it."""
+
+    def __init__(self, total: int, stream=sys.stderr):
+        self.total, self.stream = total, stream
+        self.done = self.failed = self.skipped = self.running = 0
+        self.t0 = time.monotonic()
+        self.lock = threading.Lock()
+
+    def _status(self) -> str:
+        return (f"[{self.done + self.failed + self.skipped}/{self.total}] {self.running} running, {self.done} done, "
+                f"{self.skipped} already there, {self.failed} failed, {time.monotonic() - self.t0:.0f} s")
+
+    def start(self) -> None:
+        with self.lock:
+            self.running += 1
+            print(f"\r{self._status()}", end="", file=self.stream, flush=True)
+
+    def finish(self, o: Outcome) -> None:
+        with self.lock:
+            self.running -= 1
+            setattr(self, o.status, getattr(self, o.status) + 1)
+            if o.status != "skipped":
+                what = f"{o.seconds:.0f} s" if o.status == "done" else "FAILED: " + o.error.splitlines()[0]
+                print(f"\r{o.spec.id}: {what}".ljust(100), file=self.stream)
+            print(f"\r{self._status()}", end="", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        print(file=self.stream)
+
+
+def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeout: float = 3600) -> list[Outcome]:
+    gem5 = gem5_finder.require()
+    for s in specs:
+        s.validate()
+        binary(s.workload)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    progress = Progress(len(specs))
+    outcomes = []
+
+    def one(spec: RunSpec) -> Outcome:
+        progress.start()
+        o = run_one(spec, runs_dir, gem5, timeout)
+        progress.finish(o)
+        return o
+
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        for fut in as_completed([pool.submit(one, s) for s in specs]):
+            outcomes.append(fut.result())
+    progress.close()
+    return sorted(outcomes, key=lambda o: specs.index(o.spec))

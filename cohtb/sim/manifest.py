@@ -1,0 +1,129 @@
+"""The run manifest (manifest.json in every run directory): one schema, validated on reading, every
+failure one line naming the file and the field."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, conint
+
+from cohtb.errors import CohtbError
+from cohtb.sim.plans import RunSpec
+from cohtb.trace.layout import Field as LayoutField
+
+MANIFEST_VERSION = 1
+
+
+class _Open(BaseModel):
+    """Sections that carry more than cohtb reads (gem5's parameters, the workload's own JSON) keep the rest."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Roi(BaseModel):
+    begin_tick: conint(ge=0)
+    end_tick: conint(ge=0)
+    seconds: PositiveFloat
+
+
+class L1Controller(_Open):
+    """One L1 controller: the core it serves and that core's socket (as the gem5 system built them)."""
+
+    core: conint(ge=0)
+    socket: conint(ge=0)
+
+
+class Controllers(_Open):
+    l1: list[L1Controller] = Field(min_length=1)
+
+
+class SystemParams(_Open):
+    local_latency: conint(ge=0)
+    socket_latency: conint(ge=0)
+
+
+class System(_Open):
+    sockets: conint(ge=1)
+    cores_per_socket: conint(ge=1)
+    cores: conint(ge=1)
+    cpu: str
+    clock: str
+    params: SystemParams
+
+    @property
+    def clock_hz(self) -> float:
+        return parse_frequency(self.clock)
+
+
+class WorkloadResult(_Open):
+    ops: conint(ge=1)
+    threads: conint(ge=1)
+    locked_ops: Optional[conint(ge=0)] = None
+
+
+class Files(_Open):
+    events: str
+
+
+class LayoutRecord(BaseModel):
+    object: str
+    name: str
+    vaddr: int
+    size: conint(ge=1)
+    paddr: Optional[int]
+    how: str
+    line_size: conint(ge=1)
+    lines: list[int] = []
+
+    def field(self) -> LayoutField:
+        return LayoutField(self.object, self.name, self.vaddr, self.size, self.paddr, self.how, self.line_size)
+
+
+class Manifest(_Open):
+    cohtb_run: int
+    id: str
+    spec: RunSpec
+    system: System
+    controllers: Controllers
+    roi: Roi
+    workload: WorkloadResult
+    files: Files
+    layout: list[LayoutRecord]
+
+    @property
+    def socket_of_core(self) -> list[int]:
+        """The core -> socket map of the machine the run came from."""
+        by_core = {c.core: c.socket for c in self.controllers.l1}
+        return [by_core[c] for c in range(len(by_core))]
+
+
+def parse_frequency(text: str) -> float:
+    """'3GHz', '2.5 GHz', '800MHz' -> Hz (the way gem5 writes clocks)."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([kMG]?)Hz\s*", text)
+    if not m:
+        raise CohtbError(f"clock '{text}': expected a frequency such as 3GHz")
+    return float(m.group(1)) * {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m.group(2)]
+
+
+def load(path: Path) -> Manifest:
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise CohtbError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        m = Manifest.model_validate_json(text)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise CohtbError(f"{path}: field '{where}': {err['msg']}") from None
+    by_core = {c.core for c in m.controllers.l1}
+    if by_core != set(range(len(by_core))):
+        raise CohtbError(f"{path}: field 'controllers.l1': cores are not numbered 0..{len(by_core) - 1}")
+    return m
+
+
+def dump(m: Manifest) -> dict:
+    return json.loads(m.model_dump_json())

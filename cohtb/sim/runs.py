@@ -1,0 +1,99 @@
+"""A run directory as written by `cohtb launch` (or bundled under reference-runs/), read with clear
+errors: the manifest, the event file, the layout in physical addresses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cohtb.trace import events as ev
+from cohtb.errors import CohtbError
+from cohtb.trace.layout import Field
+from cohtb.sim.manifest import Manifest
+from cohtb.sim.manifest import load as load_manifest
+from cohtb.sim.plans import RunSpec
+
+
+@dataclass
+class Run:
+    path: Path
+    manifest: Manifest
+
+    @property
+    def id(self) -> str:
+        return self.manifest.id
+
+    @property
+    def spec(self) -> RunSpec:
+        return self.manifest.spec
+
+    @property
+    def fields(self) -> list[Field]:
+        return [f.field() for f in self.manifest.layout]
+
+    @property
+    def ops(self) -> int:
+        """Operations of the region of interest (lockref: get+put pairs)."""
+        return self.manifest.workload.ops
+
+    @property
+    def roi_seconds(self) -> float:
+        return self.manifest.roi.seconds
+
+    @property
+    def throughput(self) -> float:
+        """Operations per simulated second of the region."""
+        return self.ops / self.roi_seconds
+
+    def events_file(self) -> Path:
+        """The event file, plain or (bundled runs) gzip-compressed."""
+        name = self.manifest.files.events
+        for candidate in (self.path / name, self.path / (name + ".gz")):
+            if candidate.exists():
+                return candidate
+        raise CohtbError(f"{self.path}: the manifest names {name}, which is missing")
+
+    def events(self) -> tuple[ev.Header, np.ndarray]:
+        """The run's events, read once, checked against the manifest."""
+        header, recs = ev.read_all(self.events_file())
+        check_events_match(self, header)
+        return header, recs
+
+
+def load(path: Path | str) -> Run:
+    path = Path(path)
+    mpath = path / "manifest.json"
+    if not path.is_dir():
+        raise CohtbError(f"{path}: not a run directory")
+    if not mpath.exists():
+        failed = path.with_name(path.name + ".failed.json")
+        hint = f" (this run failed: see {failed})" if failed.exists() else ""
+        raise CohtbError(f"{path}: no manifest.json: not a finished run{hint}")
+    return Run(path, load_manifest(mpath))
+
+
+def discover(paths: list[Path]) -> list[Run]:
+    """Run directories named directly, or every finished run below a directory of runs."""
+    runs = []
+    for p in paths:
+        p = Path(p)
+        if (p / "manifest.json").exists() or not p.is_dir():
+            runs.append(load(p))
+        else:
+            found = sorted(d for d in p.iterdir() if (d / "manifest.json").exists())
+            if not found:
+                raise CohtbError(f"{p}: no finished runs in it")
+            runs += [load(d) for d in found]
+    return runs
+
+
+def check_events_match(run: Run, header: ev.Header) -> None:
+    """An event file that came from another configuration than its manifest is refused."""
+    if header.socket_of_core != run.manifest.socket_of_core:
+        raise CohtbError(f"{run.path}: the event file's core->socket map ({header.num_cores} cores, {header.num_sockets} "
+                         f"sockets) differs from the manifest's controllers ({len(run.manifest.socket_of_core)} cores)")
+    src = header.source.get("run")
+    if src is not None and src != run.id:
+        raise CohtbError(f"{run.path}: the event file belongs to run '{src}', not '{run.id}'")

@@ -1,0 +1,195 @@
+"""The cohtb event file: the contract between ingest, the monitor RTL and the reference models.
+
+Layout, kinds and limits come from the contract (`cohtb.contract`, generated from the hardware's own
+definitions); docs/event-format.md describes them. Little-endian: a header, then fixed-size records.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import struct
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+import zlib
+from typing import Iterator
+
+import numpy as np
+
+from .. import contract as ct
+from ..contract import Kind
+from ..errors import CohtbError
+
+_STRUCT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
+_FIXED = struct.Struct("<" + "".join("8s" if n == "magic" else _STRUCT_CODES[size] for n, size in ct.HEADER_FIELDS))
+RECORD = np.dtype([(n, f"<u{size}") for n, size in ct.RECORD_FIELDS])
+assert RECORD.itemsize == ct.RECORD_SIZE and _FIXED.size == sum(size for _, size in ct.HEADER_FIELDS)
+
+
+@dataclass
+class Header:
+    line_size: int
+    num_cores: int
+    socket_of_core: list[int]
+    source: dict = field(default_factory=dict)
+    num_records: int = 0
+
+    @property
+    def num_sockets(self) -> int:
+        return max(self.socket_of_core) + 1 if self.socket_of_core else 0
+
+    def validate(self, where: str) -> None:
+        if self.line_size <= 0 or self.line_size & (self.line_size - 1):
+            raise CohtbError(f"{where}: line_size {self.line_size} is not a power of two")
+        if self.num_cores != len(self.socket_of_core) or not 1 <= self.num_cores <= ct.MAX_CORES:
+            raise CohtbError(f"{where}: core->socket map has {len(self.socket_of_core)} entries for {self.num_cores} cores")
+        if sorted(set(self.socket_of_core)) != list(range(self.num_sockets)):
+            raise CohtbError(f"{where}: core->socket map does not number sockets 0..N-1: {self.socket_of_core}")
+
+    def encode(self) -> bytes:
+        src = json.dumps(self.source, sort_keys=True).encode()
+        body_len = _FIXED.size + self.num_cores + len(src)
+        header_len = -(-body_len // ct.HEADER_ALIGN) * ct.HEADER_ALIGN
+        fixed = _FIXED.pack(ct.MAGIC, ct.VERSION, header_len, self.line_size, self.num_cores, self.num_sockets,
+                            RECORD.itemsize, 0, self.num_records, len(src))
+        return fixed + bytes(self.socket_of_core) + src + b"\0" * (header_len - body_len)
+
+
+def read_header(f, where: str) -> Header:
+    raw = f.read(_FIXED.size)
+    if len(raw) < _FIXED.size:
+        raise CohtbError(f"{where}: truncated header ({len(raw)} bytes)")
+    magic, version, header_len, line_size, cores, sockets, rec_size, _, n, src_len = _FIXED.unpack(raw)
+    if magic != ct.MAGIC:
+        raise CohtbError(f"{where}: not a cohtb event file (magic {magic!r})")
+    if version != ct.VERSION:
+        raise CohtbError(f"{where}: event format version {version}, this cohtb reads {ct.VERSION}")
+    if rec_size != RECORD.itemsize:
+        raise CohtbError(f"{where}: record size {rec_size}, expected {RECORD.itemsize}")
+    rest = f.read(header_len - _FIXED.size)
+    if len(rest) != header_len - _FIXED.size or cores + src_len > len(rest):
+        raise CohtbError(f"{where}: truncated header")
+    try:
+        source = json.loads(rest[cores:cores + src_len] or b"{}")
+    except json.JSONDecodeError as e:
+        raise CohtbError(f"{where}: header field 'source' is not JSON: {e}") from None
+    h = Header(line_size, cores, list(rest[:cores]), source, n)
+    h.validate(where)
+    if h.num_sockets != sockets:
+        raise CohtbError(f"{where}: header says {sockets} sockets, the core map has {h.num_sockets}")
+    return h
+
+
+def validate_records(recs: np.ndarray, h: Header, where: str, first: int = 0) -> None:
+    """Every record names a known core, that core's socket, and a known kind; raise on the first bad one."""
+    smap = np.asarray(h.socket_of_core, dtype=np.uint8)
+    bad_core = recs["core"] >= h.num_cores
+    core = np.where(bad_core, 0, recs["core"])
+    bad = bad_core | (recs["kind"] >= len(Kind)) | (smap[core] != recs["socket"]) | (recs["line"] >> ct.MAX_LINE_BITS != 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        r = recs[i]
+        raise CohtbError(f"{where}: record {first + i}: malformed event (core {r['core']}, socket {r['socket']}, "
+                         f"kind {r['kind']}, line {r['line']:#x}) for {h.num_cores} cores")
+
+
+def read(path: Path | str, chunk: int = 1 << 20) -> tuple[Header, Iterator[np.ndarray]]:
+    """Open an event file: its header and an iterator of validated record chunks."""
+    path = Path(path)
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise CohtbError(f"{path}: cannot open event file: {e.strerror}") from None
+    h = read_header(f, str(path))
+    data_bytes = os.fstat(f.fileno()).st_size - f.tell()
+    if data_bytes != h.num_records * RECORD.itemsize:
+        f.close()
+        raise CohtbError(f"{path}: header promises {h.num_records} records, file holds {data_bytes / RECORD.itemsize:g} "
+                         "(truncated or corrupt)")
+
+    def chunks() -> Iterator[np.ndarray]:
+        with f:
+            done = 0
+            while done < h.num_records:
+                recs = np.fromfile(f, dtype=RECORD, count=min(chunk, h.num_records - done))
+                validate_records(recs, h, str(path), done)
+                done += len(recs)
+                yield recs
+
+    return h, chunks()
+
+
+def read_all(path: Path | str) -> tuple[Header, np.ndarray]:
+    """A whole event file in memory; a .gz one is decompressed on the way."""
+    path = Path(path)
+    if path.suffix != ".gz":
+        h, chunks = read(path)
+        parts = list(chunks)
+        return h, (np.concatenate(parts) if parts else np.zeros(0, dtype=RECORD))
+    try:
+        with gzip.open(path, "rb") as f:
+            data = f.read()
+    except (OSError, EOFError, zlib.error) as e:
+        raise CohtbError(f"{path}: truncated or corrupt gzip: {e}") from None
+    buf = io.BytesIO(data)
+    h = read_header(buf, str(path))
+    rest = len(data) - buf.tell()
+    if rest != h.num_records * RECORD.itemsize:
+        raise CohtbError(f"{path}: header promises {h.num_records} records, file holds {rest / RECORD.itemsize:g} "
+                         "(truncated or corrupt)")
+    recs = np.frombuffer(data, dtype=RECORD, count=h.num_records, offset=buf.tell())
+    validate_records(recs, h, str(path))
+    return h, recs
+
+
+class EventWriter:
+    """Writes an event file atomically: records go to a temporary file, renamed into place on close."""
+
+    def __init__(self, path: Path | str, header: Header):
+        self.path = Path(path)
+        header.validate(str(self.path))
+        self.header = header
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
+        self.tmp = Path(tmp)
+        self.f = os.fdopen(fd, "wb")
+        self.f.write(header.encode())
+        self.count = 0
+
+    def write(self, recs: np.ndarray) -> None:
+        validate_records(recs, self.header, str(self.path), self.count)
+        recs.astype(RECORD, copy=False).tofile(self.f)
+        self.count += len(recs)
+
+    def close(self) -> None:
+        self.header.num_records = self.count
+        self.f.seek(0)
+        self.f.write(self.header.encode())
+        self.f.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        self.f.close()
+        self.tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> "EventWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def make_records(rows: list[tuple[int, int, int, int, int]] | np.ndarray) -> np.ndarray:
+    """Records from (tick, line, core, socket, kind) tuples."""
+    out = np.zeros(len(rows), dtype=RECORD)
+    if len(rows):
+        a = np.asarray(rows, dtype=np.uint64)
+        for i, name in enumerate(("tick", "line", "core", "socket", "kind")):
+            out[name] = a[:, i]
+    return out

@@ -1,0 +1,84 @@
+"""Every row of docs/counting-rules.md through both models: the bit-exact BoundedModel and the unbounded
+IdealModel. (cocotb-tests/tb_rules.py walks the same rows through the RTL.)"""
+
+import pytest
+
+from cohtb.contract import contiguous_socket_map
+from cohtb.monitor import rule_table
+from cohtb.monitor.config import MonitorParams
+from cohtb.monitor.models import BoundedModel, IdealModel, LineState, line_state
+
+RULES = rule_table.load()
+P = MonitorParams(cores=8, sockets=2, sets=16, ways=4, hotEntries=4, regions=1)
+SMAP = contiguous_socket_map(P.cores, P.sockets)
+ROLE = rule_table.roles(SMAP)
+LINE = 0x123
+
+
+def run_setup(model, rule) -> None:
+    for who, kind in rule.setup:
+        core, socket = ROLE[who]
+        model.apply(LINE, core, socket, kind)
+
+
+def meaning(st: LineState | None) -> tuple | None:
+    """What a state says: a line without an owner keeps its last owner's number, which means nothing."""
+    if st is None:
+        return None
+    return (st.owner_valid, st.owner, st.owner_socket, st.dirty, st.holders) if st.owner_valid else (False, st.holders)
+
+
+def expected_state(after: rule_table.After) -> LineState | None:
+    if after.untracked:
+        return None
+    bits = sum(1 << ROLE[r][0] for r in after.holders)
+    if after.owner is None:
+        return LineState(holders=bits)
+    core, socket = ROLE[after.owner]
+    return LineState(True, core, socket, after.dirty, bits)
+
+
+def test_the_table_covers_every_kind_and_state():
+    seen = {(r.kind.name, r.state) for r in RULES}
+    from cohtb.monitor.models import LINE_STATES
+    assert {(k, s) for k in ("READ", "WRITE", "EVICT") for s in LINE_STATES} <= seen
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_bounded_model(rule):
+    m = BoundedModel(P)
+    m.set_region(0, LINE, P.line_mask)
+    run_setup(m, rule)
+    a_core, a_socket = ROLE["A"]
+    assert line_state(m.tracked(LINE), a_core) == rule.state, "the setup does not make the row's state"
+    before = m.snapshot()
+    m.apply(LINE, a_core, a_socket, rule.kind)
+    after = m.snapshot()
+    delta = {k: after.totals[k] - before.totals[k] for k in after.totals}
+    assert delta["transfers"] == rule.transfer
+    assert delta["crossSocketTransfers"] == rule.cross_socket
+    assert delta["invalidations"] == rule.invalidations
+    assert delta["dirtyReadsLocal"] == (rule.dirty_read == "local")
+    assert delta["dirtyReadsRemote"] == (rule.dirty_read == "remote")
+    region = {k: after.regions[0][k] - before.regions[0][k] for k in after.regions[0]}
+    assert region["transfers"] == rule.transfer and region["invalidations"] == rule.invalidations
+    matrix_delta = sum(map(sum, after.matrix)) - sum(map(sum, before.matrix))
+    assert matrix_delta == rule.transfer
+    assert meaning(m.tracked(LINE)) == meaning(expected_state(rule.after))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_ideal_model(rule):
+    m = IdealModel(P.sockets)
+    run_setup(m, rule)
+    a_core, a_socket = ROLE["A"]
+    assert line_state(m.lines.get(LINE), a_core) == rule.state
+    before = m.totals()
+    m.apply(LINE, a_core, a_socket, rule.kind)
+    after = m.totals()
+    assert after.transfers - before.transfers == rule.transfer
+    assert after.crossSocketTransfers - before.crossSocketTransfers == rule.cross_socket
+    assert after.invalidations - before.invalidations == rule.invalidations
+    assert after.dirtyReadsLocal - before.dirtyReadsLocal == (rule.dirty_read == "local")
+    assert after.dirtyReadsRemote - before.dirtyReadsRemote == (rule.dirty_read == "remote")
+    assert meaning(m.lines.get(LINE)) == meaning(expected_state(rule.after))
