@@ -7,8 +7,4 @@ object rtl extends ScalaModule {
   def ivyDeps = Agg(mvn"org.chipsalliance::chisel:$chiselVersion")
   def scalacPluginIvyDeps = Agg(mvn"org.chipsalliance:::chisel-plugin:$chiselVersion")
   def scalacOptions = Seq("-language:reflectiveCalls", "-deprecation", "-feature", "-Xcheckinit", "-Ymacro-annotations")
-
-  object test extends ScalaTests with TestModule.ScalaTest {
-    def ivyDeps = Agg(mvn"org.scalatest::scalatest:3.2.19")
-  }
 }

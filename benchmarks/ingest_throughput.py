@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from cohtb.contract import contiguous_socket_map
 from cohtb.trace import ingest
 
 from cohtb.trace import synthetic_trace
@@ -33,7 +34,7 @@ def main() -> None:
         mb = plain.stat().st_size / 1e6
         for path in (plain, packed):
             t0 = time.perf_counter()
-            proc = subprocess.run([str(exe), str(path), str(Path(tmp) / "out.events"), "--cores", "32", "--sockets", "8"],
+            proc = subprocess.run([str(exe), str(path), str(Path(tmp) / "out.events"), "--socket-map", ",".join(map(str, contiguous_socket_map(32, 8)))],
                                   capture_output=True, text=True, check=True)
             secs = time.perf_counter() - t0
             stats = json.loads(proc.stdout)

@@ -8,7 +8,7 @@ import os
 import cocotb
 
 from cohtb import contract as ct
-from cohtb.contract import Kind
+from cohtb.contract import Kind, contiguous_socket_map
 from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import HotEntry
 from monitor_bench import CsrError, MonitorBench
@@ -18,10 +18,13 @@ P = MonitorParams(**json.load(open(os.environ["COHTB_MONITOR_JSON"]))["params"])
 LINE = 0x2A  # an arbitrary line address that fits every variant
 
 
+SOCKET_OF = contiguous_socket_map(P.cores, P.sockets)
+
+
 def two_cores(cross_socket: bool) -> tuple[int, int]:
     """Core 0 and a core in the same socket, or in the last socket."""
-    per_socket = P.cores // P.sockets
-    return (0, P.cores - 1) if cross_socket else (0, 1 if per_socket > 1 else 0)
+    same = [c for c in range(1, P.cores) if SOCKET_OF[c] == SOCKET_OF[0]]
+    return (0, P.cores - 1) if cross_socket else (0, same[0] if same else 0)
 
 
 async def bench(dut) -> MonitorBench:

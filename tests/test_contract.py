@@ -1,0 +1,63 @@
+"""The contract is defined once: the generated C header and Python constants match what the Chisel build
+emitted, and no hand-written copy of a contract definition is left anywhere else in the repository."""
+
+import re
+import subprocess
+
+import pytest
+
+from cohtb import contract as ct
+from cohtb.contract import codegen
+from cohtb.monitor import config
+from cohtb.toolchain import ROOT
+
+
+def test_generated_files_are_current():
+    if not codegen.CONTRACT_JSON.exists():
+        pytest.fail(f"{codegen.CONTRACT_JSON} missing: run the set-up (make rtl)")
+    stale = [str(p.relative_to(ROOT)) for p, text in codegen.outputs().items() if p.read_text() != text]
+    assert not stale, f"generated from an older contract: {stale}; run `make contract` and commit them"
+
+
+def test_every_variant_agrees_with_the_contract():
+    for variant in ("default", "small", "lru"):
+        cfg = config.variant(variant)
+        assert cfg.regmap.param_values["cores"] == cfg.params.cores
+        names = {(s.group, s.name) for s in cfg.regmap.counters}
+        assert {("global", n) for n in ct.GLOBAL_COUNTERS} <= names
+        assert {("regions", n) for n in ct.REGION_COUNTERS} <= names
+        assert {("hot", n) for n in ct.HOT_FIELDS} <= names
+
+
+# (what, pattern, the only files allowed to hold it besides the generated ones and the docs)
+DEFINITIONS = [
+    ("the event file's magic", r"COHTBEVT", {"rtl/src/cohtb/EventFile.scala"}),
+    ("an event-kind enumeration", r"\b(READ|WRITE|EVICT|FWD_GETS|FWD_GETX|INV)\s*=\s*\d", set()),
+    ("an event-kind code table", r"EventKindInfo\(\"", {"rtl/src/cohtb/CoherenceEvent.scala"}),
+    ("the record layout", r"\(\"tick\", ?\"<u8\"\)|struct record \{|uint64_t tick, line", set()),
+    ("the header layout", r"<8sHH|8 \+ 2 \* 6", set()),
+    ("a CSR address", r"\b(kCtrl|kCmd|kStatus|kRegionBase0)\b|\b(ctrl|cmd|status|region_enable)\s*(:\s*int)?\s*=\s*0x",
+     {"rtl/src/cohtb/RegisterMap.scala"}),
+    ("the global counter list", r"\"eventsRead\",\s*\"eventsWrite\"", {"rtl/src/cohtb/RegisterMap.scala"}),
+    ("the region counter list", r"\"reads\",\s*\"writes\",\s*\"evicts\"", {"rtl/src/cohtb/RegisterMap.scala"}),
+    ("the contiguous core->socket rule", r"\*\s*sockets\s*//\s*cores|//\s*per_socket|/\s*per_socket\b",
+     {"cohtb/contract/__init__.py"}),
+    ("a default line size", r"line_size\s*(:\s*int)?\s*=\s*64|--line-size\", \"64", set()),
+]
+GENERATED = {"cohtb/contract/generated.py", "native/include/cohtb_contract.h"}
+SOURCE = re.compile(r"\.(py|c|h|cpp|hpp|scala|sc)$")
+
+
+def tracked_sources() -> list[str]:
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout")
+    return [f for f in out.stdout.split() if SOURCE.search(f) and f not in GENERATED and f != "tests/test_contract.py"]
+
+
+@pytest.mark.parametrize("what, pattern, allowed", DEFINITIONS, ids=[d[0] for d in DEFINITIONS])
+def test_no_hand_written_copy(what, pattern, allowed):
+    rx = re.compile(pattern)
+    hits = [f"{f}:{n}: {line.strip()}" for f in tracked_sources() if f not in allowed
+            for n, line in enumerate((ROOT / f).read_text(errors="replace").splitlines(), 1) if rx.search(line)]
+    assert not hits, f"{what} written out by hand (take it from the contract):\n" + "\n".join(hits)
