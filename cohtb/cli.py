@@ -46,7 +46,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from cohtb.analysis.compare import attribution, matrix_tables, pair_by_key, pair_table
+    from cohtb.analysis.compare import attribution, configuration_tables, pair_by_key, pair_table
     from cohtb.analysis.pipeline import metrics_for
     from cohtb.sim.runs import discover
 
@@ -59,7 +59,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise CohtbError(f"--by wants KEY=BASE,NEW (e.g. layout=shared,split), got '{args.key}'") from None
         ms = metrics_for(discover([Path(args.base), *map(Path, args.new)]), analysis)
         pairs = pair_by_key(ms, key, base_v, new_v)
-        for t in matrix_tables(pairs, f"{key}={base_v}", f"{key}={new_v}"):
+        for t in configuration_tables(pairs, f"{key}={base_v}", f"{key}={new_v}"):
             print(t.text())
     else:
         if not args.new:
@@ -97,15 +97,15 @@ def cmd_native(args: argparse.Namespace) -> int:
 
 
 def specs_from_args(args: argparse.Namespace):
-    from cohtb.sim.plans import MATRICES, RunSpec
+    from cohtb.sim.plans import PLANS, RunSpec
 
     if args.workload:
         return [RunSpec(args.workload, p, l, args.sockets, args.cores_per_socket, args.ops, args.intruder_period_us,
                         cpu=args.cpu)
                 for p in args.policy.split(",") for l in args.layout.split(",")]
-    if args.matrix not in MATRICES:
-        raise CohtbError(f"unknown matrix '{args.matrix}' (known: {', '.join(MATRICES)})")
-    return MATRICES[args.matrix]()
+    if args.matrix not in PLANS:
+        raise CohtbError(f"unknown run plan '{args.matrix}' (known: {', '.join(PLANS)})")
+    return PLANS[args.matrix]()
 
 
 def cmd_launch(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cohtb.sim import gem5
 from cohtb.errors import CohtbError
-from cohtb.sim.plans import MATRICES
+from cohtb.sim.plans import PLANS
 from cohtb.analysis.pipeline import metrics_for, standard_comparisons
 from cohtb.report.html import summary_table, write
 from cohtb.sim.runs import discover, load
@@ -23,7 +23,7 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     if found is not None:
         from cohtb.sim.launch import launch
 
-        specs = MATRICES[matrix]()
+        specs = PLANS[matrix]()
         print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({len(specs)} runs) into {out / 'runs'}", flush=True)
         outcomes = launch(specs, out / "runs", jobs, timeout)
         runs = [load(out / "runs" / o.spec.id) for o in outcomes if o.status != "failed"]

@@ -29,7 +29,7 @@ def pair_table(base: RunMetrics, new: RunMetrics) -> Table:
     return Table(f"{base.label} -> {new.label}", ["", "base", "new", "% change"], rows)
 
 
-def matrix_tables(pairs: list[tuple[RunMetrics, RunMetrics]], base_name: str, new_name: str) -> list[Table]:
+def configuration_tables(pairs: list[tuple[RunMetrics, RunMetrics]], base_name: str, new_name: str) -> list[Table]:
     """One row per configuration, as the seed tables are laid out."""
     out = []
     for title, f in METRICS[:3]:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from cohtb.analysis.analyse import analyse, load_analysis
-from cohtb.analysis.compare import attribution, matrix_tables, pair_by_key, pair_table
+from cohtb.analysis.compare import attribution, configuration_tables, pair_by_key, pair_table
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics, compute
 from cohtb.sim.runs import Run
@@ -47,7 +47,7 @@ def standard_comparisons(ms: list[RunMetrics]) -> tuple[list[Table], list[str]]:
             pairs = pair_by_key(plain if key == "layout" else ms, key, base, new)
         except CohtbError:
             continue
-        tables += matrix_tables(pairs, f"{key}={base}", f"{key}={new}")
+        tables += configuration_tables(pairs, f"{key}={base}", f"{key}={new}")
         for b, n in pairs:
             if b.spec.sockets == max(p[0].spec.sockets for p in pairs):
                 t, text = attribution(b, n)

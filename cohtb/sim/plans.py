@@ -1,4 +1,4 @@
-"""Run specifications and the named matrices `cohtb launch` and `cohtb run` use."""
+"""Run specifications and the named run plans (sets of runs) that `cohtb launch --matrix` and `cohtb run` use."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class RunSpec:
         return RunSpec(**{**d, "extra": tuple(d.get("extra", ()))})
 
 
-def lockref_matrix(sockets: int, cores_per_socket: int, ops: int, policies: tuple[str, ...], layouts: tuple[str, ...],
+def lockref_plan(sockets: int, cores_per_socket: int, ops: int, policies: tuple[str, ...], layouts: tuple[str, ...],
                    intruder: bool) -> list[RunSpec]:
     specs = [RunSpec("lockref", p, l, sockets, cores_per_socket, ops) for p in policies for l in layouts]
     if intruder:
@@ -82,20 +82,20 @@ def lockref_matrix(sockets: int, cores_per_socket: int, ops: int, policies: tupl
     return specs
 
 
-def default_matrix() -> list[RunSpec]:
+def default_plan() -> list[RunSpec]:
     """8 sockets x 4 cores: the lockref policies x layouts, plus the intruder case; and a scaling
     series (2 and 4 sockets) for the plain lock and mainline lockref in both layouts."""
-    specs = lockref_matrix(8, 4, DEFAULT_OPS, ("locked", "cmpxchg", "retry100", "unified"), ("shared", "split"), True)
+    specs = lockref_plan(8, 4, DEFAULT_OPS, ("locked", "cmpxchg", "retry100", "unified"), ("shared", "split"), True)
     for sockets in (2, 4):
-        specs += lockref_matrix(sockets, 4, DEFAULT_OPS, ("locked", "retry100"), ("shared", "split"), False)
+        specs += lockref_plan(sockets, 4, DEFAULT_OPS, ("locked", "retry100"), ("shared", "split"), False)
     return specs
 
 
 DEFAULT_OPS = 60
 
-MATRICES = {
+PLANS = {
     # What the main job shows.
-    "default": default_matrix,
+    "default": default_plan,
     # A quick check of the whole path.
-    "smoke": lambda: lockref_matrix(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
+    "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
 }
