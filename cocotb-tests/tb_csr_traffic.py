@@ -215,7 +215,7 @@ async def read_and_clear_under_traffic_adds_up(dut, idle, backpressure):
 
     The event taken at edge t - 2 is in S2 at the clear's edge: its increments are neither in the
     snapshot nor in the counters after the clear, as docs/monitor.md's "snapshot, increment, clear" order
-    within a clock says, against "atomic read-and-clear". The check
+    within a clock says, against "atomic read-and-clear" (see read_and_clear_keeps_every_event). The check
     names those events and requires the loss to be exactly theirs, so any other loss or double count fails."""
     t = await Traffic.start(dut, "read-and-clear", idle, backpressure)
     tb = t.tb
@@ -264,6 +264,27 @@ async def read_and_clear_under_traffic_adds_up(dut, idle, backpressure):
     tb.log.info("%d events, %d read-and-clears; %d counters balanced (%d saturated in a window); "
                 "events whose increments the clears dropped: %s", len(sent), len(windows),
                 len(final) - len(saturated), len(saturated), lost_events)
+
+
+@cocotb.test(expect_fail=True)
+async def read_and_clear_keeps_every_event(dut):
+    """KNOWN RTL ISSUE, reported and left for the RTL's owner: a read-and-clear taken while events flow
+    loses the event that is in S2 on the command's clock. Flow mode, WRITEs back to back; the CMD write
+    snapshot|clearCounters lands mid-stream; `accepted` in the snapshot plus `accepted` at the end is one
+    short of the events sent. Expected to fail until the clear keeps that clock's increments (the live
+    counter restarting at the increment rather than 0); when it passes, cocotb reports this test as failed:
+    drop expect_fail, and the lost-event allowance of read_and_clear_under_traffic_adds_up."""
+    tb = MonitorBench(dut)
+    await tb.reset()
+    evs = [(0x2A, core, tb.socket_of(core), Kind.WRITE) for core in [0, tb.p.cores - 1] * 15]
+    driver = cocotb.start_soon(tb.send(evs))
+    await tb.idle_cycles(10)
+    await tb.command(ct.CMD_SNAPSHOT | ct.CMD_CLEAR_COUNTERS)
+    first = (await tb.read_counters(snapshot=False)).totals["accepted"]
+    await driver
+    await tb.wait_idle()
+    second = (await tb.read_counters()).totals["accepted"]
+    assert first + second == len(evs), f"read-and-clear: {first} + {second} accepted, {len(evs)} sent"
 
 
 def watch_stalls(tb: MonitorBench) -> list[int]:
