@@ -16,7 +16,7 @@ import scala.collection.mutable
   *  - S2 adds the effects to the live counters, the socket matrix, the address regions and the
   *    Space-Saving hot-line table.
   * Counters are read from a snapshot copy over AXI4-Lite (CsrSlave; register map: RegisterMap,
-  * docs/register-map.md). */
+  * docs/register-map.md). Invariants are checked in simulation (SelfCheck; docs/monitor.md, "Self-checks"). */
 class CoherenceMonitor(val p: MonitorParams) extends Module {
   override def desiredName = "CoherenceMonitor"
   private val rm = RegisterMap(p)
@@ -59,22 +59,28 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val csr = new CsrTable
   /** Sticky "an increment clamped" bits of the register counters; STATUS ORs them in when read. */
   val clamped = mutable.ArrayBuffer[Bool]()
+  /** "An increment wrapped the count" bits of the register counters, for the self-check. */
+  val wrapped = mutable.ArrayBuffer[Bool]()
   /** A saturating register counter with its snapshot copy, readable at addr; adds delta when inc.
-    * The top bit of `live` is the counter's own clamped flag: kept in the same register, the whole update
-    * is one expression under `inc`, which a Verilated model evaluates only on the clocks that count. */
+    * Above the count, `live` holds the counter's own flags: `clamped` (sticky) and `wrapped`, the adder's
+    * carry out of the count. Kept in the same register, the whole update is one expression under `inc`,
+    * which a Verilated model evaluates only on the clocks that count. */
   def counter(addr: Int, inc: Bool, delta: UInt = 1.U(1.W)): Unit = {
     val w = p.counterWidth
     val max = p.counterMax.U(w.W)
     val snap = RegInit(0.U(w.W))
-    val live = RegInit(0.U((w + 1).W))
+    val live = RegInit(0.U((w + 2).W))
     val count = live(w - 1, 0)
     when(doSnapshot) { snap := count }
     when(doClearCounters) {
       live := 0.U
     }.elsewhen(inc) {
-      live := Mux(count > max - delta, Cat(1.U(1.W), max), live + delta)
+      // Besides a clear, an add that wraps is the one update that leaves the count below its value before
+      // (a clamp gives the maximum): its carry lands in `wrapped`, which a self-check watches.
+      live := Mux(count > max - delta, Cat(1.U(1.W), live(w), max), Cat(live(w + 1), live(w, 0) + delta))
     }
-    clamped += live(w)
+    clamped += live(w + 1)
+    wrapped += live(w)
     csr.slot(addr, snap)
   }
 
@@ -102,6 +108,10 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
       counter(rm.regionCounter(r, name), in && inc, delta)
     }
   }
+  // One check for all register counters: a Verilated model evaluates an assert every clock, so the per-counter
+  // work stays in the counters' own updates (each sets its `wrapped` bit) and this reads one bit of each.
+  SelfCheck(!wrapped.reduce(_ || _),
+    "a register counter wrapped below its value before without a clear (rule: counters only grow between clears)")
   // The socket matrix: at most one increment per event, so one RAM row per counter (CounterBank).
   val matrix = Module(new CounterBank(p.sockets * p.sockets, p.counterWidth, 1))
   matrix.io.snapshot := doSnapshot

@@ -199,4 +199,38 @@ class LineTable(p: MonitorParams) extends Module {
 
   io.sweeping := sweepPending || sweeping
   io.busy := sweepPending || sweeping || s1Valid
+
+  // ---------------------------------------------------------------- self-checks (SelfCheck)
+  // The set as S1 sees it (RAMs, sweep and bypass) must hold the invariants, and so must what S1 writes back.
+  import LineTable._
+  SelfCheck(!s1Valid || atMostOneHit(hitVec),
+    "LineTable: two ways of a set hold the event's line (rule: one entry per line, allocation only on a miss)")
+  SelfCheck(!s1Valid || row.ways.map(dirtyHasOnlyItsOwner).reduce(_ && _),
+    "LineTable: a way read dirty whose holders are not exactly its owner (rules W, R, E: docs/counting-rules.md)")
+  SelfCheck(!s1Write || dirtyHasOnlyItsOwner(updated),
+    "LineTable: S1 wrote a dirty entry whose holders are not exactly its owner (rules W, R, E: docs/counting-rules.md)")
+  if (p.replacement == Replacement.Lru) {
+    SelfCheck(!s1Valid || lruAgesArePermutation(row.repl.age),
+      "LineTable: a set's LRU ages read are not a permutation of 0..ways-1 (replacement rule lru)")
+    SelfCheck(!s1Write || lruAgesArePermutation(newRepl.age),
+      "LineTable: S1 wrote LRU ages that are not a permutation of 0..ways-1 (replacement rule lru)")
+  }
+}
+
+/** The line table's invariants, as pure expressions: the self-checks assert them, and a formal harness can
+  * assume them of the RAM contents and assert them of what S1 writes back. */
+object LineTable {
+  /** At most one way of a set holds a given line. */
+  def atMostOneHit(hits: Seq[Bool]): Bool = {
+    val v = VecInit(hits).asUInt
+    (v & (v - 1.U)) === 0.U
+  }
+
+  /** Ages 0..ways-1 each appear once: with `ways` ages of log2(ways) bits, all present means a permutation. */
+  def lruAgesArePermutation(ages: Seq[UInt]): Bool = ages.map(a => UIntToOH(a, ages.size)).reduce(_ | _).andR
+
+  /** A dirty line has an owner, and the owner is its only holder (rule W writes it so; rule R cleans the line
+    * before anyone else joins; rule E clears dirty with the owner). */
+  def dirtyHasOnlyItsOwner(e: LineEntry): Bool =
+    !e.dirty || (e.ownerValid && e.holders === UIntToOH(e.owner, e.holders.getWidth))
 }
