@@ -39,21 +39,21 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val clearStateRequest = WireDefault(false.B)
 
   // ---------------------------------------------------------------- S0: accept; S1: the line table
-  val table = Module(new LineTable(p))
-  val stall = !enable || table.io.sweeping
+  val lineTable = Module(new LineTable(p))
+  val stall = !enable || lineTable.io.sweeping
   event.ready := tap || !stall
   val accept = event.valid && !stall
   val drop = event.valid && stall && tap
-  table.io.in.valid := accept
-  table.io.in.bits.event := event.bits
+  lineTable.io.in.valid := accept
+  lineTable.io.in.bits.event := event.bits
   // Malformed events count in `rejected` and nothing else (docs/counting-rules.md, where effects are counted).
-  table.io.in.bits.rejected :=
+  lineTable.io.in.bits.rejected :=
     event.bits.kind >= EventKind.count.U || event.bits.core >= p.cores.U || event.bits.socket >= p.sockets.U
-  table.io.clearState := clearStateRequest
+  lineTable.io.clearState := clearStateRequest
 
   // ---------------------------------------------------------------- S2: counters
-  val s2Valid = table.io.out.valid
-  val s2 = table.io.out.bits
+  val s2Valid = lineTable.io.out.valid
+  val s2 = lineTable.io.out.bits
   val s2Ok = s2Valid && !s2.rejected
 
   val csr = new CsrTable
@@ -139,7 +139,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     saturated := false.B
     droppedAny := false.B
   }
-  busy := table.io.busy || s2Valid
+  busy := lineTable.io.busy || s2Valid
 
   // ---------------------------------------------------------------- CSR space (AXI4-Lite slave)
   csr.word(rm.id, IdValue.U(32.W))
