@@ -47,10 +47,11 @@ def build_library(variant: str = "default", quiet: bool = True) -> Path:
     rtl = monitor_dir(variant)
     sources = [rtl / n for n in (rtl / "filelist.f").read_text().split()]
     out = library_path(variant)
+    # -DSYNTHESIS: the RTL self-checks (SelfCheck.scala) stay out of replay, as out of synthesis; cocotb runs them.
     # -march=native: built on the machine that runs it (about 10% more events/s here); -fPIC for a shared object.
     cflags = f"-O3 -march=native -fPIC -I{CONTRACT_H.parent}"
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-           "--noassert", "-Wno-fatal", "-Wno-lint", "--top-module", "CoherenceMonitor", "-Mdir", str(out.parent / "obj"),
+           "--noassert", "-DSYNTHESIS", "-Wno-fatal", "-Wno-lint", "--top-module", "CoherenceMonitor", "-Mdir", str(out.parent / "obj"),
            "-o", str(out), "-CFLAGS", cflags, "-LDFLAGS", "-shared -Wl,-Bsymbolic", *map(str, sources), str(LIB_SRC)]
     inputs = b"".join(p.read_bytes() for p in sources + [LIB_SRC, CONTRACT_H])
     digest = hashlib.sha256(inputs + " ".join(cmd).encode() + host_cpu().encode()).hexdigest()

@@ -52,7 +52,10 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
 
   private val i = io.inc.bits.index
   private val row = rows(i)
-  private val (sum, over) = SaturatingAdd(Mux(liveZero(i), 0.U(width.W), row.live), io.inc.bits.delta)
+  /** A row's live count: 0 while liveZero. */
+  private def liveValue(k: UInt, r: CounterRow): UInt = Mux(liveZero(k), 0.U(width.W), r.live)
+  private val liveBefore = liveValue(i, row)
+  private val (sum, over) = SaturatingAdd(liveBefore, io.inc.bits.delta)
   private val write = io.inc.valid && !io.clear
   private val bit = UIntToOH(i, n)
   when(write) {
@@ -63,8 +66,21 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   }
   touched := Mux(write, touchedNow | bit, touchedNow)
   snapZero := snapZeroNow
-  liveZero := Mux(io.clear, allRows, Mux(write, liveZero & ~bit, liveZero))
+  private val liveZeroNext = Mux(io.clear, allRows, Mux(write, liveZero & ~bit, liveZero))
+  liveZero := liveZeroNext
   io.saturated := write && over
 
   io.readValue := snapValue(io.readIndex, rows(io.readIndex), touched, snapZero)
+
+  // Self-check, rule "counters only grow between clears" (docs/monitor.md): a row's live count after a clock is
+  // at least what it was before unless that clock cleared the bank. Rows other than the incremented one keep
+  // their RAM half, so they can only lose their count through liveZero: its bits rise only on a clear.
+  SelfCheck(io.clear || (liveZeroNext & ~liveZero) === 0.U,
+    "CounterBank: a row's live count dropped to 0 without a clear (rule: counters only grow between clears)")
+  // The incremented row, read back the next clock through the RAM and liveZero.
+  private val checkRow = RegNext(write, false.B)
+  private val checkIndex = RegEnable(i, write)
+  private val checkBefore = RegEnable(liveBefore, write)
+  SelfCheck(!checkRow || liveValue(checkIndex, rows(checkIndex)) >= checkBefore,
+    "CounterBank: an incremented row reads back below its count before (rule: counters only grow between clears)")
 }

@@ -1,0 +1,119 @@
+package cohtb
+
+import chisel3._
+import chisel3.util._
+import scala.collection.mutable
+
+/** `n` counters of a CounterBank, readable as consecutive 64-bit slots from byte address `base` through the
+  * bank's read port (`width` bits each). */
+case class BankWindow(base: Int, n: Int, width: Int) {
+  val end: Int = base + 8 * n
+  val indexBits: Int = log2Ceil(n).max(1)
+}
+
+/** The CSR words of a module, collected at elaboration by the module that owns the registers: what each
+  * readable byte address returns and what a write to each writable one does. `attach` wires them to a
+  * CsrSlave built from the same addresses. */
+class CsrTable {
+  private val reads = mutable.ArrayBuffer[(Int, UInt)]()
+  private val writes = mutable.ArrayBuffer[(Int, UInt => Unit)]()
+
+  /** A 32-bit word at `addr`. */
+  def word(addr: Int, value: UInt): Unit = {
+    require(value.getWidth <= 32, s"CSR word at 0x${addr.toHexString} is ${value.getWidth} bits wide")
+    reads += addr -> value.pad(32)
+  }
+
+  /** A 64-bit slot: LO word at `addr`, HI word at `addr + 4`. */
+  def slot(addr: Int, value: UInt): Unit = {
+    val w = value.getWidth
+    word(addr, value(31.min(w - 1), 0))
+    word(addr + 4, if (w > 32) value(w - 1, 32) else 0.U(32.W))
+  }
+
+  /** What a full-strobe write of data to `addr` does (in the owner's module). */
+  def onWrite(addr: Int)(action: UInt => Unit): Unit = writes += addr -> action
+
+  def readAddrs: Seq[Int] = reads.map(_._1).toSeq
+  def writeAddrs: Seq[Int] = writes.map(_._1).toSeq
+
+  /** Drives the slave's read words and runs the write actions. Call from the owner's module: the address
+    * decode stays under the write's valid there, so a Verilated model evaluates it only on a CSR write. */
+  def attach(csr: CsrSlave): Unit = {
+    require(csr.readAddrs == readAddrs && csr.writeAddrs == writeAddrs, "CsrSlave built from another table")
+    for ((port, (_, value)) <- csr.io.readData.zip(reads)) port := value
+    when(csr.io.write.valid) {
+      for ((addr, action) <- writes) when(csr.io.write.bits.addr === addr.U) { action(csr.io.write.bits.data) }
+    }
+  }
+}
+
+/** AXI4-Lite slave of the CSR space (docs/register-map.md): one write and one read outstanding.
+  *
+  * A read of a `readAddrs` word returns the matching `readData` input; a read in `window` returns the bank's
+  * counter through its read port. A write with all four strobes is handed out on `write` for one clock (the
+  * owner acts on the `writeAddrs` words) and answers OKAY if its address is one of them. Anything else answers
+  * SLVERR: unmapped or unaligned addresses, partial strobes, writes to read-only words. */
+class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: BankWindow, addrBits: Int = 16)
+    extends Module {
+  require(readAddrs.distinct.size == readAddrs.size, "register map has overlapping addresses")
+  require(writeAddrs.distinct.size == writeAddrs.size, "register map has overlapping writable addresses")
+  require(!readAddrs.exists(a => a >= window.base && a < window.end), "register map overlaps the counter bank")
+  require(writeAddrs.nonEmpty, "a CSR space with nothing writable")
+
+  val io = IO(new Bundle {
+    val axi = new AxiLiteBundle(addrBits)
+    val readData = Input(Vec(readAddrs.size, UInt(32.W)))
+    val write = Valid(new Bundle {
+      val addr = UInt(addrBits.W)
+      val data = UInt(32.W)
+    })
+    val bank = new Bundle {
+      /** Combinational: the counter the current read address names (the read channel registers its value). */
+      val readIndex = Output(UInt(window.indexBits.W))
+      val readValue = Input(UInt(window.width.W))
+    }
+  })
+  private val axi = io.axi
+
+  // Write channel: take AW and W together, one write outstanding.
+  private val bValid = RegInit(false.B)
+  private val bResp = RegInit(0.U(2.W))
+  private val writeFire = axi.awvalid && axi.wvalid && !bValid
+  axi.awready := writeFire
+  axi.wready := writeFire
+  axi.bvalid := bValid
+  axi.bresp := bResp
+  when(bValid && axi.bready) { bValid := false.B }
+
+  private val fullStrobe = axi.wstrb === "b1111".U
+  io.write.valid := writeFire && fullStrobe
+  io.write.bits.addr := axi.awaddr
+  io.write.bits.data := axi.wdata
+  when(writeFire) {
+    val writable = writeAddrs.map(a => axi.awaddr === a.U).reduce(_ || _)
+    bValid := true.B
+    bResp := Mux(fullStrobe && writable, AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
+  }
+
+  // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR.
+  private val rValid = RegInit(false.B)
+  private val rData = RegInit(0.U(32.W))
+  private val rResp = RegInit(0.U(2.W))
+  private val readFire = axi.arvalid && !rValid
+  axi.arready := !rValid
+  axi.rvalid := rValid
+  axi.rdata := rData
+  axi.rresp := rResp
+  when(rValid && axi.rready) { rValid := false.B }
+  io.bank.readIndex := ((axi.araddr - window.base.U) >> 3)(window.indexBits - 1, 0)
+  private val bankHit = axi.araddr >= window.base.U && axi.araddr < window.end.U && axi.araddr(1, 0) === 0.U
+  private val bankSlot = io.bank.readValue.pad(64)
+  private val bankWord = Mux(axi.araddr(2), bankSlot(63, 32), bankSlot(31, 0))
+  when(readFire) {
+    val hits = readAddrs.map(a => axi.araddr === a.U) :+ bankHit
+    rValid := true.B
+    rData := Mux1H(hits, io.readData :+ bankWord)
+    rResp := Mux(hits.reduce(_ || _), AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
+  }
+}
