@@ -2,7 +2,7 @@ package cohtb
 
 import chisel3._
 
-/** What the monitor remembers of one tracked line (DESIGN.md: last writer, dirty, holders). */
+/** What the monitor remembers of one tracked line (docs/counting-rules.md: last writer, dirty, holders). */
 class LineEntry(p: MonitorParams) extends Bundle {
   val valid = Bool()
   val line = UInt(p.lineAddrBits.W)
