@@ -66,7 +66,7 @@ def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "defa
     header, recs = run.events()
     replay.check_fits(header, cfg, str(run.path))
     regions = regions_for(run.fields, cfg.params.regions)
-    watch = [replay.Region(r.line, cfg.params.line_mask, r.fields) for r in regions]
+    watch = [replay.Region(r.line, cfg.params.line_mask) for r in regions]
 
     t0 = time.perf_counter()
     rtl, perf = replay.replay_rtl(recs, watch, variant)

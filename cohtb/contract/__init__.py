@@ -3,14 +3,9 @@ generated from the hardware's own definitions (`generated.py`, see `codegen.py`)
 numbering sockets when no gem5 run says otherwise."""
 
 from .generated import *  # noqa: F401,F403
-from .generated import Kind
 
 
 def contiguous_socket_map(cores: int, sockets: int) -> list[int]:
     """Cores numbered socket by socket, the same number per socket (as cohtb's gem5 system builds them), for
     streams that come from no gem5 run: synthetic events, test benches. A run's own map is in its manifest."""
     return [c * sockets // cores for c in range(cores)]
-
-
-def kind_name(code: int) -> str:
-    return Kind(code).name if code in Kind._value2member_map_ else f"malformed kind {code}"

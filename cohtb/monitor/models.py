@@ -18,11 +18,12 @@ from typing import Iterable
 
 import numpy as np
 
-from cohtb.contract import KIND_COUNTERS, Kind
+from cohtb.contract import KIND_COUNTERS, STATE_KINDS, Kind
 from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import Counters, HotEntry
 
 READ, WRITE, EVICT = Kind.READ, Kind.WRITE, Kind.EVICT
+_CHANGES_STATE = frozenset(int(k) for k in STATE_KINDS)   # rule X: the other kinds change no state
 
 # Line state seen by the requesting core before its event (docs/counting-rules.md; coverage bins).
 LINE_STATES = (
@@ -168,7 +169,7 @@ class BoundedModel:
             return
         self._add(g, KIND_COUNTERS[kind], 1)
         fx = Effects()
-        if kind <= EVICT:   # rule X: the evidence kinds change no state
+        if kind in _CHANGES_STATE:
             idx = p.set_index(line)
             tags, row = self.tags[idx], self.lines[idx]
             way = next((i for i, t in enumerate(tags) if t == line), None)

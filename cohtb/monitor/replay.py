@@ -17,11 +17,10 @@ from cohtb.trace.events import Header
 
 @dataclass(frozen=True)
 class Region:
-    """One programmable address region (line-address base and mask) and the fields it stands for."""
+    """One programmable address region: a line-address base and mask."""
 
     base: int
     mask: int
-    fields: tuple[str, ...] = ()
 
 
 def check_fits(header: Header, cfg: MonitorConfig, where: str) -> None:

@@ -99,10 +99,6 @@ class LineRegion:
     line: int
     fields: tuple[str, ...]
 
-    @property
-    def name(self) -> str:
-        return ", ".join(self.fields)
-
 
 def regions_for(fields: list[Field], max_regions: int) -> list[LineRegion]:
     """One region per distinct line the fields touch, in layout-map order, at most max_regions."""
