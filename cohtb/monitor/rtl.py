@@ -35,11 +35,10 @@ def library_path(variant: str = "default") -> Path:
 def host_cpu() -> str:
     """What -march=native compiles for: a library built on another CPU may use instructions this one lacks."""
     try:
-        flags = next(l for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith(("flags", "Features")))
-        model = next((l for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), "")
-    except (OSError, StopIteration):
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
         return platform.machine()
-    return platform.machine() + model + flags
+    return platform.machine() + "".join(sorted({l for l in lines if l.startswith(("model name", "flags", "Features"))}))
 
 
 def build_library(variant: str = "default", quiet: bool = True) -> Path:
