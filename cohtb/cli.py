@@ -16,19 +16,30 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from cohtb.analysis.analyse import analyse
+    from cohtb.analysis.analyse import analyse, analyse_event_file
     from cohtb.analysis.pipeline import counters_path
+    from cohtb.report.lines import line_table
     from cohtb.sim.runs import discover
 
     analysis_dir = Path(args.out) if args.out else None
-    for run in discover([Path(r) for r in args.runs]):
+    files = [Path(r) for r in args.runs if Path(r).is_file()]
+    runs = discover([Path(r) for r in args.runs if not Path(r).is_file()]) if len(files) < len(args.runs) else []
+    done = []
+    for f in files:
+        path = analysis_dir / f.name / "counters.json" if analysis_dir else None
+        done.append((f.name, analyse_event_file(f, path, check_model=args.check), path))
+    for run in runs:
         path = counters_path(run, analysis_dir)
-        doc = analyse(run, path, check_model=args.check)
+        done.append((run.id, analyse(run, path, check_model=args.check), path))
+    for name, doc, path in done:
         g, perf = doc.rtl.totals, doc.replay
-        print(f"{run.id}: {perf.events:,} events through the Verilated monitor "
-              f"({perf.eventsPerSecond / 1e6:.1f} M events/s); transfers {g['transfers']:,}, "
+        print(f"{name}: {perf.events:,} events through the Verilated monitor ({doc.variant}, "
+              f"{perf.eventsPerSecond / 1e6:.1f} M events/s); transfers {g['transfers']:,}, "
               f"cross-socket {g['crossSocketTransfers']:,}, dirty reads {doc.rtl.dirty_reads:,}; "
-              f"RTL vs model: {doc.model_check}; -> {path}")
+              f"RTL vs model: {doc.model_check}" + (f"; -> {path}" if path else ""))
+        print(f"  against gem5: {doc.gem5.verdict}")
+        if args.lines:
+            print(line_table(doc, args.lines).text())
     return 0
 
 
@@ -72,6 +83,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(table.text())
         print(text + "\n")
     return 0
+
+
+def cmd_soak(args: argparse.Namespace) -> int:
+    from cohtb.monitor.soak import soak
+
+    if args.events < 1 or args.chunk < 1:
+        raise CohtbError("--events and --chunk must be at least 1")
+    result = soak(args.events, args.seed, args.variant, args.chunk)
+    print(result.summary())
+    for line in result.first_mismatch:
+        print("  first mismatch: " + line)
+    return 1 if result.mismatched_chunks else 0
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -123,14 +146,16 @@ def cmd_launch(args: argparse.Namespace) -> int:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from cohtb.trace import ingest
 
-    from cohtb.contract import contiguous_socket_map
-
-    if args.cores < 1 or not 1 <= args.sockets <= args.cores or args.cores % args.sockets:
-        raise CohtbError(f"--cores {args.cores} --sockets {args.sockets}: the sockets must divide the cores")
-    counts = ingest.ingest(args.trace, Path(args.out), contiguous_socket_map(args.cores, args.sockets),
-                           {"trace": str(args.trace)}, pagemap=Path(args.pagemap) if args.pagemap else None)
-    print(f"{args.trace}: {counts['lines']:,} lines -> {counts['events']:,} events in {args.out}")
-    print("  " + ", ".join(f"{k} {v:,}" for k, v in counts.items() if k not in ("lines", "events")))
+    if (args.socket_map is None) == (args.cores_per_socket is None):
+        raise CohtbError("give the sockets as --socket-map FILE|LIST or as --cores-per-socket K (one of the two)")
+    if args.cores_per_socket is not None and args.cores_per_socket < 1:
+        raise CohtbError(f"--cores-per-socket {args.cores_per_socket}: must be at least 1")
+    smap = ingest.read_socket_map(args.socket_map) if args.socket_map else None
+    counts = ingest.ingest(args.trace, Path(args.out), smap, {"trace": str(args.trace)},
+                           pagemap=Path(args.pagemap) if args.pagemap else None, cores_per_socket=args.cores_per_socket)
+    print(f"{args.trace}: {counts['lines']:,} lines -> {counts['events']:,} events of {counts['cores']} cores in "
+          f"{counts['sockets']} sockets in {args.out}")
+    print("  " + ", ".join(f"{k} {v:,}" for k, v in counts.items() if k not in ("lines", "events", "cores", "sockets")))
     return 0
 
 
@@ -155,10 +180,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=3600, help="seconds per gem5 run")
     run.set_defaults(func=cmd_run)
 
-    rp = sub.add_parser("replay", help="stream runs' events through the Verilated monitor; write counters.json")
-    rp.add_argument("runs", nargs="+", help="run directories (or directories of runs)")
+    rp = sub.add_parser("replay", help="stream runs' (or bare event files') events through the Verilated monitor, a monitor "
+                        "sized for them if the default is too small; check them against gem5's evidence")
+    rp.add_argument("runs", nargs="+", help="run directories (or directories of runs), or bare event files")
     rp.add_argument("--check", action="store_true", help="also run the reference model and fail on any difference")
-    rp.add_argument("--out", help="write RUN_ID/counters.json here instead of into each run directory")
+    rp.add_argument("--out", help="write RUN_ID/counters.json here instead of into each run directory "
+                    "(a bare event file's counters are written only here)")
+    rp.add_argument("--lines", type=int, default=10, help="print the N lines with the most transfers and dirty reads "
+                    "(0: none)")
     rp.set_defaults(func=cmd_replay)
 
     rep = sub.add_parser("report", help="Markdown, JSON, PNG plots and an HTML page for runs")
@@ -194,8 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     ig = sub.add_parser("ingest", help="convert a gem5 ProtocolTrace (plain, .gz or - for a pipe) to a cohtb event file")
     ig.add_argument("trace")
     ig.add_argument("out")
-    ig.add_argument("--cores", type=int, required=True, help="cores (L1 controllers) in all")
-    ig.add_argument("--sockets", type=int, required=True, help="sockets; cores are numbered socket by socket")
+    ig.add_argument("--socket-map", help="core->socket map: a file of '<core> <socket>' lines, or sockets in core "
+                    "order as a list (0,0,1,1); a core is an L1 controller (the trace's version column)")
+    ig.add_argument("--cores-per-socket", type=int, help="instead of a map: core c is in socket c // K, for as many "
+                    "cores as the trace shows")
     ig.add_argument("--pagemap", help="also write the TLB page mappings found in the trace here")
     ig.set_defaults(func=cmd_ingest)
 
@@ -211,6 +242,14 @@ def build_parser() -> argparse.ArgumentParser:
     na.add_argument("--repeat", type=int, default=3, help="runs per cell; the table shows the best")
     na.add_argument("--out", default="results/native.json", help="where the rows are written ('' for nowhere)")
     na.set_defaults(func=cmd_native)
+
+    so = sub.add_parser("soak", help="a long random stream (workload contention patterns mixed in) through the RTL and "
+                        "the bit-exact model, every counter compared after every chunk")
+    so.add_argument("--events", type=int, default=10_000_000)
+    so.add_argument("--seed", type=int, default=1)
+    so.add_argument("--variant", default="default")
+    so.add_argument("--chunk", type=int, default=200_000, help="events between comparisons")
+    so.set_defaults(func=cmd_soak)
 
     sy = sub.add_parser("synth", help="synthesize the monitor with Yosys and report its size")
     sy.add_argument("--variant", default="default")

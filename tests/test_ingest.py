@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cohtb.trace import events as ev
-from cohtb.contract import Kind, contiguous_socket_map
+from cohtb.contract import L1_STATES, Kind, contiguous_socket_map
 from cohtb.trace import ingest
 from cohtb.trace import synthetic_trace
 from cohtb.errors import CohtbError
@@ -19,24 +19,39 @@ L1 = re.compile(r"^\s*(\d+)\s+(\d+)\s+L1Cache\s+(\S+)\s+(\S*)>(\S*)\s+\[0x[0-9a-
 
 
 def python_reading(lines, socket_of_core: list[int]) -> list[tuple]:
-    """docs/event-format.md's table, applied line by line in Python (the reference for the native tool)."""
+    """docs/gem5.md's table of the transitions that are events, applied line by line in Python (the
+    reference for the native tool)."""
     R, W, E = Kind.READ, Kind.WRITE, Kind.EVICT
-    out = []
+    out, ifetches = [], set()
     for text in lines:
         m = L1.match(text)
         if not m or "Stall" in m.group(7):
             continue
-        tick, core, event, frm, line = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4), int(m.group(6), 16)
-        kind = {("Load", "NP"): R, ("Load", "I"): R, ("Store", "NP"): W, ("Store", "I"): W, ("Store", "S"): W,
-                ("L1_Replacement", "S"): E, ("L1_Replacement", "E"): E, ("L1_Replacement", "M"): E}.get((event, frm))
-        kind = {"Fwd_GETS": Kind.FWD_GETS, "Fwd_GETX": Kind.FWD_GETX, "Inv": Kind.INV}.get(event, kind)
-        if kind is not None:
-            out.append((tick, line >> 6, core, socket_of_core[core], int(kind)))
+        tick, core, event, frm, to, line = (int(m.group(1)), int(m.group(2)), m.group(3), m.group(4), m.group(5),
+                                            int(m.group(6), 16) >> 6)
+        kinds = []
+        if event == "Ifetch" and frm in ("NP", "I"):
+            ifetches.add((core, line))
+        elif event in ("Data_all_Acks", "DataS_fromL1", "Data_Exclusive") and frm in ("IS", "IS_I"):
+            if (core, line) in ifetches:
+                ifetches.discard((core, line))
+            else:
+                kinds = [R, E] if to == "I" else [R]
+        elif (event, frm) in (("Data_all_Acks", "IM"), ("Ack_all", "SM"), ("Store", "E")):
+            kinds = [W]
+        elif (event, frm) in (("L1_Replacement", "S"), ("WB_Ack", "M_I"), ("WB_Ack", "SINK_WB_ACK"), ("Inv", "E"), ("Inv", "M")):
+            kinds = [E]
+        elif event == "Inv" and frm in ("S", "SM"):
+            kinds = [Kind.INV]
+        elif event in ("Fwd_GETS", "Fwd_GETX"):
+            kinds = [Kind[event.upper()]]
+        state = L1_STATES.index(frm) if frm in L1_STATES else 0
+        out += [(tick, line, core, socket_of_core[core], int(k), state) for k in kinds]
     return out
 
 
 def as_tuples(recs) -> list[tuple]:
-    return [tuple(int(r[k]) for k in ("tick", "line", "core", "socket", "kind")) for r in recs]
+    return [tuple(int(r[k]) for k in ("tick", "line", "core", "socket", "kind", "l1_state")) for r in recs]
 
 
 def test_matches_a_python_reading_of_the_same_lines(tmp_path):
@@ -77,7 +92,8 @@ def test_collects_tlb_mappings_and_skips_other_debug_lines(tmp_path):
     trace = tmp_path / "t.txt"
     trace.write_text("   100: board.processor.cores0.core.mmu.dtb: Mapping 0x4c0000 to 0x8c0000\n"
                      "   101: board.processor.cores0.core.mmu.dtb: Translating vaddr 0x4c0040.\n"
-                     f"{200:15d} {1:3d} {'L1Cache':>10s}{'Load':>20s} {'NP':>6s}>{'IS':<6s} [0x8c0040, line 0x8c0040] \n")
+                     f"{200:15d} {1:3d} {'L1Cache':>10s}{'Load':>20s} {'NP':>6s}>{'IS':<6s} [0x8c0040, line 0x8c0040] \n"
+                     f"{300:15d} {1:3d} {'L1Cache':>10s}{'Data_all_Acks':>20s} {'IS':>6s}>{'S':<6s} [0x8c0040, line 0x8c0040] \n")
     counts = ingest.ingest(trace, tmp_path / "t.events", contiguous_socket_map(4, 2), pagemap=tmp_path / "pm.txt")
     assert counts["mappings"] == 1 and counts["debug_lines"] == 1 and counts["events"] == 1
     assert (tmp_path / "pm.txt").read_text() == "0x4c0000 0x8c0000\n"
@@ -120,3 +136,55 @@ def test_recorded_gem5_traces(tmp_path, trace):
     assert as_tuples(recs) == want
     assert counts["events"] == meta["events"] and counts["write"] > 0 and counts["fwd_getx"] + counts["inv"] > 0
     assert counts["mappings"] > 0
+
+
+def _l1(tick: int, core: int, event: str, frm: str, to: str, line: int = 0x40) -> str:
+    return f"{tick:15d} {core:3d} {'L1Cache':>10s}{event:>20s} {frm:>6s}>{to:<6s} [{line:#x}, line {line:#x}] \n"
+
+
+def test_cores_per_socket_takes_the_cores_from_the_trace(tmp_path):
+    """33 controllers (se.py's 32 threads + main) at 4 per socket: 9 sockets, the last one holding core 32 alone."""
+    trace = tmp_path / "t.txt"
+    trace.write_text(_l1(10, 5, "Store", "E", "M") + _l1(20, 32, "Store", "E", "M"))
+    counts = ingest.ingest(trace, tmp_path / "t.events", cores_per_socket=4)
+    header, recs = ev.read_all(tmp_path / "t.events")
+    assert (counts["cores"], counts["sockets"]) == (33, 9) and header.socket_of_core == [c // 4 for c in range(33)]
+    assert recs["socket"].tolist() == [1, 8]
+
+
+def test_idle_controllers_are_allowed(tmp_path):
+    """A map may name cores the trace never shows (an idle CPU, the main thread)."""
+    trace = tmp_path / "t.txt"
+    trace.write_text(_l1(10, 1, "Store", "E", "M"))
+    ingest.ingest(trace, tmp_path / "t.events", [0, 1, 1, 0, 2, 2])
+    header, recs = ev.read_all(tmp_path / "t.events")
+    assert header.num_cores == 6 and header.num_sockets == 3 and recs["socket"].tolist() == [1]
+
+
+def test_socket_map_file(tmp_path):
+    f = tmp_path / "map.txt"
+    f.write_text("# core socket\n0 0\n2 1\n1 0   # main thread\n")
+    assert ingest.read_socket_map(str(f)) == [0, 0, 1]
+    assert ingest.read_socket_map("0,1,1") == [0, 1, 1]
+    f.write_text("0 0\n2 1\n")
+    with pytest.raises(CohtbError, match=r"map.txt: the map must list cores 0..N-1; missing \[1\]"):
+        ingest.read_socket_map(str(f))
+    f.write_text("0 0\n0 zero\n")
+    with pytest.raises(CohtbError, match=r"map.txt:2: expected '<core> <socket>'"):
+        ingest.read_socket_map(str(f))
+
+
+def test_completion_time_events(tmp_path):
+    """An issued miss is no event; its completion is, after the evidence at the old holder (docs/gem5.md)."""
+    trace = tmp_path / "t.txt"
+    trace.write_text(_l1(10, 1, "Store", "I", "IM") + _l1(20, 0, "Fwd_GETX", "M", "I") + _l1(30, 1, "Data_all_Acks", "IM", "M")
+                     + _l1(40, 2, "Ifetch", "NP", "IS", 0x80) + _l1(50, 2, "Data_all_Acks", "IS", "S", 0x80)
+                     + _l1(60, 3, "Load", "NP", "IS") + _l1(70, 3, "Inv", "IS", "IS_I") + _l1(80, 3, "DataS_fromL1", "IS_I", "I")
+                     + _l1(90, 0, "Inv", "M", "I", 0xc0))
+    counts = ingest.ingest(trace, tmp_path / "t.events", cores_per_socket=2)
+    _, recs = ev.read_all(tmp_path / "t.events")
+    K = Kind
+    assert [(int(r["tick"]), int(r["core"]), K(int(r["kind"])).name, L1_STATES[int(r["l1_state"])]) for r in recs] == [
+        (20, 0, "FWD_GETX", "M"), (30, 1, "WRITE", "IM"), (80, 3, "READ", "IS_I"), (80, 3, "EVICT", "IS_I"),
+        (90, 0, "EVICT", "M")]
+    assert counts["requests"] == 3 and counts["inv_without_copy"] == 1 and counts["recalls"] == 1

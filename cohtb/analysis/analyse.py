@@ -9,17 +9,21 @@ import time
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, ValidationError
 
+from cohtb.contract import Kind
 from cohtb.errors import CohtbError
-from cohtb.monitor import replay
-from cohtb.monitor.config import MonitorParams, variant as load_variant
+from cohtb.monitor import ondemand, replay
+from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import Counters, diff_counters
-from cohtb.monitor.models import IdealModel, LineStats
+from cohtb.analysis.reconcile import CONTENDED, TOLERANCE, LineCheck, reconcile
+from cohtb.monitor.models import LineStats
 from cohtb.sim.runs import Run
+from cohtb.trace.events import Header, read_all
 from cohtb.trace.layout import regions_for
 
-FORMAT = 2
+FORMAT = 3
 HOTTEST = 16
 
 
@@ -38,6 +42,27 @@ class IdealSummary(BaseModel):
     hottest: list[int]
 
 
+class GemCheck(BaseModel):
+    """The ideal monitor's transfers and dirty reads paired with gem5's evidence (cohtb.analysis.reconcile)."""
+
+    evidence: int                   # FWD_GETS, FWD_GETX and INV events in the stream (none: not from gem5)
+    totals: LineCheck
+    lines: dict[int, LineCheck]     # every line with an item or a remainder
+    tolerance: float
+    contended: list[int]            # lines with at least `CONTENDED` matched items
+    outside: list[int]              # contended lines whose unexplained remainder exceeds the tolerance
+
+    @property
+    def verdict(self) -> str:
+        if not self.evidence:
+            return "not checked: the stream holds none of gem5's evidence (FWD_GETS, FWD_GETX, INV)"
+        ok = not self.outside and self.totals.within_tolerance()
+        return (f"agrees: unexplained {self.totals.unexplained:,} of {self.totals.matched:,} items, every contended line "
+                f"within {self.tolerance:.0%}" if ok else
+                f"DISAGREES: unexplained {self.totals.unexplained:,} of {self.totals.matched:,} items; "
+                f"{len(self.outside)} of {len(self.contended)} contended lines beyond {self.tolerance:.0%}")
+
+
 class ReplayPerf(BaseModel):
     events: int
     cycles: int
@@ -47,7 +72,7 @@ class ReplayPerf(BaseModel):
 
 
 class Analysis(BaseModel):
-    format: Literal[2]
+    format: Literal[3]
     run: str
     variant: str
     params: MonitorParams
@@ -55,6 +80,7 @@ class Analysis(BaseModel):
     rtl: Counters
     model_check: Literal["identical", "not run"]
     ideal: IdealSummary
+    gem5: GemCheck
     replay: ReplayPerf
 
     def region_of_line(self) -> dict[int, RegionRecord]:
@@ -62,10 +88,21 @@ class Analysis(BaseModel):
 
 
 def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "default") -> Analysis:
-    cfg = load_variant(variant)
     header, recs = run.events()
-    replay.check_fits(header, cfg, str(run.path))
-    regions = regions_for(run.fields, cfg.params.regions)
+    return analyse_events(run.id, header, recs, out, run.fields, check_model, variant)
+
+
+def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, variant: str = "default") -> Analysis:
+    """A bare event file, with no run manifest: counters and per-line figures, no fields and no throughput."""
+    header, recs = read_all(path)
+    return analyse_events(Path(path).name, header, recs, out, [], check_model, variant)
+
+
+def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None, fields: list, check_model: bool,
+                   variant: str) -> Analysis:
+    variant, cfg = ondemand.config_for(header.num_cores, header.num_sockets, variant)
+    replay.check_fits(header, cfg, name)
+    regions = regions_for(fields, cfg.params.regions)
     watch = [replay.Region(r.line, cfg.params.line_mask) for r in regions]
 
     t0 = time.perf_counter()
@@ -74,24 +111,29 @@ def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "defa
     if check_model:
         diffs = diff_counters(replay.replay_model(recs, watch, cfg), rtl)
         if diffs:
-            raise CohtbError(f"{run.path}: RTL and reference model disagree: " + "; ".join(diffs[:8]))
+            raise CohtbError(f"{name}: RTL and reference model disagree: " + "; ".join(diffs[:8]))
         check = "identical"
 
-    ideal = IdealModel(header.num_sockets)
-    ideal.apply_array(recs)
+    rec = reconcile(recs, header.num_sockets)
+    ideal = rec.ideal
+    checked = {line: c for line, c in sorted(rec.lines.items()) if c.matched or c.unexplained or c.explained}
+    contended = [line for line, c in checked.items() if c.matched >= CONTENDED]
     watched = {r.line for r in regions} | {h.line for h in rtl.hot if h.valid}
     hottest = sorted(ideal.stats, key=lambda line: -ideal.stats[line].pingpong)[:HOTTEST]
     doc = Analysis(
-        format=FORMAT, run=run.id, variant=variant, params=cfg.params,
+        format=FORMAT, run=name, variant=variant, params=cfg.params,
         regions=[RegionRecord(index=r.index, line=r.line, fields=list(r.fields)) for r in regions],
         rtl=rtl, model_check=check,
         ideal=IdealSummary(totals=ideal.totals(), matrix=ideal.matrix, hottest=hottest,
                            lines={line: ideal.stats[line] for line in sorted(watched | set(hottest)) if line in ideal.stats}),
+        gem5=GemCheck(evidence=sum(ideal.kinds[k] for k in (Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV)), totals=rec.totals(), lines=checked, tolerance=TOLERANCE, contended=contended,
+                      outside=[line for line in contended if not checked[line].within_tolerance()]),
         replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(doc.model_dump_json(by_alias=True, indent=1))
-    os.replace(tmp, out)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(doc.model_dump_json(by_alias=True, indent=1))
+        os.replace(tmp, out)
     return doc
 
 

@@ -89,8 +89,10 @@ def compute(run: Run, a: Analysis) -> RunMetrics:
         m.hot.append({"line": h.line, "fields": region_of_line[h.line].fields if h.line in region_of_line else [],
                       "count": h.count, "error": h.error, "ideal_items": st.pingpong, "transfers": st.transfers,
                       "dirty_reads": st.dirty_reads, "remote_share": remote / st.pingpong if st.pingpong else 0.0})
-    it, g = a.ideal.totals, a.rtl.totals
-    m.check = {"ideal_transfers": it.transfers, "gem5_transfers": it.gem5Transfers,
+    it, g, c = a.ideal.totals, a.rtl.totals, a.gem5.totals
+    m.check = {"ideal_transfers": it.transfers, "ideal_dirty_reads": it.dirty_reads, **c.to_json(),
+               "matched": c.matched, "unexplained": c.unexplained, "contended_lines": len(a.gem5.contended),
+               "lines_outside_tolerance": len(a.gem5.outside), "verdict": a.gem5.verdict,
                "bounded_transfers": g["transfers"], "missed_by_bounded": it.transfers - g["transfers"],
                "state_evictions": g["stateEvictions"], "saturated": a.rtl.saturated, "model_check": a.model_check,
                "fwd_getx": it.fwdGetx, "inv": it.inv, "fwd_gets": it.fwdGets}

@@ -20,10 +20,10 @@ KIND_COUNTERS = ('eventsRead', 'eventsWrite', 'eventsEvict', 'eventsFwdGets', 'e
 
 # The event file.
 MAGIC = b'COHTBEVT'
-VERSION = 1
+VERSION = 2
 HEADER_FIELDS = (('magic', 8), ('version', 2), ('header_len', 2), ('line_size', 2), ('num_cores', 2), ('num_sockets', 2), ('record_size', 2), ('reserved', 4), ('num_records', 8), ('source_len', 4))
 HEADER_ALIGN = 8
-RECORD_FIELDS = (('tick', 8), ('line', 8), ('core', 2), ('socket', 1), ('kind', 1), ('aux', 4))
+RECORD_FIELDS = (('tick', 8), ('line', 8), ('core', 2), ('socket', 1), ('kind', 1), ('l1_state', 2), ('reserved', 2))
 RECORD_SIZE = 24
 MAX_LINE_BITS = 58
 DEFAULT_LINE_SIZE = 64
@@ -46,3 +46,5 @@ REGION_COUNTERS = ('reads', 'writes', 'evicts', 'transfers', 'crossSocketTransfe
 HOT_FIELDS = ('line', 'count', 'error', 'valid')
 INDEXINGS = ('modulo', 'xorfold')
 REPLACEMENTS = ('roundrobin', 'lru')
+L1_STATES = ('other', 'NP', 'I', 'S', 'E', 'M', 'IS', 'IM', 'SM', 'IS_I', 'M_I', 'SINK_WB_ACK')
+L1State = IntEnum('L1State', {n: i for i, n in enumerate(L1_STATES)})

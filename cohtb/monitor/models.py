@@ -2,8 +2,8 @@
 
 `BoundedModel` mirrors the RTL bit for bit: the same set-associative line table (indexing, first-invalid
 allocation, round-robin or LRU victim), the same Space-Saving hot-line table with the same tie-break, the
-same saturation. `IdealModel` applies the same rules to every line without bounds, keeps per-line
-statistics for reports, and reconciles against gem5's own transfer evidence (docs/gem5.md).
+same saturation. `IdealModel` applies the same rules to every line without bounds and keeps per-line
+statistics for reports (`cohtb.analysis.reconcile` holds its counts against gem5's own evidence).
 
 Both apply the rules through `apply_rules`, so the rule table is implemented once in Python; comments name
 the table's rules (W, R, E, X).
@@ -252,7 +252,7 @@ class BoundedModel:
 
 @dataclass(slots=True)
 class LineStats:
-    """Exact per-line counts of the ideal model, and gem5's own evidence for the line."""
+    """Exact per-line counts of the ideal model, and gem5's evidence kinds seen on the line."""
 
     reads: int = 0
     writes: int = 0
@@ -265,7 +265,6 @@ class LineStats:
     fwdGets: int = 0
     fwdGetx: int = 0
     inv: int = 0
-    gem5Transfers: int = 0
 
     @property
     def dirty_reads(self) -> int:
@@ -285,20 +284,15 @@ class LineStats:
 
 
 LINE_STAT_NAMES = tuple(f.name for f in fields(LineStats))
+_EVIDENCE_STAT = {Kind.FWD_GETS: "fwdGets", Kind.FWD_GETX: "fwdGetx", Kind.INV: "inv"}
 
 
 class IdealModel:
-    """The same counting rules over every line, unbounded and unsaturated, with per-line statistics.
-
-    gem5's transfer evidence: a WRITE that takes a line from its last writer O is seen at O either as
-    Fwd_GETX (O still held it modified) or as Inv (O had been downgraded to shared by a dirty read first).
-    So a transfer is confirmed by gem5 when the next Fwd_GETX or Inv recorded at O for that line follows it;
-    `gem5Transfers` counts Fwd_GETX events plus Inv events at the line's pending previous owner."""
+    """The same counting rules over every line, unbounded and unsaturated, with per-line statistics."""
 
     def __init__(self, sockets: int):
         self.sockets = sockets
         self.lines: dict[int, LineState] = {}
-        self.pending_from: dict[int, int] = {}     # line -> previous owner whose gem5 evidence is awaited
         self.stats: dict[int, LineStats] = {}
         self.matrix = [[0] * sockets for _ in range(sockets)]
         self.kinds = [0] * len(Kind)
@@ -308,37 +302,24 @@ class IdealModel:
                                             recs["socket"].tolist(), recs["kind"].tolist()):
             self.apply(line, core, socket, kind)
 
-    def apply(self, line: int, core: int, socket: int, kind: int) -> None:
+    def apply(self, line: int, core: int, socket: int, kind: int) -> tuple[LineState, Effects] | None:
+        """Applies one event; for a kind that changes state, returns the line's state before it and the effects."""
         self.kinds[kind] += 1
         st = self.stats.get(line)
         if st is None:
             st = self.stats[line] = LineStats()
-        if kind == Kind.FWD_GETS:
-            st.fwdGets += 1
-            return
-        if kind == Kind.FWD_GETX:
-            st.fwdGetx += 1
-            st.gem5Transfers += 1
-            if self.pending_from.get(line) == core:
-                del self.pending_from[line]
-            return
-        if kind == Kind.INV:
-            st.inv += 1
-            if self.pending_from.get(line) == core:
-                st.gem5Transfers += 1
-                del self.pending_from[line]
-            return
+        evidence = _EVIDENCE_STAT.get(kind)
+        if evidence:
+            setattr(st, evidence, getattr(st, evidence) + 1)
+        if kind not in _CHANGES_STATE:
+            return None
         old = self.lines.get(line) or LineState()
         new, fx = apply_rules(old, core, socket, kind)
         if kind == READ:
             st.reads += 1
         elif kind == WRITE:
             st.writes += 1
-            if fx.transfer:
-                self.pending_from[line] = old.owner
-            else:
-                self.pending_from.pop(line, None)
-        else:
+        elif kind == EVICT:
             st.evicts += 1
         st.transfers += fx.transfer
         st.crossSocketTransfers += fx.cross_socket
@@ -351,6 +332,7 @@ class IdealModel:
             self.lines.pop(line, None)
         else:
             self.lines[line] = new
+        return old, fx
 
     def totals(self) -> LineStats:
         return self.field_totals(self.stats)

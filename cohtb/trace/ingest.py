@@ -20,15 +20,50 @@ def tool_path() -> Path:
     return TOOL
 
 
-def ingest(trace: Path | str, out: Path, socket_of_core: list[int], source: dict | None = None,
-           line_size: int = DEFAULT_LINE_SIZE, pagemap: Path | None = None) -> dict:
-    """Convert one trace (a path, or '-' for stdin) of a machine whose core c sits in socket_of_core[c];
-    returns the tool's counts. Leaves no file on error."""
-    cmd = [str(tool_path()), str(trace), str(out), "--socket-map", ",".join(map(str, socket_of_core)),
-           "--line-size", str(line_size), "--source", json.dumps(source or {}, sort_keys=True)]
+def ingest(trace: Path | str, out: Path, socket_of_core: list[int] | None = None, source: dict | None = None,
+           line_size: int = DEFAULT_LINE_SIZE, pagemap: Path | None = None, cores_per_socket: int | None = None) -> dict:
+    """Convert one trace (a path, or '-' for stdin) of a machine whose core c sits in socket_of_core[c], or in
+    socket c // cores_per_socket with the cores the trace shows; returns the tool's counts. Leaves no file on error."""
+    if (socket_of_core is None) == (cores_per_socket is None):
+        raise CohtbError("give the sockets either as a core->socket map or as cores per socket")
+    cmd = [str(tool_path()), str(trace), str(out), "--line-size", str(line_size),
+           "--source", json.dumps(source or {}, sort_keys=True)]
+    if socket_of_core is not None:
+        cmd += ["--socket-map", ",".join(map(str, socket_of_core))]
+    else:
+        cmd += ["--cores-per-socket", str(cores_per_socket)]
     if pagemap is not None:
         cmd += ["--pagemap", str(pagemap)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CohtbError(proc.stderr.strip().removeprefix("cohtb-ingest: ") or f"cohtb-ingest exited {proc.returncode}")
     return json.loads(proc.stdout)
+
+
+def read_socket_map(spec: str) -> list[int]:
+    """A core->socket map: a file of "<core> <socket>" lines (every core 0..N-1 once; '#' starts a comment), or an
+    inline comma-separated list of sockets in core order ("0,0,1,1")."""
+    path = Path(spec)
+    if not path.exists():
+        try:
+            return [int(s) for s in spec.split(",")]
+        except ValueError:
+            raise CohtbError(f"--socket-map {spec}: neither a file nor a comma-separated list of sockets") from None
+    sockets: dict[int, int] = {}
+    for n, text in enumerate(path.read_text().splitlines(), 1):
+        words = text.split("#", 1)[0].split()
+        if not words:
+            continue
+        try:
+            core, socket = (int(w) for w in words)
+        except ValueError:
+            raise CohtbError(f"{path}:{n}: expected '<core> <socket>', got '{text.strip()}'") from None
+        if core in sockets:
+            raise CohtbError(f"{path}:{n}: core {core} mapped twice")
+        if core < 0 or socket < 0:
+            raise CohtbError(f"{path}:{n}: core and socket are numbers from 0")
+        sockets[core] = socket
+    missing = sorted(set(range(len(sockets))) - set(sockets))
+    if not sockets or missing:
+        raise CohtbError(f"{path}: the map must list cores 0..N-1; missing {missing[:8] or 'all'}")
+    return [sockets[c] for c in range(len(sockets))]

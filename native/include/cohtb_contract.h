@@ -16,7 +16,9 @@ enum cohtb_kind {
 };
 
 #define COHTB_MAGIC "COHTBEVT"
-#define COHTB_VERSION 1
+#define COHTB_VERSION 2
+#define COHTB_NUM_L1_STATES 12
+static const char *const COHTB_L1_STATE_NAMES[COHTB_NUM_L1_STATES] = {"other","NP","I","S","E","M","IS","IM","SM","IS_I","M_I","SINK_WB_ACK"};
 #define COHTB_HEADER_ALIGN 8
 #define COHTB_MAX_LINE_BITS 58
 #define COHTB_DEFAULT_LINE_SIZE 64
@@ -43,7 +45,8 @@ struct cohtb_record {
   uint16_t core;
   uint8_t socket;
   uint8_t kind;
-  uint32_t aux;
+  uint16_t l1_state;
+  uint16_t reserved;
 };
 #pragma pack(pop)
 

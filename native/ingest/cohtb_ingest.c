@@ -1,19 +1,21 @@
 /* cohtb-ingest: a gem5 Ruby MESI_Two_Level ProtocolTrace (plain or gzip, file or pipe) -> a cohtb event
  * file (docs/event-format.md), streaming, in constant memory.
  *
- *   cohtb-ingest TRACE|- OUT --socket-map S0,S1,... [--line-size 64] [--source JSON] [--pagemap FILE]
+ *   cohtb-ingest TRACE|- OUT (--socket-map S0,S1,... | --cores-per-socket K) [--line-size 64] [--source JSON]
+ *                [--pagemap FILE]
  *
- * --socket-map gives the socket of each core (L1 controller version), in core order: the machine's own
- * map, which cohtb takes from the run's manifest. The file layout and the kinds come from the contract
- * (cohtb_contract.h, generated from the RTL's definitions).
+ * A core is an L1 controller (the trace's "version" column). --socket-map gives the socket of every core
+ * in core order (cores the trace never shows are allowed); --cores-per-socket K puts core c in socket c / K
+ * and takes the number of cores from the highest controller the trace shows. The file layout, the kinds and
+ * the L1 state codes come from the contract (cohtb_contract.h, generated from the RTL's definitions).
  *
  * Lines of gem5's other debug flags ("<tick>: <object>: message") are skipped, except the x86 TLB's
  * "Mapping <vaddr> to <paddr>", which go to --pagemap as "vaddr paddr" lines (virtual -> physical
  * pages of the workload's set-up, to place its layout map in Ruby's physical addresses).
  *
- * Kept, from L1Cache transitions (docs/event-format.md): Load in NP/I -> READ; Store in NP/I/S -> WRITE;
- * L1_Replacement in S/E/M -> EVICT; and gem5's evidence at the old holder: Fwd_GETS, Fwd_GETX, Inv.
- * Dropped: hits, Seq lines, L2/directory transitions, instruction fetches, stalled (retried) transitions.
+ * Events are completion-time (docs/gem5.md, "Which transitions are events"): a READ when a load's data
+ * arrives, a WRITE when the L1 obtains M, an EVICT when the copy is gone, so they follow the order in which
+ * the L2 granted the line. Each record carries the L1 state before its transition (l1_state).
  * Prints counts as JSON on stdout. On any error: a message naming the line, exit 1, no output file. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -70,37 +73,94 @@ static int parse_u64(const char *s, int base, uint64_t *out) {
 
 static int state_is(const char *s, size_t len, const char *a) { return strlen(a) == len && !memcmp(s, a, len); }
 
-int main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: cohtb-ingest TRACE|- OUT --socket-map S0,S1,... [--line-size %d] [--source JSON] [--pagemap FILE]\n",
-            COHTB_DEFAULT_LINE_SIZE);
-    return 2;
+/* The contract's code of an L1 state name (0, "other", for a state the contract does not list). */
+static uint16_t state_code(const char *s, size_t len) {
+  for (int i = 1; i < COHTB_NUM_L1_STATES; i++)
+    if (state_is(s, len, COHTB_L1_STATE_NAMES[i])) return (uint16_t)i;
+  return 0;
+}
+
+/* Instruction fetches in flight, by (core, line): their IS completions are not READs. A miss is in flight
+ * for a few hundred ns, so the set stays small; open addressing with backward-shift deletion. */
+#define PENDING_SLOTS (1u << 16)
+static struct { uint64_t line; uint32_t core; uint8_t used; } pending[PENDING_SLOTS];
+static uint32_t pending_count;
+static uint32_t pending_slot(uint32_t core, uint64_t line) {
+  uint64_t h = (line * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)core * 0xC2B2AE3D27D4EB4Full);
+  uint32_t i = (uint32_t)(h >> 40) & (PENDING_SLOTS - 1);
+  while (pending[i].used && !(pending[i].core == core && pending[i].line == line)) i = (i + 1) & (PENDING_SLOTS - 1);
+  return i;
+}
+static int pending_add(uint32_t core, uint64_t line) {
+  if (pending_count >= PENDING_SLOTS / 2) return 0;
+  uint32_t i = pending_slot(core, line);
+  if (!pending[i].used) { pending[i].used = 1; pending[i].core = core; pending[i].line = line; pending_count++; }
+  return 1;
+}
+static int pending_take(uint32_t core, uint64_t line) {
+  uint32_t i = pending_slot(core, line);
+  if (!pending[i].used) return 0;
+  pending[i].used = 0;
+  pending_count--;
+  for (uint32_t j = (i + 1) & (PENDING_SLOTS - 1); pending[j].used; j = (j + 1) & (PENDING_SLOTS - 1)) {
+    uint32_t home = pending_slot(pending[j].core, pending[j].line);  /* re-place entries after the hole */
+    if (home != j) { pending[home] = pending[j]; pending[j].used = 0; }
   }
+  return 1;
+}
+
+static mode_t current_umask(void) {
+  mode_t m = umask(0);
+  umask(m);
+  return m;
+}
+
+static FILE *body;             /* the records, until the number of cores is known */
+static uint64_t nrec, kept[COHTB_NUM_KINDS], first_tick = UINT64_MAX, last_tick;
+
+static void emit(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, int kind, uint16_t l1_state) {
+  struct cohtb_record r = {.tick = tick, .line = line, .core = (uint16_t)core, .kind = (uint8_t)kind, .l1_state = l1_state};
+  if (fwrite(&r, sizeof r, 1, body) != 1) fail(lineno, "write failed: %s", strerror(errno));
+  kept[kind]++;
+  nrec++;
+  if (tick < first_tick) first_tick = tick;
+  if (tick > last_tick) last_tick = tick;
+}
+
+int main(int argc, char **argv) {
+  static const char usage[] = "usage: cohtb-ingest TRACE|- OUT (--socket-map S0,S1,... | --cores-per-socket K) "
+                              "[--line-size 64] [--source JSON] [--pagemap FILE]\n";
+  if (argc < 3) { fputs(usage, stderr); return 2; }
   trace_name = strcmp(argv[1], "-") ? argv[1] : "<stdin>";
   const char *out_path = argv[2];
   static uint8_t socket_of[COHTB_MAX_CORES];
-  long cores = 0, sockets = 0, line_size = COHTB_DEFAULT_LINE_SIZE;
+  long map_cores = 0, per_socket = 0, line_size = COHTB_DEFAULT_LINE_SIZE;
   const char *source = "{}", *pagemap_path = NULL;
   for (int i = 3; i < argc; i++) {
     if (i + 1 >= argc) { fprintf(stderr, "cohtb-ingest: %s needs a value\n", argv[i]); return 2; }
     if (!strcmp(argv[i], "--socket-map")) {
       for (char *p = argv[++i], *end; *p; p = end + (*end == ',')) {
         long s = strtol(p, &end, 10);
-        if (end == p || (*end && *end != ',') || s < 0 || s >= COHTB_MAX_SOCKETS || cores >= COHTB_MAX_CORES) {
-          fprintf(stderr, "cohtb-ingest: --socket-map wants comma-separated socket numbers, one per core\n");
+        if (end == p || (*end && *end != ',') || s < 0 || s >= COHTB_MAX_SOCKETS || map_cores >= COHTB_MAX_CORES) {
+          fprintf(stderr, "cohtb-ingest: --socket-map wants comma-separated socket numbers (0..%d), one per core\n",
+                  COHTB_MAX_SOCKETS - 1);
           return 2;
         }
-        socket_of[cores++] = (uint8_t)s;
-        if (s + 1 > sockets) sockets = s + 1;
+        socket_of[map_cores++] = (uint8_t)s;
       }
     }
+    else if (!strcmp(argv[i], "--cores-per-socket")) per_socket = atol(argv[++i]);
     else if (!strcmp(argv[i], "--line-size")) line_size = atol(argv[++i]);
     else if (!strcmp(argv[i], "--source")) source = argv[++i];
     else if (!strcmp(argv[i], "--pagemap")) pagemap_path = argv[++i];
-    else { fprintf(stderr, "cohtb-ingest: unknown argument %s\n", argv[i]); return 2; }
+    else { fprintf(stderr, "cohtb-ingest: unknown argument %s\n", argv[i]); fputs(usage, stderr); return 2; }
   }
-  if (cores < 1 || line_size < 1 || (line_size & (line_size - 1))) {
-    fprintf(stderr, "cohtb-ingest: need --socket-map with at least one core, and a power-of-two --line-size\n");
+  if ((map_cores > 0) == (per_socket > 0)) {
+    fprintf(stderr, "cohtb-ingest: give the sockets either as --socket-map (one per core) or as --cores-per-socket K > 0\n");
+    return 2;
+  }
+  if (line_size < 1 || (line_size & (line_size - 1))) {
+    fprintf(stderr, "cohtb-ingest: --line-size must be a power of two\n");
     return 2;
   }
   int line_shift = __builtin_ctzl(line_size);
@@ -108,11 +168,10 @@ int main(int argc, char **argv) {
   gzFile in = strcmp(argv[1], "-") ? gzopen(argv[1], "rb") : gzdopen(dup(0), "rb");
   if (!in) fail(0, "cannot open: %s", strerror(errno));
   gzbuffer(in, 1 << 20);
-
-  snprintf(tmp_path, sizeof tmp_path, "%s.XXXXXX", out_path);
-  int fd = mkstemp(tmp_path);
-  if (fd < 0) { tmp_path[0] = 0; fail(0, "cannot create %s: %s", out_path, strerror(errno)); }
-  FILE *out = fdopen(fd, "wb");
+  body = tmpfile();
+  if (!body) fail(0, "cannot create a temporary file: %s", strerror(errno));
+  static char bbuf[1 << 20];
+  setvbuf(body, bbuf, _IOFBF, sizeof bbuf);
   FILE *pagemap = NULL;
   if (pagemap_path) {
     snprintf(map_tmp_path, sizeof map_tmp_path, "%s.XXXXXX", pagemap_path);
@@ -120,31 +179,14 @@ int main(int argc, char **argv) {
     if (mfd < 0) { map_tmp_path[0] = 0; fail(0, "cannot create %s: %s", pagemap_path, strerror(errno)); }
     pagemap = fdopen(mfd, "w");
   }
-  static char obuf[1 << 20];
-  setvbuf(out, obuf, _IOFBF, sizeof obuf);
-
-  /* Header (docs/event-format.md); num_records is patched at the end. */
-  size_t src_len = strlen(source);
-  size_t body = sizeof(struct cohtb_header) + cores + src_len;
-  size_t header_len = (body + COHTB_HEADER_ALIGN - 1) / COHTB_HEADER_ALIGN * COHTB_HEADER_ALIGN;
-  if (header_len > 65535) fail(0, "header too large");
-  struct cohtb_header h = {.version = COHTB_VERSION, .header_len = (uint16_t)header_len, .line_size = (uint16_t)line_size,
-                           .num_cores = (uint16_t)cores, .num_sockets = (uint16_t)sockets,
-                           .record_size = sizeof(struct cohtb_record), .source_len = (uint32_t)src_len};
-  memcpy(h.magic, COHTB_MAGIC, sizeof h.magic);
-  uint64_t nrec = 0;
-  fwrite(&h, sizeof h, 1, out);
-  fwrite(socket_of, 1, cores, out);
-  fwrite(source, 1, src_len, out);
-  for (size_t i = body; i < header_len; i++) fputc(0, out);
 
   /* Large gzread chunks split on newlines in place: gzgets per line costs more than inflating. */
   static char chunk[(1 << 22) + 1];
   size_t have = 0, pos = 0;
   int at_eof = 0;
   char *tok[16];
-  uint64_t lineno = 0, l1 = 0, kept[COHTB_NUM_KINDS] = {0}, hits = 0, seq = 0, other_machines = 0, stalls = 0, ifetch = 0, ignored = 0;
-  uint64_t first_tick = UINT64_MAX, last_tick = 0, debug_lines = 0, mappings = 0;
+  uint64_t lineno = 0, l1 = 0, hits = 0, requests = 0, seq = 0, other_machines = 0, stalls = 0, ifetch = 0, ignored = 0;
+  uint64_t no_copy = 0, recalls = 0, debug_lines = 0, mappings = 0, max_core = 0;
   for (;;) {
     char *nl = pos < have ? memchr(chunk + pos, '\n', have - pos) : NULL;
     if (!nl) {
@@ -199,33 +241,53 @@ int main(int argc, char **argv) {
     if (n < 8 || strcmp(tok[6], "line") != 0 || tok[5][0] != '[')
       fail(lineno, "malformed L1Cache transition (expected 'Event From>To [0x.., line 0x..]')");
     l1++;
-    if (version >= (uint64_t)cores) fail(lineno, "L1Cache %" PRIu64 " but the socket map has %ld cores", version, cores);
+    if (map_cores && version >= (uint64_t)map_cores)
+      fail(lineno, "L1Cache %" PRIu64 " but the socket map has %ld cores", version, map_cores);
+    if (version >= COHTB_MAX_CORES) fail(lineno, "L1Cache %" PRIu64 ": more than %d cores", version, COHTB_MAX_CORES);
+    if (version > max_core) max_core = version;
     if (n > 8 && strstr(tok[n - 1], "Stall")) { stalls++; continue; }
     const char *ev = tok[3], *arrow = strchr(tok[4], '>');
     if (!arrow) fail(lineno, "malformed state change '%s' (expected From>To)", tok[4]);
-    const char *from = tok[4];
-    size_t flen = arrow - from;
+    const char *from = tok[4], *to = arrow + 1;
+    size_t flen = arrow - from, tlen = strlen(to);
     uint64_t line_addr;
     if (parse_u64(tok[7], 16, &line_addr) < 3) fail(lineno, "malformed line address '%s'", tok[7]);
-    int kind = -1;
-    if (!strcmp(ev, "Load")) {
-      if (state_is(from, flen, "NP") || state_is(from, flen, "I")) kind = COHTB_READ; else hits++;
-    } else if (!strcmp(ev, "Store")) {
-      if (state_is(from, flen, "NP") || state_is(from, flen, "I") || state_is(from, flen, "S")) kind = COHTB_WRITE; else hits++;
-    } else if (!strcmp(ev, "L1_Replacement")) {
-      if (state_is(from, flen, "S") || state_is(from, flen, "E") || state_is(from, flen, "M")) kind = COHTB_EVICT; else ignored++;
-    } else if (!strcmp(ev, "Fwd_GETS")) kind = COHTB_FWD_GETS;
-    else if (!strcmp(ev, "Fwd_GETX")) kind = COHTB_FWD_GETX;
-    else if (!strcmp(ev, "Inv")) kind = COHTB_INV;
-    else if (!strcmp(ev, "Ifetch")) ifetch++;
-    else ignored++;
-    if (kind < 0) continue;
-    struct cohtb_record r = {tick, line_addr >> line_shift, (uint16_t)version, socket_of[version], (uint8_t)kind, 0};
-    if (fwrite(&r, sizeof r, 1, out) != 1) fail(lineno, "write failed: %s", strerror(errno));
-    kept[kind]++;
-    nrec++;
-    if (tick < first_tick) first_tick = tick;
-    if (tick > last_tick) last_tick = tick;
+    uint64_t line = line_addr >> line_shift;
+    uint32_t core = (uint32_t)version;
+    uint16_t st = state_code(from, flen);
+    int in_is = state_is(from, flen, "IS") || state_is(from, flen, "IS_I");
+
+    /* The transitions that are events (docs/gem5.md, "Which transitions are events"). */
+    if (!strcmp(ev, "Load") || !strcmp(ev, "Store") || !strcmp(ev, "Ifetch")) {
+      if (!strcmp(ev, "Store") && state_is(from, flen, "E")) emit(lineno, tick, line, core, COHTB_WRITE, st);  /* silent E->M */
+      else if (state_is(from, flen, "NP") || state_is(from, flen, "I") || (!strcmp(ev, "Store") && state_is(from, flen, "S"))) {
+        requests++;   /* a miss or upgrade issued: its event is its completion */
+        if (!strcmp(ev, "Ifetch")) {
+          ifetch++;
+          if (!pending_add(core, line)) fail(lineno, "more than %u instruction fetches in flight", PENDING_SLOTS / 2);
+        }
+      } else hits++;
+    } else if (in_is && (!strcmp(ev, "Data_all_Acks") || !strcmp(ev, "DataS_fromL1") || !strcmp(ev, "Data_Exclusive"))) {
+      if (!pending_take(core, line)) {
+        emit(lineno, tick, line, core, COHTB_READ, st);
+        /* IS_I>I: the load used the data but the copy is not kept */
+        if (state_is(to, tlen, "I")) emit(lineno, tick, line, core, COHTB_EVICT, st);
+      }
+    } else if ((!strcmp(ev, "Data_all_Acks") && state_is(from, flen, "IM")) || (!strcmp(ev, "Ack_all") && state_is(from, flen, "SM"))) {
+      emit(lineno, tick, line, core, COHTB_WRITE, st);
+    } else if ((!strcmp(ev, "L1_Replacement") && state_is(from, flen, "S")) ||
+               (!strcmp(ev, "WB_Ack") && (state_is(from, flen, "M_I") || state_is(from, flen, "SINK_WB_ACK")))) {
+      emit(lineno, tick, line, core, COHTB_EVICT, st);
+    } else if (!strcmp(ev, "Fwd_GETS")) emit(lineno, tick, line, core, COHTB_FWD_GETS, st);
+    else if (!strcmp(ev, "Fwd_GETX")) emit(lineno, tick, line, core, COHTB_FWD_GETX, st);
+    else if (!strcmp(ev, "Inv")) {
+      /* The L2 sends Inv to an E/M owner only when it replaces the line (a GETX there is a Fwd_GETX): a recall,
+       * an EVICT the owner did not choose. In S or SM it is a write's invalidation (or a recall of a shared
+       * line): gem5's evidence. Elsewhere the core holds no copy. */
+      if (state_is(from, flen, "E") || state_is(from, flen, "M")) { emit(lineno, tick, line, core, COHTB_EVICT, st); recalls++; }
+      else if (state_is(from, flen, "S") || state_is(from, flen, "SM")) emit(lineno, tick, line, core, COHTB_INV, st);
+      else no_copy++;
+    } else ignored++;
   }
   int gzerr;
   const char *msg = gzerror(in, &gzerr);
@@ -234,8 +296,46 @@ int main(int argc, char **argv) {
   gzclose(in);
   if (lineno > 0 && l1 == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
 
-  if (fflush(out) || fseek(out, offsetof(struct cohtb_header, num_records), SEEK_SET) || fwrite(&nrec, 8, 1, out) != 1 || fclose(out))
-    fail(0, "writing %s failed: %s", out_path, strerror(errno));
+  /* The machine: the given map, or K cores per socket up to the highest controller seen. */
+  long cores = map_cores;
+  if (!cores) {
+    cores = l1 ? (long)max_core + 1 : per_socket;
+    for (long c = 0; c < cores; c++) {
+      if (c / per_socket >= COHTB_MAX_SOCKETS) fail(0, "%ld cores at %ld per socket: more than %d sockets", cores, per_socket, COHTB_MAX_SOCKETS);
+      socket_of[c] = (uint8_t)(c / per_socket);
+    }
+  }
+  long sockets = 0;
+  for (long c = 0; c < cores; c++) if (socket_of[c] + 1 > sockets) sockets = socket_of[c] + 1;
+
+  /* Header (docs/event-format.md), then the records with each core's socket filled in. */
+  snprintf(tmp_path, sizeof tmp_path, "%s.XXXXXX", out_path);
+  int fd = mkstemp(tmp_path);
+  if (fd < 0) { tmp_path[0] = 0; fail(0, "cannot create %s: %s", out_path, strerror(errno)); }
+  fchmod(fd, 0644 & ~current_umask());
+  FILE *out = fdopen(fd, "wb");
+  static char obuf[1 << 20];
+  setvbuf(out, obuf, _IOFBF, sizeof obuf);
+  size_t src_len = strlen(source);
+  size_t hbody = sizeof(struct cohtb_header) + cores + src_len;
+  size_t header_len = (hbody + COHTB_HEADER_ALIGN - 1) / COHTB_HEADER_ALIGN * COHTB_HEADER_ALIGN;
+  if (header_len > 65535) fail(0, "header too large");
+  struct cohtb_header h = {.version = COHTB_VERSION, .header_len = (uint16_t)header_len, .line_size = (uint16_t)line_size,
+                           .num_cores = (uint16_t)cores, .num_sockets = (uint16_t)sockets,
+                           .record_size = sizeof(struct cohtb_record), .num_records = nrec, .source_len = (uint32_t)src_len};
+  memcpy(h.magic, COHTB_MAGIC, sizeof h.magic);
+  fwrite(&h, sizeof h, 1, out);
+  fwrite(socket_of, 1, cores, out);
+  fwrite(source, 1, src_len, out);
+  for (size_t i = hbody; i < header_len; i++) fputc(0, out);
+  if (fflush(body) || fseek(body, 0, SEEK_SET)) fail(0, "temporary file: %s", strerror(errno));
+  static struct cohtb_record recs[4096];
+  size_t got;
+  while ((got = fread(recs, sizeof recs[0], sizeof recs / sizeof recs[0], body)) > 0) {
+    for (size_t i = 0; i < got; i++) recs[i].socket = socket_of[recs[i].core];
+    if (fwrite(recs, sizeof recs[0], got, out) != got) fail(0, "writing %s failed: %s", out_path, strerror(errno));
+  }
+  if (ferror(body) || fflush(out) || fsync(fileno(out)) || fclose(out)) fail(0, "writing %s failed: %s", out_path, strerror(errno));
   if (pagemap) {
     if (fclose(pagemap) || rename(map_tmp_path, pagemap_path) != 0) fail(0, "writing %s failed: %s", pagemap_path, strerror(errno));
     map_tmp_path[0] = 0;
@@ -244,9 +344,12 @@ int main(int argc, char **argv) {
   tmp_path[0] = 0;
   printf("{\"lines\": %" PRIu64 ", \"l1_transitions\": %" PRIu64 ", \"events\": %" PRIu64 ", \"read\": %" PRIu64
          ", \"write\": %" PRIu64 ", \"evict\": %" PRIu64 ", \"fwd_gets\": %" PRIu64 ", \"fwd_getx\": %" PRIu64 ", \"inv\": %" PRIu64
-         ", \"hits\": %" PRIu64 ", \"seq\": %" PRIu64 ", \"other_machines\": %" PRIu64 ", \"stalls\": %" PRIu64
-         ", \"ifetch\": %" PRIu64 ", \"ignored\": %" PRIu64 ", \"debug_lines\": %" PRIu64 ", \"mappings\": %" PRIu64 ", \"first_tick\": %" PRIu64 ", \"last_tick\": %" PRIu64 "}\n",
-         lineno, l1, nrec, kept[0], kept[1], kept[2], kept[3], kept[4], kept[5], hits, seq, other_machines, stalls, ifetch,
-         ignored, debug_lines, mappings, nrec ? first_tick : 0, last_tick);
+         ", \"cores\": %ld, \"sockets\": %ld, \"requests\": %" PRIu64 ", \"hits\": %" PRIu64 ", \"recalls\": %" PRIu64 ", \"inv_without_copy\": %" PRIu64
+         ", \"seq\": %" PRIu64 ", \"other_machines\": %" PRIu64 ", \"stalls\": %" PRIu64 ", \"ifetch\": %" PRIu64
+         ", \"ignored\": %" PRIu64 ", \"debug_lines\": %" PRIu64 ", \"mappings\": %" PRIu64 ", \"first_tick\": %" PRIu64
+         ", \"last_tick\": %" PRIu64 "}\n",
+         lineno, l1, nrec, kept[COHTB_READ], kept[COHTB_WRITE], kept[COHTB_EVICT], kept[COHTB_FWD_GETS], kept[COHTB_FWD_GETX],
+         kept[COHTB_INV], cores, sockets, requests, hits, recalls, no_copy, seq, other_machines, stalls, ifetch, ignored, debug_lines,
+         mappings, nrec ? first_tick : 0, last_tick);
   return 0;
 }

@@ -1,0 +1,104 @@
+"""The pairing of the monitor's transfers and dirty reads with gem5's evidence (cohtb.analysis.reconcile,
+docs/gem5.md "Reconciling"): streams whose pairing is known by construction, the interleavings of
+contended runs among them, and the recorded gem5 traces."""
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cohtb.analysis.reconcile import LineCheck, reconcile
+from cohtb.contract import L1State, Kind
+from cohtb.trace import events as ev
+from cohtb.trace import ingest
+
+R, W, E, FGS, FGX, INV = Kind.READ, Kind.WRITE, Kind.EVICT, Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV
+S = L1State
+FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+
+
+def stream(*events: tuple) -> np.ndarray:
+    """(core, kind, l1_state) on line 1, or (line, core, kind, l1_state); core c is in socket c // 2."""
+    recs = np.zeros(len(events), dtype=ev.RECORD)
+    for i, e in enumerate(events):
+        line, core, kind, state = e if len(e) == 4 else (1, *e)
+        recs[i] = (10 * i, line, core, core // 2, int(kind), int(state), 0)
+    return recs
+
+
+def check(*events: tuple) -> LineCheck:
+    return reconcile(stream(*events), sockets=4).totals()
+
+
+def test_transfer_confirmed_by_fwd_getx_at_the_old_owner():
+    c = check((0, W, S.IM), (0, FGX, S.M), (1, W, S.IM))
+    assert (c.transfersMatched, c.unexplained, c.explained) == (1, 0, 0)
+
+
+def test_transfer_after_a_dirty_read_is_confirmed_by_inv_at_the_old_owner():
+    """0 writes; 1 reads it dirty (Fwd_GETS at 0, both S); 2 writes: Inv at 0 and at 1, only 0's confirms."""
+    c = check((0, W, S.IM), (0, FGS, S.M), (1, R, S.IS), (0, INV, S.S), (1, INV, S.S), (2, W, S.IM))
+    assert (c.dirtyReadsMatched, c.transfersMatched, c.unexplained) == (1, 1, 0)
+
+
+def test_two_upgrades_racing():
+    """0 wrote, 1 read it dirty; both upgrade. The L2 takes 1's first: Inv at 0 (in SM), 1 gets M; then 0's,
+    forwarded to 1. Two transfers, each confirmed at its own previous owner, in L2 order."""
+    c = check((0, W, S.IM), (0, FGS, S.M), (1, R, S.IS), (0, INV, S.SM), (1, W, S.SM), (1, FGX, S.M), (0, W, S.IM))
+    assert (c.transfersMatched, c.dirtyReadsMatched, c.unexplained) == (2, 1, 0)
+
+
+def test_a_reader_completing_between_the_invalidation_and_the_write():
+    """IS_I: a reader's data lands (READ + EVICT) after 2's Inv reached the old owner 0 and before 2's WRITE
+    completes; 0's evidence still waits for the transfer from 0."""
+    c = check((0, W, S.IM), (0, FGS, S.M), (1, R, S.IS), (0, INV, S.S), (3, R, S.IS_I), (3, E, S.IS_I), (2, W, S.IM))
+    assert (c.transfersMatched, c.dirtyReadsMatched, c.unexplained) == (1, 1, 0)
+
+
+def test_several_owners_waiting_on_one_line():
+    """Evidence of two transfers in flight at once (32 threads released together): one slot per line would lose one."""
+    c = check((0, W, S.IM), (0, FGX, S.M), (1, W, S.IM), (1, FGX, S.M), (2, W, S.IM), (2, FGX, S.M), (3, W, S.IM))
+    assert (c.transfersMatched, c.unexplained) == (3, 0)
+
+
+def test_monitor_only_and_gem5_only_are_unexplained():
+    c = check((0, W, S.IM), (1, W, S.IM))               # no evidence at 0
+    assert (c.transfersMonitorOnly, c.unexplained) == (1, 1)
+    c = check((0, W, S.IM), (0, FGX, S.M), (0, R, S.IS))  # 0 forwarded, then got it back with no transfer in between
+    assert (c.transfersGem5Only, c.unexplained) == (1, 1)
+    c = check((0, W, S.IM), (0, FGS, S.M), (0, R, S.IS))
+    assert (c.dirtyReadsGem5Only, c.unexplained) == (1, 1)
+
+
+def test_named_remainders():
+    c = check((3, FGS, S.M), (1, R, S.IS))                # 3 wrote it before the trace began
+    assert (c.ownerBeforeTrace, c.unexplained, c.dirtyReadsMatched) == (1, 0, 0)
+    c = check((0, W, S.IM), (0, FGX, S.M))                # the requester completed after the trace ended
+    assert (c.requesterAfterTrace, c.unexplained) == (1, 0)
+    c = check((0, R, S.IS), (0, FGX, S.E), (1, W, S.IM))  # 0 held it exclusive and clean: no transfer by rule W
+    assert (c.cleanForwards, c.transfersMatched, c.unexplained) == (1, 0, 0)
+
+
+def test_invalidations_of_sharers_are_not_evidence():
+    c = check((0, R, S.IS), (1, R, S.IS), (0, INV, S.S), (1, INV, S.S), (2, W, S.IM), (2, FGS, S.M), (0, R, S.IS))
+    assert (c.dirtyReadsMatched, c.unexplained, c.explained, c.transfersMatched) == (1, 0, 0, 0)
+
+
+def test_lines_are_paired_separately():
+    c = check((1, 0, W, S.IM), (2, 0, FGX, S.M), (1, 1, W, S.IM))
+    # line 1's transfer finds no evidence on line 1; line 2's Fwd_GETX is at a core that never wrote line 2
+    assert (c.transfersMonitorOnly, c.transfersMatched, c.ownerBeforeTrace, c.transfersGem5Only) == (1, 0, 1, 0)
+
+
+@pytest.mark.skipif(not list(FIXTURES.glob("*.trace.gz")), reason="no recorded gem5 traces in tests/fixtures/traces")
+@pytest.mark.parametrize("trace", sorted(FIXTURES.glob("*.trace.gz")), ids=lambda p: p.name)
+def test_recorded_gem5_traces_reconcile(tmp_path, trace):
+    """Every transfer and dirty read of a recorded gem5 run is matched; what gem5 shows beyond them is named."""
+    meta = json.loads(trace.with_name(trace.name.replace(".trace.gz", ".json")).read_text())
+    smap = ingest.read_socket_map(str(trace.with_name(meta["socket_map"]))) if "socket_map" in meta else None
+    ingest.ingest(trace, tmp_path / "r.events", smap, cores_per_socket=None if smap else meta["cores"] // meta["sockets"])
+    header, recs = ev.read_all(tmp_path / "r.events")
+    c = reconcile(recs, header.num_sockets).totals()
+    assert c.transfersMatched > 0 and c.unexplained == 0, c
