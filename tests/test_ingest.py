@@ -188,3 +188,18 @@ def test_completion_time_events(tmp_path):
         (20, 0, "FWD_GETX", "M"), (30, 1, "WRITE", "IM"), (80, 3, "READ", "IS_I"), (80, 3, "EVICT", "IS_I"),
         (90, 0, "EVICT", "M")]
     assert counts["requests"] == 3 and counts["inv_without_copy"] == 1 and counts["recalls"] == 1
+
+
+def test_cli_takes_a_socket_map_file_or_cores_per_socket(tmp_path, capsys):
+    from cohtb.cli import main
+
+    trace = tmp_path / "t.txt"
+    trace.write_text(_l1(10, 2, "Store", "E", "M") + _l1(20, 0, "Store", "E", "M"))
+    (tmp_path / "map.txt").write_text("0 1\n1 1\n2 0\n")
+    assert main(["ingest", str(trace), str(tmp_path / "a.cohtb"), "--socket-map", str(tmp_path / "map.txt")]) == 0
+    assert "events of 3 cores in 2 sockets" in capsys.readouterr().out
+    assert ev.read_all(tmp_path / "a.cohtb")[1]["socket"].tolist() == [0, 1]
+    assert main(["ingest", str(trace), str(tmp_path / "b.cohtb"), "--cores-per-socket", "2"]) == 0
+    assert ev.read_all(tmp_path / "b.cohtb")[0].socket_of_core == [0, 0, 1]
+    assert main(["ingest", str(trace), str(tmp_path / "c.cohtb")]) == 2
+    assert "--socket-map FILE|LIST or as --cores-per-socket K" in capsys.readouterr().err
