@@ -9,11 +9,15 @@ MILL := $(TOOLS)/mill-$(MILL_VERSION)
 APT_PACKAGES := iverilog liblz4-dev yosys maven default-jdk-headless python3-venv g++ make zlib1g-dev binutils
 RTL_SOURCES := $(shell find rtl/src -name '*.scala') rtl/variants.txt build.sc .mill-version
 
-.PHONY: setup test run rtl contract workloads native clean
+.PHONY: setup test test-gem5 run rtl contract workloads native clean
 setup: $(STAMPS)/python rtl workloads native
 
 test: setup
 	$(VENV)/bin/pytest -q
+
+# The gem5 integration tests alone (they need GEM5 or gem5.opt on PATH; minutes per run).
+test-gem5: setup
+	$(VENV)/bin/pytest -q -m gem5
 
 run: setup
 	$(VENV)/bin/cohtb run

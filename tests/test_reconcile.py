@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cohtb.analysis.reconcile import LineCheck, reconcile
-from cohtb.contract import L1State, Kind
+from cohtb.contract import L1State, Kind, contiguous_socket_map
 from cohtb.trace import events as ev
 from cohtb.trace import ingest
 
@@ -97,8 +97,9 @@ def test_lines_are_paired_separately():
 def test_recorded_gem5_traces_reconcile(tmp_path, trace):
     """Every transfer and dirty read of a recorded gem5 run is matched; what gem5 shows beyond them is named."""
     meta = json.loads(trace.with_name(trace.name.replace(".trace.gz", ".json")).read_text())
-    smap = ingest.read_socket_map(str(trace.with_name(meta["socket_map"]))) if "socket_map" in meta else None
-    ingest.ingest(trace, tmp_path / "r.events", smap, cores_per_socket=None if smap else meta["cores"] // meta["sockets"])
+    smap = (ingest.read_socket_map(str(trace.with_name(meta["socket_map"]))) if "socket_map" in meta
+            else contiguous_socket_map(meta["cores"], meta["sockets"]))
+    ingest.ingest(trace, tmp_path / "r.events", smap)
     header, recs = ev.read_all(tmp_path / "r.events")
     c = reconcile(recs, header.num_sockets).totals()
     assert c.transfersMatched > 0 and c.unexplained == 0, c
