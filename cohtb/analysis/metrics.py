@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cohtb.analysis.analyse import Analysis
+from cohtb.analysis.reconcile import LineCheck
 from cohtb.monitor.models import LineStats
 from cohtb.sim.runs import Run
 
@@ -88,7 +89,8 @@ def compute(run: Run, a: Analysis) -> RunMetrics:
         remote = st.crossSocketTransfers + st.dirtyReadsRemote
         m.hot.append({"line": h.line, "fields": region_of_line[h.line].fields if h.line in region_of_line else [],
                       "count": h.count, "error": h.error, "ideal_items": st.pingpong, "transfers": st.transfers,
-                      "dirty_reads": st.dirty_reads, "remote_share": remote / st.pingpong if st.pingpong else 0.0})
+                      "dirty_reads": st.dirty_reads, "remote_share": remote / st.pingpong if st.pingpong else 0.0,
+                      "gem5": (a.gem5.lines.get(h.line) or LineCheck()).to_json()})
     it, g, c = a.ideal.totals, a.rtl.totals, a.gem5.totals
     m.check = {"ideal_transfers": it.transfers, "ideal_dirty_reads": it.dirty_reads, **c.to_json(),
                "matched": c.matched, "unexplained": c.unexplained, "contended_lines": len(a.gem5.contended),

@@ -10,6 +10,7 @@ from pathlib import Path
 from cohtb.report import plots
 from cohtb.atomic import atomic_dir
 from cohtb.analysis.metrics import RunMetrics
+from cohtb.analysis.reconcile import LineCheck
 from cohtb.report.tables import Table, num
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
@@ -46,12 +47,19 @@ def field_table(m: RunMetrics) -> Table:
 
 
 def hot_table(m: RunMetrics) -> Table:
-    rows = [[f"{h['line']:#x}", ", ".join(f.split(".", 1)[-1] for f in h["fields"]) or "-", f"{h['count']:,} (±{h['error']:,})",
-             f"{h['transfers']:,}", f"{h['dirty_reads']:,}", f"{h['remote_share'] * 100:.0f}%"] for h in m.hot]
+    rows = []
+    for h in m.hot:
+        g = LineCheck(**h["gem5"])
+        rows.append([f"{h['line']:#x}", ", ".join(f.split(".", 1)[-1] for f in h["fields"]) or "-",
+                     f"{h['count']:,} (±{h['error']:,})", f"{h['transfers']:,}", f"{h['dirty_reads']:,}",
+                     f"{h['remote_share'] * 100:.0f}%", f"{g.matched:,}", f"{g.transfersMonitorOnly + g.dirtyReadsMonitorOnly:,}",
+                     f"{g.transfersGem5Only + g.dirtyReadsGem5Only:,}", f"{g.explained:,}"])
     return Table(f"Hottest lines (shared cache lines, as perf c2c shows them): {m.label}",
-                 ["line", "fields", "monitor count (Space-Saving)", "transfers", "dirty reads (HITM)", "cross-socket"], rows,
+                 ["line", "fields", "monitor count (Space-Saving)", "transfers", "dirty reads (HITM)", "cross-socket",
+                  "matched in gem5", "monitor only", "gem5 only", "explained"], rows,
                  "Monitor count: the hardware's Space-Saving table (count - error <= true <= count). "
-                 "Transfers, dirty reads and cross-socket share: the unbounded model's exact counts for that line.")
+                 "Transfers, dirty reads and cross-socket share: the unbounded model's exact counts for that line. "
+                 "Matched, monitor only, gem5 only, explained: the line's pairing with gem5's evidence (docs/gem5.md).")
 
 
 def check_table(ms: list[RunMetrics]) -> Table:
