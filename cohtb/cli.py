@@ -48,6 +48,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     from cohtb.report.html import write
     from cohtb.sim.runs import discover
 
+    files = [Path(r) for r in args.runs if Path(r).is_file()]
+    if files:
+        from cohtb.analysis.analyse import analyse_event_file
+        from cohtb.report import event_files
+
+        if len(files) < len(args.runs):
+            raise CohtbError("report takes either run directories or bare event files, not both")
+        docs = [analyse_event_file(f, None, check_model=args.check) for f in files]
+        print(f"report of {len(docs)} event files: {event_files.write(docs, Path(args.out))}")
+        return 0
     runs = discover([Path(r) for r in args.runs])
     ms = metrics_for(runs, Path(args.analysis) if args.analysis else None, check_model=args.check)
     tables, _ = standard_comparisons(ms) if args.compare else ([], [])
@@ -191,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_replay)
 
     rep = sub.add_parser("report", help="Markdown, JSON, PNG plots and an HTML page for runs")
-    rep.add_argument("runs", nargs="+", help="run directories (or directories of runs)")
+    rep.add_argument("runs", nargs="+", help="run directories (or directories of runs), or bare event files")
     rep.add_argument("--out", default="results/report")
     rep.add_argument("--analysis", help="where counters.json files are (default: inside each run)")
     rep.add_argument("--check", action="store_true", help="check the RTL against the model when replaying")

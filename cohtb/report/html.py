@@ -114,24 +114,31 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
         sections.append(("Fields", [field_table(m) for m in ms]))
         sections.append(("Hot lines", [hot_table(m) for m in ms]))
         sections.append(("Checks", [check_table(ms), bounds_table(ms)]))
-
-        md = [f"# {title}", ""]
-        for name, tables in sections:
-            md += [f"## {name}", ""] + [t.markdown() for t in tables]
-            md += [f"![{t}](plots/{p.name})\n" for t, p in figures if t.split()[0] in name or name == "Summary" and t == "Throughput"]
-        md += ["## Figures", ""] + [f"![{t}](plots/{p.name})\n" for t, p in figures]
-        (tmp / "report.md").write_text("\n".join(md))
-        (tmp / "report.json").write_text(json.dumps({"title": title, "runs": [m.to_json() for m in ms],
-                                                     "tables": {t.title: {"header": t.header, "rows": t.rows}
-                                                                for _, ts in sections for t in ts}}, indent=1))
-        body = [f"<h1>{html.escape(title)}</h1>"]
-        for name, tables in sections:
-            body.append(f"<h2>{html.escape(name)}</h2>")
-            body += [t.html() for t in tables]
-        body.append("<h2>Figures</h2>")
-        for t, p in figures:
-            data = base64.b64encode(p.read_bytes()).decode()
-            body.append(f"<h3>{html.escape(t)}</h3><img alt='{html.escape(t)}' src='data:image/png;base64,{data}'>")
-        (tmp / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-                                         f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+        render(tmp, title, sections, figures, [m.to_json() for m in ms])
     return out / "report.html"
+
+
+def render(into: Path, title: str, sections: list[tuple[str, list[Table]]], figures: list[tuple[str, Path]],
+           runs_json: list[dict]) -> None:
+    """report.md, report.json and report.html (plots inlined) of these sections and figures."""
+    md = [f"# {title}", ""]
+    for name, tables in sections:
+        md += [f"## {name}", ""] + [t.markdown() for t in tables]
+        md += [f"![{t}](plots/{p.name})\n" for t, p in figures if t.split()[0] in name or name == "Summary" and t == "Throughput"]
+    if figures:
+        md += ["## Figures", ""] + [f"![{t}](plots/{p.name})\n" for t, p in figures]
+    (into / "report.md").write_text("\n".join(md))
+    (into / "report.json").write_text(json.dumps({"title": title, "runs": runs_json,
+                                                  "tables": {t.title: {"header": t.header, "rows": t.rows}
+                                                             for _, ts in sections for t in ts}}, indent=1))
+    body = [f"<h1>{html.escape(title)}</h1>"]
+    for name, tables in sections:
+        body.append(f"<h2>{html.escape(name)}</h2>")
+        body += [t.html() for t in tables]
+    if figures:
+        body.append("<h2>Figures</h2>")
+    for t, p in figures:
+        data = base64.b64encode(p.read_bytes()).decode()
+        body.append(f"<h3>{html.escape(t)}</h3><img alt='{html.escape(t)}' src='data:image/png;base64,{data}'>")
+    (into / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+                                      f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

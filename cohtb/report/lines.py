@@ -8,14 +8,15 @@ from cohtb.report.tables import Table
 
 
 def line_table(doc: Analysis, n: int) -> Table:
-    lines = sorted(doc.ideal.lines, key=lambda line: -doc.ideal.lines[line].pingpong)[:n]
+    busy = [line for line, st in doc.ideal.lines.items() if st.pingpong]
+    lines = sorted(busy, key=lambda line: -doc.ideal.lines[line].pingpong)[:n]
     rows = []
     for line in lines:
         st = doc.ideal.lines[line]
-        chk = doc.gem5.lines.get(line)
+        chk = doc.gem5.lines.get(line) if doc.gem5.evidence else None
         rows.append([f"{line:#x}", f"{st.transfers:,}", f"{st.crossSocketTransfers:,}", f"{st.dirty_reads:,}",
-                     f"{st.invalidations:,}", f"{chk.matched:,}" if chk else "0", f"{chk.unexplained:,}" if chk else "0",
-                     f"{chk.explained:,}" if chk else "0"])
+                     f"{st.invalidations:,}", *((f"{chk.matched:,}", f"{chk.unexplained:,}", f"{chk.explained:,}") if chk else
+                       ("-", "-", "-") if not doc.gem5.evidence else ("0", "0", "0"))])
     return Table(f"Lines with the most transfers and dirty reads: {doc.run}",
                  ["line", "transfers", "cross-socket", "dirty reads", "invalidations", "matched in gem5", "unexplained",
                   "explained"], rows,
