@@ -3,10 +3,10 @@ IdealModel. (cocotb-tests/tb_rules.py walks the same rows through the RTL.)"""
 
 import pytest
 
-from cohtb.contract import contiguous_socket_map
+from cohtb.contract import KIND_COUNTERS, STATE_KINDS, Kind, contiguous_socket_map
 from cohtb.monitor import rule_table
 from cohtb.monitor.config import MonitorParams
-from cohtb.monitor.models import BoundedModel, IdealModel, LineState, line_state
+from cohtb.monitor.models import LINE_STATES, BoundedModel, IdealModel, LineState, line_state
 
 RULES = rule_table.load()
 P = MonitorParams(cores=8, sockets=2, sets=16, ways=4, hotEntries=4, regions=1)
@@ -39,9 +39,10 @@ def expected_state(after: rule_table.After) -> LineState | None:
 
 
 def test_the_table_covers_every_kind_and_state():
+    """Every kind that changes line state has a row for every state; every other kind has a row (rule X)."""
     seen = {(r.kind.name, r.state) for r in RULES}
-    from cohtb.monitor.models import LINE_STATES
-    assert {(k, s) for k in ("READ", "WRITE", "EVICT") for s in LINE_STATES} <= seen
+    assert {(k.name, s) for k in STATE_KINDS for s in LINE_STATES} <= seen
+    assert {k.name for k in Kind} <= {k for k, _ in seen}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
@@ -60,8 +61,12 @@ def test_bounded_model(rule):
     assert delta["invalidations"] == rule.invalidations
     assert delta["dirtyReadsLocal"] == (rule.dirty_read == "local")
     assert delta["dirtyReadsRemote"] == (rule.dirty_read == "remote")
+    assert delta[KIND_COUNTERS[rule.kind]] == 1
     region = {k: after.regions[0][k] - before.regions[0][k] for k in after.regions[0]}
     assert region["transfers"] == rule.transfer and region["invalidations"] == rule.invalidations
+    # Per kind the regions count READ, WRITE and EVICT only (an INV is not an EVICT there).
+    assert (region["reads"], region["writes"], region["evicts"]) == (
+        rule.kind == Kind.READ, rule.kind == Kind.WRITE, rule.kind == Kind.EVICT)
     matrix_delta = sum(map(sum, after.matrix)) - sum(map(sum, before.matrix))
     assert matrix_delta == rule.transfer
     assert meaning(m.tracked(LINE)) == meaning(expected_state(rule.after))

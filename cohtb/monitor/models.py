@@ -6,7 +6,7 @@ same saturation. `IdealModel` applies the same rules to every line without bound
 statistics for reports, and reconciles against gem5's own transfer evidence (docs/gem5.md).
 
 Both apply the rules through `apply_rules`, so the rule table is implemented once in Python; comments name
-the table's rules (W, R, E, X).
+the table's rules (W, R, E, I, X).
 """
 
 from __future__ import annotations
@@ -22,8 +22,11 @@ from cohtb.contract import KIND_COUNTERS, STATE_KINDS, Kind
 from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import Counters, HotEntry
 
-READ, WRITE, EVICT = Kind.READ, Kind.WRITE, Kind.EVICT
+READ, WRITE, EVICT, INV = Kind.READ, Kind.WRITE, Kind.EVICT, Kind.INV
 _CHANGES_STATE = frozenset(int(k) for k in STATE_KINDS)   # rule X: the other kinds change no state
+_ALLOCATES = frozenset((int(READ), int(WRITE)))             # the kinds that bring an untracked line into the table
+_COPY_GONE = frozenset((int(EVICT), int(INV)))              # rules E and I: the core's copy is gone
+assert _ALLOCATES | _COPY_GONE == _CHANGES_STATE, "apply_rules implements exactly the contract's state-changing kinds"
 
 # Line state seen by the requesting core before its event (docs/counting-rules.md; coverage bins).
 LINE_STATES = (
@@ -74,7 +77,7 @@ class Effects:
 
 
 def apply_rules(old: LineState, core: int, socket: int, kind: int) -> tuple[LineState, Effects]:
-    """One READ, WRITE or EVICT on a line in state `old`: its effects and the line's new state."""
+    """One event on a line in state `old`: its effects and the line's new state."""
     bit = 1 << core
     owner_other = old.owner_valid and old.owner != core
     remote = old.owner_socket != socket
@@ -93,11 +96,13 @@ def apply_rules(old: LineState, core: int, socket: int, kind: int) -> tuple[Line
         fx.dirty_read_local = dirty_read and not remote
         new.dirty = old.dirty and not dirty_read
         new.holders = old.holders | bit
-    else:
-        # Rule E: the core leaves the holders; an owner that leaves takes its ownership with it.
+    elif kind in _COPY_GONE:
+        # Rules E (EVICT) and I (INV): the core leaves the holders; an owner that leaves takes its ownership
+        # with it. Nothing is counted (an INV that follows another core's WRITE finds rule W already applied).
         new.holders = old.holders & ~bit
         if old.owner_valid and old.owner == core:
             new.owner_valid = new.dirty = False
+    # Rule X (FWD_GETS, FWD_GETX): no effect, no change.
     return new, fx
 
 
@@ -176,7 +181,7 @@ class BoundedModel:
             hit = way is not None
             if self.coverage is not None:
                 self.coverage[(Kind(kind).name, line_state(row[way] if hit else None, core))] += 1
-            if hit or kind != EVICT:
+            if hit or kind in _ALLOCATES:
                 if hit:
                     old = row[way]
                 else:
@@ -191,9 +196,9 @@ class BoundedModel:
                         way = free
                     old = LineState()
                 new, fx = apply_rules(old, core, socket, kind)
-                keep = not new.free   # rule E: a line with no owner and no holders frees its way
+                keep = not new.free   # rules E and I: a line with no owner and no holders frees its way
                 tags[way], row[way] = (line, new) if keep else (None, None)
-                if p.replacement == "lru" and kind != EVICT:
+                if p.replacement == "lru" and kind in _ALLOCATES:
                     ages = self.ages[idx]
                     mine = ages[way]
                     self.ages[idx] = [0 if i == way else (a + 1 if a < mine else a) for i, a in enumerate(ages)]

@@ -12,7 +12,7 @@ from cohtb.errors import CohtbError
 from cohtb.toolchain import ROOT
 
 RULES_DOC = ROOT / "docs" / "counting-rules.md"
-SHORT_KINDS = {"R": Kind.READ, "W": Kind.WRITE, "E": Kind.EVICT}
+SHORT_KINDS = {"R": Kind.READ, "W": Kind.WRITE, "E": Kind.EVICT, "I": Kind.INV}
 ROLES = ("A", "B", "D")
 
 
@@ -60,7 +60,7 @@ def load(path: Path = RULES_DOC) -> list[Rule]:
     rules = []
     for n, line in enumerate(path.read_text().splitlines(), 1):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 9 or not re.fullmatch(r"[WREX]-[\w-]+", cells[0]):
+        if len(cells) != 9 or not re.fullmatch(r"[WREIX]-[\w-]+", cells[0]):
             continue
         where = f"{path}:{n}"
         name, kind, state, setup, transfer, cross, dirty, inval, after = cells

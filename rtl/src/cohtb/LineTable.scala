@@ -84,6 +84,11 @@ class LineTable(p: MonitorParams) extends Module {
   val isRead = ev.kind === EventKind.Read.U
   val isWrite = ev.kind === EventKind.Write.U
   val isEvict = ev.kind === EventKind.Evict.U
+  val isInv = ev.kind === EventKind.Inv.U
+  // Rules E (EVICT) and I (INV) have the same effect on the line: the core's copy is gone.
+  val copyGone = isEvict || isInv
+  require(EventKind.all.filter(_.changesLineState).map(_.code).toSet == Set(EventKind.Read, EventKind.Write, EventKind.Evict, EventKind.Inv),
+    "LineTable applies rules R, W, E and I: exactly the kinds that change line state (the others are rule X)")
   val hitVec = row.ways.map(w => w.valid && w.line === ev.line)
   val hit = hitVec.reduce(_ || _)
   val invalidVec = row.ways.map(!_.valid)
@@ -93,7 +98,7 @@ class LineTable(p: MonitorParams) extends Module {
     case Replacement.Lru => OHToUInt(row.repl.age.map(_ === (p.ways - 1).U))
   }
   // Only READ and WRITE bring an untracked line into the table (rows R-untracked, W-untracked);
-  // EVICT and the evidence kinds of an untracked line change nothing (E-untracked, rule X).
+  // EVICT and INV of an untracked line change nothing (E-untracked, I-untracked), nor does rule X.
   val allocate = !hit && (isRead || isWrite)
   val way = Mux(hit, OHToUInt(hitVec), Mux(anyInvalid, PriorityEncoder(invalidVec), victim))
   // A full set forgets its victim's state: the bounded table's stateEvictions.
@@ -110,7 +115,7 @@ class LineTable(p: MonitorParams) extends Module {
   // rules W and R: cross-socket / remote when the owner's socket is not the requester's.
   val remote = old.ownerSocket =/= ev.socket
 
-  // The entry after the event; rule X (FWD_GETS, FWD_GETX, INV) leaves it as it was.
+  // The entry after the event; rule X (FWD_GETS, FWD_GETX) leaves it as it was.
   val updated = WireDefault(old)
   updated.valid := true.B
   updated.line := ev.line
@@ -127,8 +132,9 @@ class LineTable(p: MonitorParams) extends Module {
     updated.dirty := old.dirty && !dirtyRead
     updated.holders := old.holders | coreBit
   }
-  when(isEvict) {
-    // rule E: the evicting core leaves the holders; if it was the owner the line has none.
+  when(copyGone) {
+    // rules E and I: the evicting (E) or invalidated (I) core leaves the holders; if it was the owner the line
+    // has none.
     val ownerLeaves = old.ownerValid && old.owner === ev.core
     val holdersLeft = old.holders & ~coreBit
     updated.holders := holdersLeft
@@ -136,7 +142,7 @@ class LineTable(p: MonitorParams) extends Module {
       updated.ownerValid := false.B
       updated.dirty := false.B
     }
-    // rule E: a line with no owner and no holders is freed (E-shared-holder, E-mine-dirty).
+    // rules E and I: a line with no owner and no holders is freed (E-shared-holder, I-mine-dirty, ...).
     updated.valid := holdersLeft.orR || (old.ownerValid && !ownerLeaves)
   }
 
@@ -144,7 +150,7 @@ class LineTable(p: MonitorParams) extends Module {
   if (p.replacement == Replacement.RoundRobin) {
     when(stateEviction) { newRepl.ptr := row.repl.ptr + 1.U }
   } else {
-    // READ and WRITE make their way the youngest; EVICT and rule X do not touch the ages.
+    // READ and WRITE make their way the youngest; rules E, I and X do not touch the ages.
     val age = row.repl.age
     when(isRead || isWrite) {
       for (i <- 0 until p.ways) newRepl.age(i) := Mux(i.U === way, 0.U, Mux(age(i) < age(way), age(i) + 1.U, age(i)))
@@ -206,9 +212,9 @@ class LineTable(p: MonitorParams) extends Module {
   SelfCheck(!s1Valid || atMostOneHit(hitVec),
     "LineTable: two ways of a set hold the event's line (rule: one entry per line, allocation only on a miss)")
   SelfCheck(!s1Valid || row.ways.map(dirtyHasOnlyItsOwner).reduce(_ && _),
-    "LineTable: a way read dirty whose holders are not exactly its owner (rules W, R, E: docs/counting-rules.md)")
+    "LineTable: a way read dirty whose holders are not exactly its owner (rules W, R, E, I: docs/counting-rules.md)")
   SelfCheck(!s1Write || dirtyHasOnlyItsOwner(updated),
-    "LineTable: S1 wrote a dirty entry whose holders are not exactly its owner (rules W, R, E: docs/counting-rules.md)")
+    "LineTable: S1 wrote a dirty entry whose holders are not exactly its owner (rules W, R, E, I: docs/counting-rules.md)")
   if (p.replacement == Replacement.Lru) {
     SelfCheck(!s1Valid || lruAgesArePermutation(row.repl.age),
       "LineTable: a set's LRU ages read are not a permutation of 0..ways-1 (replacement rule lru)")
@@ -230,7 +236,7 @@ object LineTable {
   def lruAgesArePermutation(ages: Seq[UInt]): Bool = ages.map(a => UIntToOH(a, ages.size)).reduce(_ | _).andR
 
   /** A dirty line has an owner, and the owner is its only holder (rule W writes it so; rule R cleans the line
-    * before anyone else joins; rule E clears dirty with the owner). */
+    * before anyone else joins; rules E and I clear dirty with the owner). */
   def dirtyHasOnlyItsOwner(e: LineEntry): Bool =
     !e.dirty || (e.ownerValid && e.holders === UIntToOH(e.owner, e.holders.getWidth))
 }
