@@ -87,3 +87,28 @@ def test_ideal_model(rule):
     assert after.dirtyReadsLocal - before.dirtyReadsLocal == (rule.dirty_read == "local")
     assert after.dirtyReadsRemote - before.dirtyReadsRemote == (rule.dirty_read == "remote")
     assert meaning(m.lines.get(LINE)) == meaning(expected_state(rule.after))
+
+
+def probe_signature(rule) -> tuple:
+    """What each probe of rule_table.PROBES adds to the probe counters after the row (tb_rules holds the RTL to
+    the model on exactly these)."""
+    out = []
+    for steps in rule_table.PROBES.values():
+        m = BoundedModel(P)
+        run_setup(m, rule)
+        m.apply(LINE, *ROLE["A"], rule.kind)
+        before = dict(m.snapshot().totals)
+        for who, kind in steps:
+            m.apply(LINE, *ROLE[who], kind)
+        out.append(tuple(m.snapshot().totals[k] - before[k] for k in rule_table.PROBE_COUNTERS))
+    return tuple(out)
+
+
+def test_probes_tell_the_states_after_apart():
+    """Rows that leave different states behind give different probe results, so the RTL, whose line table is
+    seen only through its counters, cannot leave a wrong state unnoticed (cocotb-tests/tb_rules.py)."""
+    by_signature: dict[tuple, set] = {}
+    for rule in RULES:
+        by_signature.setdefault(probe_signature(rule), set()).add(meaning(expected_state(rule.after)))
+    assert all(len(states) == 1 for states in by_signature.values()), by_signature
+    assert len(by_signature) == len({meaning(expected_state(r.after)) for r in RULES})
