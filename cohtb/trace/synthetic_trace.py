@@ -7,17 +7,13 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-# (machine, event, from, to) in the proportions a spinning lockref run shows: mostly hits and Seq lines; the
-# misses and upgrades issued, and the transitions that complete them (the events of docs/event-format.md).
+# (machine, event, from, to) in the proportions a spinning lockref run shows: mostly hits and Seq lines.
 _MIX = [
     ("Seq", "Begin", "", "", 30), ("Seq", "Done", "", "", 30),
     ("L1Cache", "Load", "S", "S", 12), ("L1Cache", "Store", "M", "M", 6), ("L1Cache", "Load", "I", "IS", 4),
     ("L1Cache", "Store", "I", "IM", 3), ("L1Cache", "Store", "S", "SM", 2), ("L1Cache", "Fwd_GETX", "M", "I", 3),
     ("L1Cache", "Inv", "S", "I", 2), ("L1Cache", "Fwd_GETS", "M", "S", 2), ("L1Cache", "L1_Replacement", "M", "M_I", 1),
     ("L1Cache", "Data_Exclusive", "IS", "E", 3), ("L2Cache", "L1_GETX", "MT", "MT_MB", 3),
-    ("L1Cache", "DataS_fromL1", "IS", "S", 2), ("L1Cache", "Data_all_Acks", "IM", "M", 3),
-    ("L1Cache", "Ack_all", "SM", "M", 2), ("L1Cache", "Store", "E", "M", 1), ("L1Cache", "WB_Ack", "M_I", "I", 1),
-    ("L1Cache", "L1_Replacement", "S", "I", 1), ("L1Cache", "Inv", "M", "I", 1),
 ]
 
 
