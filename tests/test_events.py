@@ -95,3 +95,16 @@ def test_writer_leaves_nothing_on_failure(tmp_path):
 def test_bad_core_map_is_an_error():
     with pytest.raises(CohtbError, match="does not number sockets"):
         ev.Header(64, 2, [0, 2]).validate("h")
+
+
+def test_random_streams_are_reproducible_and_carry_every_kind():
+    from cohtb.contract import Kind
+    from cohtb.trace import random_events
+
+    h, a = random_events.random_stream(5000, cores=8, sockets=2, seed=7)
+    _, b = random_events.random_stream(5000, cores=8, sockets=2, seed=7)
+    assert (a == b).all() and h.num_cores == 8
+    assert set(a["kind"].tolist()) == {int(k) for k in Kind}
+    assert all(s in random_events._L1_STATES[Kind(k)] for k, s in zip(a["kind"].tolist(), a["l1_state"].tolist()))
+    _, c = random_events.random_stream(5000, cores=8, sockets=2, seed=7, kinds=(Kind.READ, Kind.WRITE, Kind.EVICT))
+    assert set(c["kind"].tolist()) == {Kind.READ, Kind.WRITE, Kind.EVICT}

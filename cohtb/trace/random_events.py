@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 import numpy as np
 
 from cohtb.contract import DEFAULT_LINE_SIZE, Kind, L1State, contiguous_socket_map
@@ -21,9 +23,12 @@ _L1_STATES = {
 
 
 def random_stream(n: int, cores: int = 32, sockets: int = 8, hot_lines: int = 8, cold_lines: int = 4096,
-                  seed: int = 1) -> tuple[ev.Header, np.ndarray]:
-    """A contended mix: most events on a few hot lines, the rest spread over many (table pressure); every kind,
-    with a plausible l1_state."""
+                  seed: int = 1, kinds: Iterable[Kind] | None = None) -> tuple[ev.Header, np.ndarray]:
+    """A contended mix: most events on a few hot lines, the rest spread over many (table pressure); every kind
+    (or only `kinds`, in the same proportions among themselves), with a plausible l1_state."""
+    mix = [(k, w) for k, w in _MIX if kinds is None or k in set(kinds)]
+    if not mix:
+        raise ValueError(f"random_stream: no kind to draw from {kinds}")
     rng = np.random.default_rng(seed)
     smap = np.array(contiguous_socket_map(cores, sockets), dtype=np.uint8)
     recs = np.zeros(n, dtype=ev.RECORD)
@@ -32,8 +37,8 @@ def random_stream(n: int, cores: int = 32, sockets: int = 8, hot_lines: int = 8,
     recs["line"] = np.where(hot, 0x40000 + rng.integers(0, hot_lines, n), 0x80000 + rng.integers(0, cold_lines, n))
     recs["core"] = rng.integers(0, cores, n)
     recs["socket"] = smap[recs["core"]]
-    kinds = np.array([k for k, _ in _MIX], dtype=np.uint8)
-    recs["kind"] = rng.choice(kinds, size=n, p=[w for _, w in _MIX])
+    total = sum(w for _, w in mix)
+    recs["kind"] = rng.choice(np.array([k for k, _ in mix], dtype=np.uint8), size=n, p=[w / total for _, w in mix])
     # A plausible L1 state before each event (the monitor does not read it; it goes through the file as is).
     pick = rng.integers(0, 1 << 16, n)
     for k, states in _L1_STATES.items():
