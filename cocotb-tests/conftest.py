@@ -71,8 +71,17 @@ def rtl_sim():
 COVERAGE_DIR = ROOT / "build" / "coverage"
 
 
+def _bins() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The coverage bins: every kind that changes line state (the contract's) x every line state."""
+    from cohtb.contract import STATE_KINDS
+    from cohtb.monitor.models import LINE_STATES
+
+    return tuple(k.name for k in STATE_KINDS), LINE_STATES
+
+
 class CoverageReport:
-    """Functional coverage of event kind x line state (as the model saw it before each event)."""
+    """Functional coverage of event kind x line state (as the model saw it before each event), for every kind
+    that changes line state (READ, WRITE, EVICT)."""
 
     def __init__(self) -> None:
         self.bins: dict[str, dict[str, int]] = {}
@@ -85,22 +94,20 @@ class CoverageReport:
         self.events[variant] = self.events.get(variant, 0) + events
 
     def missing(self, variant: str) -> list[str]:
-        from cohtb.monitor.models import LINE_STATES
-
+        kinds, states = _bins()
         have = self.bins.get(variant, {})
-        return [f"{k}/{s}" for k in ("READ", "WRITE", "EVICT") for s in LINE_STATES if not have.get(f"{k}/{s}")]
+        return [f"{k}/{s}" for k in kinds for s in states if not have.get(f"{k}/{s}")]
 
     def table(self) -> str:
-        from cohtb.monitor.models import LINE_STATES
-
+        kinds, states = _bins()
         lines = []
         for variant, bins in sorted(self.bins.items()):
             lines.append(f"coverage, variant {variant} ({self.events[variant]} random events): kind x line state")
-            lines.append(f"  {'state':24s}" + "".join(f"{k:>9s}" for k in ("READ", "WRITE", "EVICT")))
-            for s in LINE_STATES:
-                lines.append(f"  {s:24s}" + "".join(f"{bins.get(f'{k}/{s}', 0):9d}" for k in ("READ", "WRITE", "EVICT")))
-            hit = sum(1 for k in ("READ", "WRITE", "EVICT") for s in LINE_STATES if bins.get(f"{k}/{s}"))
-            lines.append(f"  bins hit: {hit}/{3 * len(LINE_STATES)}")
+            lines.append(f"  {'state':24s}" + "".join(f"{k:>9s}" for k in kinds))
+            for s in states:
+                lines.append(f"  {s:24s}" + "".join(f"{bins.get(f'{k}/{s}', 0):9d}" for k in kinds))
+            hit = sum(1 for k in kinds for s in states if bins.get(f"{k}/{s}"))
+            lines.append(f"  bins hit: {hit}/{len(kinds) * len(states)}")
         return "\n".join(lines)
 
 

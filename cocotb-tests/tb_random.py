@@ -1,7 +1,8 @@
 """Randomized differential test: RTL against the bit-exact model on reproducible streams.
 
 COHTB_SEED picks the stream, COHTB_EVENTS its length, COHTB_CHECK_EVERY how often the stream pauses
-for a mid-run snapshot comparison, COHTB_COVERAGE_OUT where the kind x line-state bins are written."""
+for a mid-run snapshot comparison, COHTB_COVERAGE_OUT where the kind x line-state bins are written (every
+kind that changes line state: READ, WRITE and EVICT)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections import Counter
 import cocotb
 
 from cohtb import contract as ct
-from cohtb.contract import Kind
+from cohtb.contract import STATE_KINDS, Kind
 from monitor_bench import MonitorBench
 
 SEED = int(os.environ.get("COHTB_SEED", "1"))
@@ -42,11 +43,11 @@ def phase_events(rng: random.Random, tb: MonitorBench, n: int) -> list[tuple[int
         socket = tb.socket_of(core) if rng.random() > 0.02 else rng.randrange(p.sockets)
         r = rng.random()
         if r < 0.03:
-            kind = rng.choice((Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV))   # gem5 evidence: counted, no state
+            kind = rng.choice((Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV))     # rule X: counted, no state
         elif r < 0.035:
             kind = rng.randrange(len(Kind), len(Kind) + 2)                  # malformed: rejected
         else:
-            kind = rng.choices((Kind.READ, Kind.WRITE, Kind.EVICT), weights)[0]
+            kind = rng.choices(STATE_KINDS, weights)[0]                     # rules R, W, E
         out.append((rng.choice(lines), core, socket, kind))
     return out
 

@@ -42,6 +42,7 @@ DEFINITIONS = [
     ("the region counter list", r"\"reads\",\s*\"writes\",\s*\"evicts\"", {"rtl/src/cohtb/RegisterMap.scala"}),
     ("the contiguous core->socket rule", r"\*\s*sockets\s*//\s*cores|//\s*per_socket|/\s*per_socket\b",
      {"cohtb/contract/__init__.py"}),
+    ("the L1 state list", r"\"IS_I\",\s*\"M_I\"", {"rtl/src/cohtb/EventFile.scala"}),
     ("a default line size", r"line_size\s*(:\s*int)?\s*=\s*64|--line-size\", \"64", set()),
 ]
 GENERATED = {"cohtb/contract/generated.py", "native/include/cohtb_contract.h"}

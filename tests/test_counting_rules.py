@@ -3,10 +3,10 @@ IdealModel. (cocotb-tests/tb_rules.py walks the same rows through the RTL.)"""
 
 import pytest
 
-from cohtb.contract import contiguous_socket_map
+from cohtb.contract import KIND_COUNTERS, STATE_KINDS, Kind, contiguous_socket_map
 from cohtb.monitor import rule_table
 from cohtb.monitor.config import MonitorParams
-from cohtb.monitor.models import BoundedModel, IdealModel, LineState, line_state
+from cohtb.monitor.models import LINE_STATES, BoundedModel, IdealModel, LineState, line_state
 
 RULES = rule_table.load()
 P = MonitorParams(cores=8, sockets=2, sets=16, ways=4, hotEntries=4, regions=1)
@@ -39,9 +39,10 @@ def expected_state(after: rule_table.After) -> LineState | None:
 
 
 def test_the_table_covers_every_kind_and_state():
+    """Every kind that changes line state has a row for every state; every other kind has a row (rule X)."""
     seen = {(r.kind.name, r.state) for r in RULES}
-    from cohtb.monitor.models import LINE_STATES
-    assert {(k, s) for k in ("READ", "WRITE", "EVICT") for s in LINE_STATES} <= seen
+    assert {(k.name, s) for k in STATE_KINDS for s in LINE_STATES} <= seen
+    assert {k.name for k in Kind} <= {k for k, _ in seen}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
@@ -60,8 +61,12 @@ def test_bounded_model(rule):
     assert delta["invalidations"] == rule.invalidations
     assert delta["dirtyReadsLocal"] == (rule.dirty_read == "local")
     assert delta["dirtyReadsRemote"] == (rule.dirty_read == "remote")
+    assert delta[KIND_COUNTERS[rule.kind]] == 1
     region = {k: after.regions[0][k] - before.regions[0][k] for k in after.regions[0]}
     assert region["transfers"] == rule.transfer and region["invalidations"] == rule.invalidations
+    # Per kind the regions count READ, WRITE and EVICT only.
+    assert (region["reads"], region["writes"], region["evicts"]) == (
+        rule.kind == Kind.READ, rule.kind == Kind.WRITE, rule.kind == Kind.EVICT)
     matrix_delta = sum(map(sum, after.matrix)) - sum(map(sum, before.matrix))
     assert matrix_delta == rule.transfer
     assert meaning(m.tracked(LINE)) == meaning(expected_state(rule.after))
@@ -82,3 +87,28 @@ def test_ideal_model(rule):
     assert after.dirtyReadsLocal - before.dirtyReadsLocal == (rule.dirty_read == "local")
     assert after.dirtyReadsRemote - before.dirtyReadsRemote == (rule.dirty_read == "remote")
     assert meaning(m.lines.get(LINE)) == meaning(expected_state(rule.after))
+
+
+def probe_signature(rule) -> tuple:
+    """What each probe of rule_table.PROBES adds to the probe counters after the row (tb_rules holds the RTL to
+    the model on exactly these)."""
+    out = []
+    for steps in rule_table.PROBES.values():
+        m = BoundedModel(P)
+        run_setup(m, rule)
+        m.apply(LINE, *ROLE["A"], rule.kind)
+        before = dict(m.snapshot().totals)
+        for who, kind in steps:
+            m.apply(LINE, *ROLE[who], kind)
+        out.append(tuple(m.snapshot().totals[k] - before[k] for k in rule_table.PROBE_COUNTERS))
+    return tuple(out)
+
+
+def test_probes_tell_the_states_after_apart():
+    """Rows that leave different states behind give different probe results, so the RTL, whose line table is
+    seen only through its counters, cannot leave a wrong state unnoticed (cocotb-tests/tb_rules.py)."""
+    by_signature: dict[tuple, set] = {}
+    for rule in RULES:
+        by_signature.setdefault(probe_signature(rule), set()).add(meaning(expected_state(rule.after)))
+    assert all(len(states) == 1 for states in by_signature.values()), by_signature
+    assert len(by_signature) == len({meaning(expected_state(r.after)) for r in RULES})

@@ -2,7 +2,7 @@
 
 import pytest
 
-from cohtb.contract import contiguous_socket_map
+from cohtb.contract import Kind, contiguous_socket_map
 from cohtb.errors import CohtbError
 from cohtb.monitor import config, replay
 from cohtb.monitor.counters import diff_counters
@@ -54,7 +54,8 @@ def _write(path, header, recs):
 def test_bare_event_file_replays_from_the_cli_and_is_left_untouched(tmp_path, capsys):
     from cohtb.cli import main
 
-    events = _write(tmp_path / "in" / "t.cohtb", *streams.random_stream(5000, cores=8, sockets=2, seed=4))
+    no_evidence = (Kind.READ, Kind.WRITE, Kind.EVICT)
+    events = _write(tmp_path / "in" / "t.cohtb", *streams.random_stream(5000, cores=8, sockets=2, seed=4, kinds=no_evidence))
     before = sorted(p.name for p in events.parent.iterdir()), events.read_bytes()
     assert main(["replay", str(events), "--check", "--lines", "3"]) == 0
     out = capsys.readouterr().out

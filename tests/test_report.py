@@ -95,12 +95,14 @@ def test_corrupt_counter_file_is_refused_and_no_report_is_left(runs):
 def test_report_of_bare_event_files(tmp_path):
     """A trace from any configuration, with no manifest: counters, hottest lines, sockets and the gem5 check."""
     from cohtb.cli import main
+    from cohtb.contract import Kind
     from cohtb.trace import events as ev
     from cohtb.trace import random_events as streams
 
     path = tmp_path / "t.cohtb"
-    with ev.EventWriter(path, streams.random_stream(3000, cores=4, sockets=2, seed=9)[0]) as w:
-        w.write(streams.random_stream(3000, cores=4, sockets=2, seed=9)[1])
+    header, recs = streams.random_stream(3000, cores=4, sockets=2, seed=9, kinds=(Kind.READ, Kind.WRITE, Kind.EVICT))
+    with ev.EventWriter(path, header) as w:
+        w.write(recs)
     assert main(["report", str(path), "--out", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| t.cohtb | default | 3,000 |" in md and "Socket x socket transfers" in md and "not checked" in md

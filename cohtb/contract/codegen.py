@@ -27,6 +27,9 @@ def python_source(c: dict) -> str:
     lines = [f'"""{BANNER}"""', "", "from enum import IntEnum", "", "",
              "class Kind(IntEnum):", '    """Event kinds (docs/event-format.md)."""', ""]
     lines += [f"    {k['name']} = {k['code']}  # {k['meaning']}" for k in c["eventKinds"]]
+    lines += ["", "", "class L1State(IntEnum):",
+              '    """A record\'s l1_state: gem5\'s L1 state before the transition (0: not listed, or unknown)."""', ""]
+    lines += [f"    {name} = {code}" for code, name in enumerate(f["l1States"])]
     lines += ["", "",
               "# Kinds that change a line's state (the others are gem5's evidence, counted per kind only).",
               f"STATE_KINDS = ({', '.join('Kind.' + k['name'] for k in c['eventKinds'] if k['changesLineState'])},)",
@@ -38,6 +41,7 @@ def python_source(c: dict) -> str:
               f"HEADER_ALIGN = {f['headerAlign']}",
               f"RECORD_FIELDS = {tuple((x['name'], x['size']) for x in f['record'])!r}",
               f"RECORD_SIZE = {f['recordSize']}",
+              f"L1_STATES = {tuple(f['l1States'])!r}",
               f"MAX_LINE_BITS = {f['maxLineBits']}",
               f"DEFAULT_LINE_SIZE = {f['defaultLineSize']}",
               f"MAX_CORES = {f['maxCores']}",
@@ -64,6 +68,12 @@ def c_source(c: dict) -> str:
             f"#define COHTB_HEADER_ALIGN {f['headerAlign']}", f"#define COHTB_MAX_LINE_BITS {f['maxLineBits']}",
             f"#define COHTB_DEFAULT_LINE_SIZE {f['defaultLineSize']}", f"#define COHTB_MAX_CORES {f['maxCores']}",
             f"#define COHTB_MAX_SOCKETS {f['maxSockets']}", "",
+            "/* The record's l1_state: gem5's L1 state before the transition (0: not listed, or unknown). */",
+            "enum cohtb_l1_state {"]
+    out += [f"  COHTB_L1_{name.upper()} = {code}," for code, name in enumerate(f["l1States"])]
+    out += [f"  COHTB_NUM_L1_STATES = {len(f['l1States'])}", "};",
+            "static const char *const COHTB_L1_STATE_NAMES[COHTB_NUM_L1_STATES] = {",
+            "  " + ", ".join(f'"{name}"' for name in f["l1States"]), "};", "",
             "/* The fixed part of the header; the core->socket map, the source JSON and padding follow. */",
             "#pragma pack(push, 1)", "struct cohtb_header {"]
     out += [f"  {'char' if x['name'] == 'magic' else C_TYPES[x['size']]} {x['name']}{'[8]' if x['name'] == 'magic' else ''};"

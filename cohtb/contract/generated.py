@@ -6,12 +6,29 @@ from enum import IntEnum
 class Kind(IntEnum):
     """Event kinds (docs/event-format.md)."""
 
-    READ = 0  # load miss (GETS): L1Cache Load in NP or I
-    WRITE = 1  # store or locked RMW needing exclusive permission (GETX or upgrade): L1Cache Store in NP, I or S
-    EVICT = 2  # the line leaves this core's L1 by replacement: L1_Replacement in S, E or M
-    FWD_GETS = 3  # gem5 evidence at the old holder: Fwd_GETS
-    FWD_GETX = 4  # gem5 evidence at the old holder: Fwd_GETX
-    INV = 5  # gem5 evidence at a holder: Inv
+    READ = 0  # a load (not an Ifetch) obtains the data: Data_all_Acks, DataS_fromL1 or Data_Exclusive in IS or IS_I (IS_I: an EVICT follows at the same tick)
+    WRITE = 1  # a store obtains M: Data_all_Acks IM>M, Ack_all SM>M, or the silent upgrade Store E>M
+    EVICT = 2  # the copy is gone: L1_Replacement S>I, WB_Ack M_I>I / SINK_WB_ACK>I (a writeback the L2 accepted), or a recall: Inv in E or M
+    FWD_GETS = 3  # gem5 evidence at the old holder: Fwd_GETS, any state
+    FWD_GETX = 4  # gem5 evidence at the old holder: Fwd_GETX, any state
+    INV = 5  # gem5 evidence at a sharer: Inv in S or SM (another core's write, which completes after it, or a recall of a shared line)
+
+
+class L1State(IntEnum):
+    """A record's l1_state: gem5's L1 state before the transition (0: not listed, or unknown)."""
+
+    other = 0
+    NP = 1
+    I = 2
+    S = 3
+    E = 4
+    M = 5
+    IS = 6
+    IM = 7
+    SM = 8
+    IS_I = 9
+    M_I = 10
+    SINK_WB_ACK = 11
 
 
 # Kinds that change a line's state (the others are gem5's evidence, counted per kind only).
@@ -25,6 +42,7 @@ HEADER_FIELDS = (('magic', 8), ('version', 2), ('header_len', 2), ('line_size', 
 HEADER_ALIGN = 8
 RECORD_FIELDS = (('tick', 8), ('line', 8), ('core', 2), ('socket', 1), ('kind', 1), ('l1_state', 2), ('reserved', 2))
 RECORD_SIZE = 24
+L1_STATES = ('other', 'NP', 'I', 'S', 'E', 'M', 'IS', 'IM', 'SM', 'IS_I', 'M_I', 'SINK_WB_ACK')
 MAX_LINE_BITS = 58
 DEFAULT_LINE_SIZE = 64
 MAX_CORES = 65535
@@ -46,5 +64,3 @@ REGION_COUNTERS = ('reads', 'writes', 'evicts', 'transfers', 'crossSocketTransfe
 HOT_FIELDS = ('line', 'count', 'error', 'valid')
 INDEXINGS = ('modulo', 'xorfold')
 REPLACEMENTS = ('roundrobin', 'lru')
-L1_STATES = ('other', 'NP', 'I', 'S', 'E', 'M', 'IS', 'IM', 'SM', 'IS_I', 'M_I', 'SINK_WB_ACK')
-L1State = IntEnum('L1State', {n: i for i, n in enumerate(L1_STATES)})

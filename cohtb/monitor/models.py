@@ -24,6 +24,9 @@ from cohtb.monitor.counters import Counters, HotEntry
 
 READ, WRITE, EVICT = Kind.READ, Kind.WRITE, Kind.EVICT
 _CHANGES_STATE = frozenset(int(k) for k in STATE_KINDS)   # rule X: the other kinds change no state
+_ALLOCATES = frozenset((int(READ), int(WRITE)))             # the kinds that bring an untracked line into the table
+_COPY_GONE = frozenset((int(EVICT),))                       # rule E: the core's copy is gone
+assert _ALLOCATES | _COPY_GONE == _CHANGES_STATE, "apply_rules implements exactly the contract's state-changing kinds"
 
 # Line state seen by the requesting core before its event (docs/counting-rules.md; coverage bins).
 LINE_STATES = (
@@ -74,7 +77,7 @@ class Effects:
 
 
 def apply_rules(old: LineState, core: int, socket: int, kind: int) -> tuple[LineState, Effects]:
-    """One READ, WRITE or EVICT on a line in state `old`: its effects and the line's new state."""
+    """One event on a line in state `old`: its effects and the line's new state."""
     bit = 1 << core
     owner_other = old.owner_valid and old.owner != core
     remote = old.owner_socket != socket
@@ -93,11 +96,12 @@ def apply_rules(old: LineState, core: int, socket: int, kind: int) -> tuple[Line
         fx.dirty_read_local = dirty_read and not remote
         new.dirty = old.dirty and not dirty_read
         new.holders = old.holders | bit
-    else:
+    elif kind in _COPY_GONE:
         # Rule E: the core leaves the holders; an owner that leaves takes its ownership with it.
         new.holders = old.holders & ~bit
         if old.owner_valid and old.owner == core:
             new.owner_valid = new.dirty = False
+    # Rule X (FWD_GETS, FWD_GETX, INV): no effect, no change.
     return new, fx
 
 
@@ -176,7 +180,7 @@ class BoundedModel:
             hit = way is not None
             if self.coverage is not None:
                 self.coverage[(Kind(kind).name, line_state(row[way] if hit else None, core))] += 1
-            if hit or kind != EVICT:
+            if hit or kind in _ALLOCATES:
                 if hit:
                     old = row[way]
                 else:
@@ -193,7 +197,7 @@ class BoundedModel:
                 new, fx = apply_rules(old, core, socket, kind)
                 keep = not new.free   # rule E: a line with no owner and no holders frees its way
                 tags[way], row[way] = (line, new) if keep else (None, None)
-                if p.replacement == "lru" and kind != EVICT:
+                if p.replacement == "lru" and kind in _ALLOCATES:
                     ages = self.ages[idx]
                     mine = ages[way]
                     self.ages[idx] = [0 if i == way else (a + 1 if a < mine else a) for i, a in enumerate(ages)]

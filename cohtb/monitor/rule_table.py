@@ -12,8 +12,19 @@ from cohtb.errors import CohtbError
 from cohtb.toolchain import ROOT
 
 RULES_DOC = ROOT / "docs" / "counting-rules.md"
-SHORT_KINDS = {"R": Kind.READ, "W": Kind.WRITE, "E": Kind.EVICT}
+SHORT_KINDS = {"R": Kind.READ, "W": Kind.WRITE, "E": Kind.EVICT, "I": Kind.INV}
 ROLES = ("A", "B", "D")
+
+# The state a row leaves behind, as the counters show it (the RTL keeps its line table to itself). Each probe
+# starts from the state after the row (a cleared monitor, the setup, the row's event) and is applied alone;
+# P is a core in none of the roles. Together they tell apart every state over the roles: P's read shows
+# whether the line is dirty and the owner's side, P's write whether it has an owner and how many holders;
+# X's eviction before P's write shows whether X holds the line and whether X is the owner.
+PROBE_COUNTERS = ("transfers", "crossSocketTransfers", "invalidations", "dirtyReadsLocal", "dirtyReadsRemote")
+PROBES: dict[str, tuple[tuple[str, Kind], ...]] = {
+    "P:R P:W": (("P", Kind.READ), ("P", Kind.WRITE)),
+    **{f"{x}:E P:W": ((x, Kind.EVICT), ("P", Kind.WRITE)) for x in ROLES},
+}
 
 
 @dataclass(frozen=True)
@@ -40,11 +51,13 @@ class Rule:
 
 
 def roles(socket_of_core: list[int]) -> dict[str, tuple[int, int]]:
-    """A = core 0; B = the first core of another socket; D = another core of A's socket: (core, socket)."""
+    """A = core 0; B = the first core of another socket; D = another core of A's socket; P (the probes') = the
+    first core that is none of these: (core, socket)."""
     a_socket = socket_of_core[0]
     b = next(c for c, s in enumerate(socket_of_core) if s != a_socket)
     d = next(c for c, s in enumerate(socket_of_core) if s == a_socket and c != 0)
-    return {"A": (0, a_socket), "B": (b, socket_of_core[b]), "D": (d, a_socket)}
+    p = next(c for c in range(len(socket_of_core)) if c not in (0, b, d))
+    return {"A": (0, a_socket), "B": (b, socket_of_core[b]), "D": (d, a_socket), "P": (p, socket_of_core[p])}
 
 
 def _after(text: str, where: str) -> After:
@@ -60,7 +73,7 @@ def load(path: Path = RULES_DOC) -> list[Rule]:
     rules = []
     for n, line in enumerate(path.read_text().splitlines(), 1):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 9 or not re.fullmatch(r"[WREX]-[\w-]+", cells[0]):
+        if len(cells) != 9 or not re.fullmatch(r"[WREIX]-[\w-]+", cells[0]):
             continue
         where = f"{path}:{n}"
         name, kind, state, setup, transfer, cross, dirty, inval, after = cells

@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 
 from .. import contract as ct
-from ..contract import Kind
+from ..contract import Kind, L1State
 from ..errors import CohtbError
 
 _STRUCT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
@@ -65,6 +65,9 @@ def read_header(f, where: str) -> Header:
     magic, version, header_len, line_size, cores, sockets, rec_size, _, n, src_len = _FIXED.unpack(raw)
     if magic != ct.MAGIC:
         raise CohtbError(f"{where}: not a cohtb event file (magic {magic!r})")
+    if version == 1:
+        raise CohtbError(f"{where}: event format version 1 (issue-time events): re-ingest its "
+                         f"trace with cohtb ingest; this cohtb reads version {ct.VERSION}")
     if version != ct.VERSION:
         raise CohtbError(f"{where}: event format version {version}, this cohtb reads {ct.VERSION}")
     if rec_size != RECORD.itemsize:
@@ -84,16 +87,18 @@ def read_header(f, where: str) -> Header:
 
 
 def validate_records(recs: np.ndarray, h: Header, where: str, first: int = 0) -> None:
-    """Every record names a known core, that core's socket, and a known kind; raise on the first bad one."""
+    """Every record names a known core, that core's socket, a known kind and a known L1 state; raise on the
+    first bad one."""
     smap = np.asarray(h.socket_of_core, dtype=np.uint8)
     bad_core = recs["core"] >= h.num_cores
     core = np.where(bad_core, 0, recs["core"])
-    bad = bad_core | (recs["kind"] >= len(Kind)) | (smap[core] != recs["socket"]) | (recs["line"] >> ct.MAX_LINE_BITS != 0)
+    bad = (bad_core | (recs["kind"] >= len(Kind)) | (smap[core] != recs["socket"]) | (recs["line"] >> ct.MAX_LINE_BITS != 0)
+           | (recs["l1_state"] >= len(L1State)))
     if bad.any():
         i = int(np.argmax(bad))
         r = recs[i]
         raise CohtbError(f"{where}: record {first + i}: malformed event (core {r['core']}, socket {r['socket']}, "
-                         f"kind {r['kind']}, line {r['line']:#x}) for {h.num_cores} cores")
+                         f"kind {r['kind']}, line {r['line']:#x}, l1_state {r['l1_state']}) for {h.num_cores} cores")
 
 
 def read(path: Path | str, chunk: int = 1 << 20) -> tuple[Header, Iterator[np.ndarray]]:
@@ -185,11 +190,12 @@ class EventWriter:
             self.abort()
 
 
-def make_records(rows: list[tuple[int, int, int, int, int]] | np.ndarray) -> np.ndarray:
-    """Records from (tick, line, core, socket, kind) tuples."""
+def make_records(rows: list[tuple[int, ...]] | np.ndarray) -> np.ndarray:
+    """Records from (tick, line, core, socket, kind) or (tick, line, core, socket, kind, l1_state) tuples
+    (l1_state 0, `other`, when not given; `reserved` is always 0)."""
     out = np.zeros(len(rows), dtype=RECORD)
     if len(rows):
         a = np.asarray(rows, dtype=np.uint64)
-        for i, name in enumerate(("tick", "line", "core", "socket", "kind")):
+        for i, name in enumerate(("tick", "line", "core", "socket", "kind", "l1_state")[:a.shape[1]]):
             out[name] = a[:, i]
     return out

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
 
-from cohtb.contract import DEFAULT_LINE_SIZE
+from cohtb.contract import DEFAULT_LINE_SIZE, block_socket_map
 from cohtb.errors import CohtbError
 from cohtb.toolchain import ROOT
 
@@ -28,13 +29,14 @@ def ingest(trace: Path | str, out: Path, socket_of_core: list[int] | None = None
         raise CohtbError("give the sockets either as a core->socket map or as cores per socket")
     cmd = [str(tool_path()), str(trace), str(out), "--line-size", str(line_size),
            "--source", json.dumps(source or {}, sort_keys=True)]
-    if socket_of_core is not None:
-        cmd += ["--socket-map", ",".join(map(str, socket_of_core))]
-    else:
-        cmd += ["--cores-per-socket", str(cores_per_socket)]
-    if pagemap is not None:
-        cmd += ["--pagemap", str(pagemap)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory(prefix="cohtb-ingest-") as tmp:
+        smap = socket_of_core if socket_of_core is not None else block_socket_map(cores_per_socket)
+        map_file = Path(tmp) / "sockets"
+        map_file.write_text(",".join(map(str, smap)))   # a file: a map of thousands of cores is too long an argument
+        cmd += ["--socket-map", f"@{map_file}"] + ([] if socket_of_core is not None else ["--cores-from-trace"])
+        if pagemap is not None:
+            cmd += ["--pagemap", str(pagemap)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CohtbError(proc.stderr.strip().removeprefix("cohtb-ingest: ") or f"cohtb-ingest exited {proc.returncode}")
     return json.loads(proc.stdout)

@@ -6,24 +6,42 @@
 
 /* Event kinds (docs/event-format.md). */
 enum cohtb_kind {
-  COHTB_READ = 0,  /* load miss (GETS): L1Cache Load in NP or I */
-  COHTB_WRITE = 1,  /* store or locked RMW needing exclusive permission (GETX or upgrade): L1Cache Store in NP, I or S */
-  COHTB_EVICT = 2,  /* the line leaves this core's L1 by replacement: L1_Replacement in S, E or M */
-  COHTB_FWD_GETS = 3,  /* gem5 evidence at the old holder: Fwd_GETS */
-  COHTB_FWD_GETX = 4,  /* gem5 evidence at the old holder: Fwd_GETX */
-  COHTB_INV = 5,  /* gem5 evidence at a holder: Inv */
+  COHTB_READ = 0,  /* a load (not an Ifetch) obtains the data: Data_all_Acks, DataS_fromL1 or Data_Exclusive in IS or IS_I (IS_I: an EVICT follows at the same tick) */
+  COHTB_WRITE = 1,  /* a store obtains M: Data_all_Acks IM>M, Ack_all SM>M, or the silent upgrade Store E>M */
+  COHTB_EVICT = 2,  /* the copy is gone: L1_Replacement S>I, WB_Ack M_I>I / SINK_WB_ACK>I (a writeback the L2 accepted), or a recall: Inv in E or M */
+  COHTB_FWD_GETS = 3,  /* gem5 evidence at the old holder: Fwd_GETS, any state */
+  COHTB_FWD_GETX = 4,  /* gem5 evidence at the old holder: Fwd_GETX, any state */
+  COHTB_INV = 5,  /* gem5 evidence at a sharer: Inv in S or SM (another core's write, which completes after it, or a recall of a shared line) */
   COHTB_NUM_KINDS = 6
 };
 
 #define COHTB_MAGIC "COHTBEVT"
 #define COHTB_VERSION 2
-#define COHTB_NUM_L1_STATES 12
-static const char *const COHTB_L1_STATE_NAMES[COHTB_NUM_L1_STATES] = {"other","NP","I","S","E","M","IS","IM","SM","IS_I","M_I","SINK_WB_ACK"};
 #define COHTB_HEADER_ALIGN 8
 #define COHTB_MAX_LINE_BITS 58
 #define COHTB_DEFAULT_LINE_SIZE 64
 #define COHTB_MAX_CORES 65535
 #define COHTB_MAX_SOCKETS 256
+
+/* The record's l1_state: gem5's L1 state before the transition (0: not listed, or unknown). */
+enum cohtb_l1_state {
+  COHTB_L1_OTHER = 0,
+  COHTB_L1_NP = 1,
+  COHTB_L1_I = 2,
+  COHTB_L1_S = 3,
+  COHTB_L1_E = 4,
+  COHTB_L1_M = 5,
+  COHTB_L1_IS = 6,
+  COHTB_L1_IM = 7,
+  COHTB_L1_SM = 8,
+  COHTB_L1_IS_I = 9,
+  COHTB_L1_M_I = 10,
+  COHTB_L1_SINK_WB_ACK = 11,
+  COHTB_NUM_L1_STATES = 12
+};
+static const char *const COHTB_L1_STATE_NAMES[COHTB_NUM_L1_STATES] = {
+  "other", "NP", "I", "S", "E", "M", "IS", "IM", "SM", "IS_I", "M_I", "SINK_WB_ACK"
+};
 
 /* The fixed part of the header; the core->socket map, the source JSON and padding follow. */
 #pragma pack(push, 1)

@@ -1,13 +1,15 @@
 /* cohtb-ingest: a gem5 Ruby MESI_Two_Level ProtocolTrace (plain or gzip, file or pipe) -> a cohtb event
  * file (docs/event-format.md), streaming, in constant memory.
  *
- *   cohtb-ingest TRACE|- OUT (--socket-map S0,S1,... | --cores-per-socket K) [--line-size 64] [--source JSON]
+ *   cohtb-ingest TRACE|- OUT --socket-map S0,S1,...|@FILE [--cores-from-trace] [--line-size 64] [--source JSON]
  *                [--pagemap FILE]
  *
  * A core is an L1 controller (the trace's "version" column). --socket-map gives the socket of every core
- * in core order (cores the trace never shows are allowed); --cores-per-socket K puts core c in socket c / K
- * and takes the number of cores from the highest controller the trace shows. The file layout, the kinds and
- * the L1 state codes come from the contract (cohtb_contract.h, generated from the RTL's definitions).
+ * in core order, inline or in a file of the same comma-separated list (cores the trace never shows are
+ * allowed); with --cores-from-trace the file keeps only cores 0 up to the highest the trace shows (the map
+ * may then be longer: cohtb's --cores-per-socket passes one for as many cores as could be). The file layout,
+ * the kinds and the L1 state codes come from the contract (cohtb_contract.h, generated from the RTL's
+ * definitions).
  *
  * Lines of gem5's other debug flags ("<tick>: <object>: message") are skipped, except the x86 TLB's
  * "Mapping <vaddr> to <paddr>", which go to --pagemap as "vaddr paddr" lines (virtual -> physical
@@ -128,18 +130,31 @@ static void emit(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, i
 }
 
 int main(int argc, char **argv) {
-  static const char usage[] = "usage: cohtb-ingest TRACE|- OUT (--socket-map S0,S1,... | --cores-per-socket K) "
+  static const char usage[] = "usage: cohtb-ingest TRACE|- OUT --socket-map S0,S1,...|@FILE [--cores-from-trace] "
                               "[--line-size 64] [--source JSON] [--pagemap FILE]\n";
   if (argc < 3) { fputs(usage, stderr); return 2; }
   trace_name = strcmp(argv[1], "-") ? argv[1] : "<stdin>";
   const char *out_path = argv[2];
   static uint8_t socket_of[COHTB_MAX_CORES];
-  long map_cores = 0, per_socket = 0, line_size = COHTB_DEFAULT_LINE_SIZE;
+  static char map_text[8 * COHTB_MAX_CORES];
+  long map_cores = 0, line_size = COHTB_DEFAULT_LINE_SIZE;
+  int cores_from_trace = 0;
   const char *source = "{}", *pagemap_path = NULL;
   for (int i = 3; i < argc; i++) {
+    if (!strcmp(argv[i], "--cores-from-trace")) { cores_from_trace = 1; continue; }
     if (i + 1 >= argc) { fprintf(stderr, "cohtb-ingest: %s needs a value\n", argv[i]); return 2; }
     if (!strcmp(argv[i], "--socket-map")) {
-      for (char *p = argv[++i], *end; *p; p = end + (*end == ',')) {
+      const char *text = argv[++i];
+      if (text[0] == '@') {
+        FILE *mf = fopen(text + 1, "r");
+        size_t got = mf ? fread(map_text, 1, sizeof map_text - 1, mf) : 0;
+        if (!mf || ferror(mf)) { fprintf(stderr, "cohtb-ingest: cannot read %s: %s\n", text + 1, strerror(errno)); return 2; }
+        fclose(mf);
+        while (got && (map_text[got - 1] == '\n' || map_text[got - 1] == ' ')) got--;
+        map_text[got] = 0;
+        text = map_text;
+      }
+      for (char *p = (char *)text, *end; *p; p = end + (*end == ',')) {
         long s = strtol(p, &end, 10);
         if (end == p || (*end && *end != ',') || s < 0 || s >= COHTB_MAX_SOCKETS || map_cores >= COHTB_MAX_CORES) {
           fprintf(stderr, "cohtb-ingest: --socket-map wants comma-separated socket numbers (0..%d), one per core\n",
@@ -149,16 +164,12 @@ int main(int argc, char **argv) {
         socket_of[map_cores++] = (uint8_t)s;
       }
     }
-    else if (!strcmp(argv[i], "--cores-per-socket")) per_socket = atol(argv[++i]);
     else if (!strcmp(argv[i], "--line-size")) line_size = atol(argv[++i]);
     else if (!strcmp(argv[i], "--source")) source = argv[++i];
     else if (!strcmp(argv[i], "--pagemap")) pagemap_path = argv[++i];
     else { fprintf(stderr, "cohtb-ingest: unknown argument %s\n", argv[i]); fputs(usage, stderr); return 2; }
   }
-  if ((map_cores > 0) == (per_socket > 0)) {
-    fprintf(stderr, "cohtb-ingest: give the sockets either as --socket-map (one per core) or as --cores-per-socket K > 0\n");
-    return 2;
-  }
+  if (map_cores < 1) { fprintf(stderr, "cohtb-ingest: need --socket-map with at least one core\n"); return 2; }
   if (line_size < 1 || (line_size & (line_size - 1))) {
     fprintf(stderr, "cohtb-ingest: --line-size must be a power of two\n");
     return 2;
@@ -241,9 +252,8 @@ int main(int argc, char **argv) {
     if (n < 8 || strcmp(tok[6], "line") != 0 || tok[5][0] != '[')
       fail(lineno, "malformed L1Cache transition (expected 'Event From>To [0x.., line 0x..]')");
     l1++;
-    if (map_cores && version >= (uint64_t)map_cores)
+    if (version >= (uint64_t)map_cores)
       fail(lineno, "L1Cache %" PRIu64 " but the socket map has %ld cores", version, map_cores);
-    if (version >= COHTB_MAX_CORES) fail(lineno, "L1Cache %" PRIu64 ": more than %d cores", version, COHTB_MAX_CORES);
     if (version > max_core) max_core = version;
     if (n > 8 && strstr(tok[n - 1], "Stall")) { stalls++; continue; }
     const char *ev = tok[3], *arrow = strchr(tok[4], '>');
@@ -296,15 +306,8 @@ int main(int argc, char **argv) {
   gzclose(in);
   if (lineno > 0 && l1 == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
 
-  /* The machine: the given map, or K cores per socket up to the highest controller seen. */
-  long cores = map_cores;
-  if (!cores) {
-    cores = l1 ? (long)max_core + 1 : per_socket;
-    for (long c = 0; c < cores; c++) {
-      if (c / per_socket >= COHTB_MAX_SOCKETS) fail(0, "%ld cores at %ld per socket: more than %d sockets", cores, per_socket, COHTB_MAX_SOCKETS);
-      socket_of[c] = (uint8_t)(c / per_socket);
-    }
-  }
+  /* The machine: the map, or with --cores-from-trace its cores up to the highest the trace shows. */
+  long cores = cores_from_trace && l1 ? (long)max_core + 1 : map_cores;
   long sockets = 0;
   for (long c = 0; c < cores; c++) if (socket_of[c] + 1 > sockets) sockets = socket_of[c] + 1;
 

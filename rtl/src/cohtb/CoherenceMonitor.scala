@@ -86,8 +86,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
 
   // The counters of docs/counting-rules.md, "Where an event's effects are counted".
   def global(name: String, inc: Bool, delta: UInt = 1.U(1.W)): Unit = counter(rm.global(name), inc, delta)
-  val kinds = Seq(EventKind.Read, EventKind.Write, EventKind.Evict, EventKind.FwdGets, EventKind.FwdGetx, EventKind.Inv)
-  for ((k, name) <- kinds.zip(globalCounters.take(EventKind.count))) global(name, s2Ok && s2.kind === k.U)
+  for (k <- EventKind.all) global(kindCounter(k), s2Ok && s2.kind === k.code.U)
   global("accepted", s2Valid)
   global("dropped", drop)
   global("rejected", s2Valid && s2.rejected)
@@ -100,6 +99,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
 
   for (r <- 0 until p.regions) {
     val in = s2Ok && regionEnable(r) && (s2.line & regionMask(r)) === regionBase(r)
+    // Per kind only reads, writes and evicts; the evidence kinds (rule X) count globally only.
     val incs = Seq(
       s2.kind === EventKind.Read.U, s2.kind === EventKind.Write.U, s2.kind === EventKind.Evict.U,
       s2.transfer, s2.crossSocket, s2.invalidations =/= 0.U, s2.dirtyReadLocal, s2.dirtyReadRemote)

@@ -18,6 +18,7 @@ object Contract {
       "magic" -> str(EventFile.Magic), "version" -> num(EventFile.Version),
       "header" -> fields(EventFile.headerFields), "headerAlign" -> num(EventFile.HeaderAlign),
       "record" -> fields(EventFile.recordFields), "recordSize" -> num(EventFile.recordSize),
+      "l1States" -> strs(EventFile.L1States),
       "maxLineBits" -> num(EventFile.MaxLineBits), "defaultLineSize" -> num(EventFile.DefaultLineSize),
       "maxCores" -> num(EventFile.MaxCores), "maxSockets" -> num(EventFile.MaxSockets))
     import RegisterMap._

@@ -84,6 +84,8 @@ class LineTable(p: MonitorParams) extends Module {
   val isRead = ev.kind === EventKind.Read.U
   val isWrite = ev.kind === EventKind.Write.U
   val isEvict = ev.kind === EventKind.Evict.U
+  require(EventKind.all.filter(_.changesLineState).map(_.code).toSet == Set(EventKind.Read, EventKind.Write, EventKind.Evict),
+    "LineTable applies rules R, W and E: exactly the kinds that change line state (the others are rule X)")
   val hitVec = row.ways.map(w => w.valid && w.line === ev.line)
   val hit = hitVec.reduce(_ || _)
   val invalidVec = row.ways.map(!_.valid)
