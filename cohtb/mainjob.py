@@ -13,6 +13,7 @@ from cohtb.analysis.pipeline import metrics_for, standard_comparisons
 from cohtb.report.html import summary_table, write
 from cohtb.sim.runs import discover, load
 from cohtb.toolchain import ROOT
+from cohtb.trace.events import LEGACY_NOTE
 
 REFERENCE_RUNS = ROOT / "reference-runs"
 
@@ -37,6 +38,9 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
         print(f"cohtb run: {gem5.why_missing()}. Using the bundled reference runs ({REFERENCE_RUNS.relative_to(ROOT)}/).", flush=True)
         runs = discover([REFERENCE_RUNS])
         source = f"bundled reference runs ({REFERENCE_RUNS.relative_to(ROOT)}/, recorded with gem5)"
+    legacy = [r.id for r in runs if r.events_header().legacy]
+    if legacy:
+        print(f"cohtb run: note: {len(legacy)} of the runs are {LEGACY_NOTE}", flush=True)
     print(f"cohtb run: replaying {len(runs)} runs", flush=True)
     ms = metrics_for(runs, out / "analysis", check_model=True, refresh=True)
     tables, notes = standard_comparisons(ms)

@@ -41,25 +41,32 @@ def version_1_copy(path: Path) -> Path:
     return path
 
 
-def test_version_1_file_is_refused_with_one_clear_line(tmp_path):
+def test_version_1_file_is_read_as_legacy_issue_time_events(tmp_path):
+    """Runs recorded before format 2 stay readable, marked as what they are; nothing writes format 1."""
     p = version_1_copy(write(tmp_path / "old.events", [(1, 2, 0, 0, 1)]))
-    want = (f"{p}: event format version 1 (issue-time events): re-ingest its trace with "
-            "cohtb ingest; this cohtb reads version 2")
-    with pytest.raises(CohtbError) as e:
-        ev.read_all(p)
-    assert str(e.value) == want
+    header, recs = ev.read_all(p)
+    assert header.legacy and len(recs) == 1 and recs["l1_state"][0] == 0
+    with pytest.raises(CohtbError, match="writes event format 2 only"):
+        ev.EventWriter(tmp_path / "new.events", header)
 
 
-def test_version_1_run_is_refused_by_the_cli(tmp_path, capsys):
-    """Through the CLI: exit status 2 and the same one line, nothing else."""
+def test_version_1_run_replays_with_its_check_marked_not_done(tmp_path, capsys):
     from run_fixtures import make_run
 
     run = make_run(tmp_path / "runs", "shared", 10, 1e-6, 3)
     version_1_copy(run / "events.cohtb")
-    assert cli.main(["replay", str(run), "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].endswith("event format version 1 (issue-time events): "
-                                             "re-ingest its trace with cohtb ingest; this cohtb reads version 2"), err
+    assert cli.main(["replay", str(run), "--out", str(tmp_path / "out")]) == 0
+    assert "against gem5: not checked: event format 1: issue-time events" in capsys.readouterr().out
+
+
+def test_unknown_version_is_refused_with_one_clear_line(tmp_path):
+    p = write(tmp_path / "future.events", [(1, 2, 0, 0, 1)])
+    data = bytearray(p.read_bytes())
+    data[8:10] = (3).to_bytes(2, "little")
+    p.write_bytes(bytes(data))
+    with pytest.raises(CohtbError) as e:
+        ev.read_all(p)
+    assert str(e.value) == f"{p}: event format version 3, this cohtb reads 2 (and 1, the issue-time events of older runs)"
 
 
 def test_truncated_file_is_an_error(tmp_path):

@@ -20,7 +20,7 @@ from cohtb.monitor.counters import Counters, diff_counters
 from cohtb.analysis.reconcile import CONTENDED, TOLERANCE, LineCheck, reconcile
 from cohtb.monitor.models import LineStats
 from cohtb.sim.runs import Run
-from cohtb.trace.events import Header, read_all
+from cohtb.trace.events import LEGACY_NOTE, LEGACY_VERSION, Header, read_all
 from cohtb.trace.layout import regions_for
 
 FORMAT = 3
@@ -45,6 +45,7 @@ class IdealSummary(BaseModel):
 class GemCheck(BaseModel):
     """The ideal monitor's transfers and dirty reads paired with gem5's evidence (cohtb.analysis.reconcile)."""
 
+    event_format: int               # 1: legacy issue-time events, which cannot be paired transfer by transfer
     evidence: int                   # FWD_GETS, FWD_GETX and INV events in the stream (none: not from gem5)
     totals: LineCheck
     lines: dict[int, LineCheck]     # every line with an item or a remainder
@@ -54,6 +55,8 @@ class GemCheck(BaseModel):
 
     @property
     def verdict(self) -> str:
+        if self.event_format == LEGACY_VERSION:
+            return "not checked: " + LEGACY_NOTE
         if not self.evidence:
             return "not checked: the stream holds none of gem5's evidence (FWD_GETS, FWD_GETX, INV)"
         ok = not self.outside and self.totals.within_tolerance()
@@ -126,7 +129,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
         rtl=rtl, model_check=check,
         ideal=IdealSummary(totals=ideal.totals(), matrix=ideal.matrix, hottest=hottest,
                            lines={line: ideal.stats[line] for line in sorted(watched | set(hottest)) if line in ideal.stats}),
-        gem5=GemCheck(evidence=sum(ideal.kinds[k] for k in (Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV)), totals=rec.totals(), lines=checked, tolerance=TOLERANCE, contended=contended,
+        gem5=GemCheck(event_format=header.version, evidence=sum(ideal.kinds[k] for k in (Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV)), totals=rec.totals(), lines=checked, tolerance=TOLERANCE, contended=contended,
                       outside=[line for line in contended if not checked[line].within_tolerance()]),
         replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)))
     if out is not None:

@@ -95,6 +95,7 @@ def compute(run: Run, a: Analysis) -> RunMetrics:
     m.check = {"ideal_transfers": it.transfers, "ideal_dirty_reads": it.dirty_reads, **c.to_json(),
                "matched": c.matched, "unexplained": c.unexplained, "contended_lines": len(a.gem5.contended),
                "lines_outside_tolerance": len(a.gem5.outside), "verdict": a.gem5.verdict,
+               "event_format": a.gem5.event_format,
                "bounded_transfers": g["transfers"], "missed_by_bounded": it.transfers - g["transfers"],
                "state_evictions": g["stateEvictions"], "saturated": a.rtl.saturated, "model_check": a.model_check,
                "fwd_getx": it.fwdGetx, "inv": it.inv, "fwd_gets": it.fwdGets}

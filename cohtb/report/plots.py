@@ -117,7 +117,13 @@ def scaling(ms: list[RunMetrics], path: Path) -> Path | None:
 
 def checks(ms: list[RunMetrics], path: Path) -> Path:
     """Per run, the monitor's items split by their gem5 evidence: matched, explained, unexplained."""
+    ms = [m for m in ms if not m.check["verdict"].startswith("not checked")]
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(ms) + 2), 4))
+    if not ms:
+        ax.axis("off")
+        ax.text(0.5, 0.5, "No run checked against gem5: the runs are event format 1 (issue-time events)\n"
+                "or hold none of gem5's evidence; see the Checks table.", ha="center", va="center")
+        return _save(fig, path)
     x = np.arange(len(ms))
     parts = [("matched with gem5's evidence", lambda c: c["matched"], "#4c72b0"),
              ("gem5 only, explained (before/after the trace)", lambda c: c["ownerBeforeTrace"] + c["requesterAfterTrace"], "#aaaaaa"),

@@ -55,6 +55,9 @@ class Run:
                 return candidate
         raise CohtbError(f"{self.path}: the manifest names {name}, which is missing")
 
+    def events_header(self) -> ev.Header:
+        return ev.header_of(self.events_file())
+
     def events(self) -> tuple[ev.Header, np.ndarray]:
         """The run's events, read once, checked against the manifest."""
         header, recs = ev.read_all(self.events_file())

@@ -25,6 +25,12 @@ from ..errors import CohtbError
 
 _STRUCT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
 _FIXED = struct.Struct("<" + "".join("8s" if n == "magic" else _STRUCT_CODES[size] for n, size in ct.HEADER_FIELDS))
+# Version 1 (docs/event-format.md, "Version 1"): the same layout (its `aux` word was 0, which reads as l1_state
+# "other"), but issue-time events. Such files are read as recorded, so that runs recorded before version 2 stay
+# usable, and every result of one says what it is; nothing writes version 1.
+LEGACY_VERSION = 1
+LEGACY_NOTE = ("event format 1: issue-time events (in the order the L1s asked, not the order the L2 granted), "
+               "read as recorded and not checked against gem5 transfer by transfer; re-ingest its trace for format 2")
 RECORD = np.dtype([(n, f"<u{size}") for n, size in ct.RECORD_FIELDS])
 assert RECORD.itemsize == ct.RECORD_SIZE and _FIXED.size == sum(size for _, size in ct.HEADER_FIELDS)
 
@@ -36,6 +42,11 @@ class Header:
     socket_of_core: list[int]
     source: dict = field(default_factory=dict)
     num_records: int = 0
+    version: int = ct.VERSION      # 1: a legacy file of issue-time events (see LEGACY_NOTE); written files are current
+
+    @property
+    def legacy(self) -> bool:
+        return self.version == LEGACY_VERSION
 
     @property
     def num_sockets(self) -> int:
@@ -65,11 +76,9 @@ def read_header(f, where: str) -> Header:
     magic, version, header_len, line_size, cores, sockets, rec_size, _, n, src_len = _FIXED.unpack(raw)
     if magic != ct.MAGIC:
         raise CohtbError(f"{where}: not a cohtb event file (magic {magic!r})")
-    if version == 1:
-        raise CohtbError(f"{where}: event format version 1 (issue-time events): re-ingest its "
-                         f"trace with cohtb ingest; this cohtb reads version {ct.VERSION}")
-    if version != ct.VERSION:
-        raise CohtbError(f"{where}: event format version {version}, this cohtb reads {ct.VERSION}")
+    if version not in (LEGACY_VERSION, ct.VERSION):
+        raise CohtbError(f"{where}: event format version {version}, this cohtb reads {ct.VERSION} "
+                         f"(and {LEGACY_VERSION}, the issue-time events of older runs)")
     if rec_size != RECORD.itemsize:
         raise CohtbError(f"{where}: record size {rec_size}, expected {RECORD.itemsize}")
     rest = f.read(header_len - _FIXED.size)
@@ -79,7 +88,7 @@ def read_header(f, where: str) -> Header:
         source = json.loads(rest[cores:cores + src_len] or b"{}")
     except json.JSONDecodeError as e:
         raise CohtbError(f"{where}: header field 'source' is not JSON: {e}") from None
-    h = Header(line_size, cores, list(rest[:cores]), source, n)
+    h = Header(line_size, cores, list(rest[:cores]), source, n, version)
     h.validate(where)
     if h.num_sockets != sockets:
         raise CohtbError(f"{where}: header says {sockets} sockets, the core map has {h.num_sockets}")
@@ -99,6 +108,16 @@ def validate_records(recs: np.ndarray, h: Header, where: str, first: int = 0) ->
         r = recs[i]
         raise CohtbError(f"{where}: record {first + i}: malformed event (core {r['core']}, socket {r['socket']}, "
                          f"kind {r['kind']}, line {r['line']:#x}, l1_state {r['l1_state']}) for {h.num_cores} cores")
+
+
+def header_of(path: Path | str) -> Header:
+    """Just the header of an event file, plain or gzip-compressed."""
+    path = Path(path)
+    try:
+        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+            return read_header(f, str(path))
+    except (OSError, EOFError, zlib.error) as e:
+        raise CohtbError(f"{path}: cannot read the event file's header: {e}") from None
 
 
 def read(path: Path | str, chunk: int = 1 << 20) -> tuple[Header, Iterator[np.ndarray]]:
@@ -156,6 +175,8 @@ class EventWriter:
     def __init__(self, path: Path | str, header: Header):
         self.path = Path(path)
         header.validate(str(self.path))
+        if header.legacy:
+            raise CohtbError(f"{self.path}: cohtb writes event format {ct.VERSION} only, not the legacy format 1")
         self.header = header
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
