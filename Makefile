@@ -30,7 +30,7 @@ $(STAMPS)/apt:
 	if [ -n "$$missing" ]; then \
 	  echo "setup: installing Debian packages: $$missing"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	  $$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing >/dev/null; \
 	fi
 	@touch $@
 
@@ -43,7 +43,7 @@ $(STAMPS)/python: pyproject.toml $(STAMPS)/apt
 
 $(MILL): $(STAMPS)/apt
 	@mkdir -p $(TOOLS)
-	mvn -q dependency:copy -Dartifact=com.lihaoyi:mill-dist:$(MILL_VERSION):exe -DoutputDirectory=$(TOOLS)
+	mvn -q -B -Dstyle.color=never dependency:copy -Dartifact=com.lihaoyi:mill-dist:$(MILL_VERSION):exe -DoutputDirectory=$(TOOLS)
 	mv $(TOOLS)/mill-dist-$(MILL_VERSION).exe $(MILL) && chmod +x $(MILL)
 
 # Emits every configuration of rtl/variants.txt into build/rtl/<name>/.

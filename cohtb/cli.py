@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -48,6 +49,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from cohtb.report.html import write
     from cohtb.sim.runs import discover
 
+    out = Path(args.out)
+    if (out / "report.html").exists() and not args.force:
+        raise CohtbError(f"{out}: a report is there already; name another --out, or --force to replace it")
     files = [Path(r) for r in args.runs if Path(r).is_file()]
     if files:
         from cohtb.analysis.analyse import analyse_event_file
@@ -67,7 +71,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from cohtb.analysis.compare import attribution, configuration_tables, pair_by_key, pair_table
+    from cohtb.analysis.compare import attribution, check_comparable, configuration_tables, pair_by_key, pair_table
     from cohtb.analysis.pipeline import metrics_for
     from cohtb.sim.runs import discover
 
@@ -78,6 +82,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
             base_v, new_v = values.split(",", 1)
         except ValueError:
             raise CohtbError(f"--by wants KEY=BASE,NEW (e.g. layout=shared,split), got '{args.key}'") from None
+        from cohtb.sim.plans import RunSpec
+
+        if key not in RunSpec.__dataclass_fields__:
+            raise CohtbError(f"--by {key}: runs have no '{key}' (keys: {', '.join(RunSpec.__dataclass_fields__)})")
         ms = metrics_for(discover([Path(args.base), *map(Path, args.new)]), analysis)
         pairs = pair_by_key(ms, key, base_v, new_v)
         for t in configuration_tables(pairs, f"{key}={base_v}", f"{key}={new_v}"):
@@ -88,6 +96,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         base, *news = metrics_for(discover([Path(args.base)]) + discover([Path(n) for n in args.new]), analysis)
         pairs = [(base, n) for n in news]
     for b, n in pairs:
+        note = check_comparable(b, n, args.allow_mismatch)
+        if note:
+            print(note, file=sys.stderr)
         print(pair_table(b, n).text())
         table, text = attribution(b, n)
         print(table.text())
@@ -166,6 +177,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     print(f"{args.trace}: {counts['lines']:,} lines -> {counts['events']:,} events of {counts['cores']} cores in "
           f"{counts['sockets']} sockets in {args.out}")
     print("  " + ", ".join(f"{k} {v:,}" for k, v in counts.items() if k not in ("lines", "events", "cores", "sockets")))
+    if counts["events"] == 0:
+        print(f"cohtb ingest: warning: {args.trace}: no coherence events in {counts['lines']:,} lines "
+              "(was ProtocolTrace on, and the region of interest reached?)", file=sys.stderr)
     return 0
 
 
@@ -179,92 +193,117 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_CODES = """exit status: 0 done; 1 a check failed (RTL vs model, a soak mismatch, a failed gem5 run);
+2 a usage or input error (one line on stderr naming the file and the field or line)"""
+
+
+class _HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default where it has one and its help does not already say it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default in (None, False, [], argparse.SUPPRESS) or "default" in (action.help or ""):
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="cohtb", description="Cache-coherence testbed: lockref ping-pong, counted.")
-    sub = ap.add_subparsers(dest="verb", required=True)
+    fmt = _HelpWithDefaults
+    ap = argparse.ArgumentParser(prog="cohtb", description="Cache-coherence testbed: lockref ping-pong, counted.",
+                                 epilog=EXIT_CODES, formatter_class=fmt)
+    ap.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    sub = ap.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    run = sub.add_parser("run", help="the main job: gem5 runs (or the bundled reference runs), replay, report, compare")
-    run.add_argument("--out", default="results", help="where runs, counters and the report go (default results/)")
-    run.add_argument("--matrix", default="default", help="the matrix to launch when gem5 is found")
-    run.add_argument("--jobs", type=int, default=None)
+    def verb(name: str, help: str, func) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help, epilog=EXIT_CODES, formatter_class=fmt)
+        p.set_defaults(func=func)
+        return p
+
+    runs_help = ("run directories, directories of runs, or run ids (looked up in results/runs/ and reference-runs/)")
+
+    run = verb("run", "the main job: gem5 runs (or the bundled reference runs), replay, report, compare", cmd_run)
+    run.add_argument("--out", default="results", help="where runs, counters and the report go (its report is replaced)")
+    run.add_argument("--matrix", default="default", help="the run plan to launch when gem5 is found")
+    run.add_argument("--jobs", type=int, default=None, help="parallel gem5 runs (default: the machine's cores)")
     run.add_argument("--timeout", type=float, default=3600, help="seconds per gem5 run")
-    run.set_defaults(func=cmd_run)
 
-    rp = sub.add_parser("replay", help="stream runs' (or bare event files') events through the Verilated monitor, a monitor "
-                        "sized for them if the default is too small; check them against gem5's evidence")
-    rp.add_argument("runs", nargs="+", help="run directories (or directories of runs), or bare event files")
-    rp.add_argument("--check", action="store_true", help="also run the reference model and fail on any difference")
-    rp.add_argument("--out", help="write RUN_ID/counters.json here instead of into each run directory "
-                    "(a bare event file's counters are written only here)")
-    rp.add_argument("--lines", type=int, default=10, help="print the N lines with the most transfers and dirty reads "
-                    "(0: none)")
-    rp.set_defaults(func=cmd_replay)
+    rp = verb("replay", "stream runs' (or bare event files') events through the Verilated monitor, sized for them if "
+              "the default is too small, and check them against gem5's evidence", cmd_replay)
+    rp.add_argument("runs", nargs="+", help=runs_help + ", or bare event files")
+    rp.add_argument("--check", action="store_true", help="also run the bit-exact model and fail on any difference")
+    rp.add_argument("--out", help="write RUN_ID/counters.json here (default: the analysis cache, never the run; a bare "
+                    "event file's counters are written only here)")
+    rp.add_argument("--lines", type=int, default=10, help="print the N lines with the most transfers and dirty reads (0: none)")
 
-    rep = sub.add_parser("report", help="Markdown, JSON, PNG plots and an HTML page for runs")
-    rep.add_argument("runs", nargs="+", help="run directories (or directories of runs), or bare event files")
-    rep.add_argument("--out", default="results/report")
-    rep.add_argument("--analysis", help="where counters.json files are (default: inside each run)")
+    rep = verb("report", "Markdown, JSON, CSV, PNG plots and one HTML page for runs or bare event files", cmd_report)
+    rep.add_argument("runs", nargs="+", help=runs_help + ", or bare event files")
+    rep.add_argument("--out", default="results/report", help="the report's directory (an existing report is kept "
+                     "unless --force)")
+    rep.add_argument("--force", action="store_true", help="replace an existing report in --out")
+    rep.add_argument("--analysis", help="where RUN_ID/counters.json are kept (default: the analysis cache, "
+                     "$COHTB_CACHE or ~/.cache/cohtb)")
     rep.add_argument("--check", action="store_true", help="check the RTL against the model when replaying")
     rep.add_argument("--no-compare", dest="compare", action="store_false", help="leave out the standard comparisons")
-    rep.set_defaults(func=cmd_report)
 
-    cp = sub.add_parser("compare", help="base vs new: %% change tables and an attribution to lines and fields")
+    cp = verb("compare", "base vs new: %% change tables and an attribution to lines and fields", cmd_compare)
     cp.add_argument("base", help="the base run (or, with --by, a directory of runs)")
     cp.add_argument("new", nargs="*", help="runs to compare against the base")
     cp.add_argument("--by", dest="key", help="KEY=BASE,NEW: pair runs differing only in KEY (e.g. layout=shared,split)")
-    cp.add_argument("--analysis", help="where counters.json files are (default: inside each run)")
-    cp.set_defaults(func=cmd_compare)
+    cp.add_argument("--analysis", help="where RUN_ID/counters.json are kept (default: the analysis cache)")
+    cp.add_argument("--allow-mismatch", action="store_true", help="compare runs of different machines or workloads")
 
-    la = sub.add_parser("launch", help="run a matrix of gem5 simulations (needs gem5: GEM5 or gem5.opt on PATH)")
-    la.add_argument("--matrix", default="default", help="named matrix: default (8x4 lockref) or smoke (2x2)")
-    la.add_argument("--workload", help="instead of a named matrix: one workload ...")
-    la.add_argument("--policy", default="locked", help="... comma-separated policies")
-    la.add_argument("--layout", default="shared", help="... comma-separated layouts")
-    la.add_argument("--sockets", type=int, default=2)
-    la.add_argument("--cores-per-socket", type=int, default=2)
-    la.add_argument("--ops", type=int, default=100)
-    la.add_argument("--intruder-period-us", type=int, default=0)
-    la.add_argument("--cpu", choices=["timing", "o3"], default="timing")
+    la = verb("launch", "run gem5 simulations (needs gem5: GEM5 or gem5.opt on PATH)", cmd_launch)
+    la.add_argument("--matrix", default="default", help="named run plan: default (lockref, 2x4 to 8x4) or smoke (2x2)")
+    la.add_argument("--workload", help="instead of a plan: one workload, with the options below")
+    la.add_argument("--policy", default="locked", help="comma-separated policies (with --workload)")
+    la.add_argument("--layout", default="shared", help="comma-separated layouts (with --workload)")
+    la.add_argument("--sockets", type=int, default=2, help="sockets (a power of two; with --workload)")
+    la.add_argument("--cores-per-socket", type=int, default=2, help="cores in each socket (with --workload)")
+    la.add_argument("--ops", type=int, default=100, help="get+put pairs per thread (with --workload)")
+    la.add_argument("--intruder-period-us", type=int, default=0, help="an intruder takes the lock every N µs; 0: none")
+    la.add_argument("--cpu", choices=["timing", "o3"], default="timing", help="gem5 CPU model")
     la.add_argument("--runs", default="results/runs", help="where run directories go")
     la.add_argument("--jobs", type=int, default=None, help="parallel gem5 runs (default: the machine's cores)")
     la.add_argument("--timeout", type=float, default=3600, help="seconds per run")
-    la.set_defaults(func=cmd_launch)
 
-    ig = sub.add_parser("ingest", help="convert a gem5 ProtocolTrace (plain, .gz or - for a pipe) to a cohtb event file")
-    ig.add_argument("trace")
-    ig.add_argument("out")
+    ig = verb("ingest", "convert a gem5 ProtocolTrace (plain, .gz or - for a pipe) to a cohtb event file", cmd_ingest)
+    ig.add_argument("trace", help="the trace: a file (plain or gzip) or - for stdin")
+    ig.add_argument("out", help="the event file to write (written whole or not at all)")
     ig.add_argument("--socket-map", help="core->socket map: a file of '<core> <socket>' lines, or sockets in core "
                     "order as a list (0,0,1,1); a core is an L1 controller (the trace's version column)")
     ig.add_argument("--cores-per-socket", type=int, help="instead of a map: core c is in socket c // K, for as many "
                     "cores as the trace shows")
     ig.add_argument("--pagemap", help="also write the TLB page mappings found in the trace here")
-    ig.set_defaults(func=cmd_ingest)
 
-    bu = sub.add_parser("bundle", help="copy finished runs (manifest + compressed events) into reference-runs/")
-    bu.add_argument("runs", nargs="+")
-    bu.add_argument("--into", default="reference-runs")
-    bu.set_defaults(func=cmd_bundle)
+    bu = verb("bundle", "copy finished runs (manifest + compressed events) into reference-runs/", cmd_bundle)
+    bu.add_argument("runs", nargs="+", help=runs_help)
+    bu.add_argument("--into", default="reference-runs", help="the directory of bundled runs")
 
-    na = sub.add_parser("native", help="run the workload matrix on this machine and print ops/s per policy and layout")
+    na = verb("native", "run the workload matrix on this machine and print ops/s per policy and layout", cmd_native)
     na.add_argument("workload", nargs="*", help="workloads to run (default: all)")
-    na.add_argument("--threads", type=int, default=2)
+    na.add_argument("--threads", type=int, default=2, help="threads per run")
     na.add_argument("--ops", type=int, default=None, help="operations per thread (default: each workload's own)")
     na.add_argument("--repeat", type=int, default=3, help="runs per cell; the table shows the best")
     na.add_argument("--out", default="results/native.json", help="where the rows are written ('' for nowhere)")
-    na.set_defaults(func=cmd_native)
 
-    so = sub.add_parser("soak", help="a long random stream (workload contention patterns mixed in) through the RTL and "
-                        "the bit-exact model, every counter compared after every chunk")
-    so.add_argument("--events", type=int, default=10_000_000)
-    so.add_argument("--seed", type=int, default=1)
-    so.add_argument("--variant", default="default")
+    so = verb("soak", "a long random stream (workload contention patterns mixed in) through the RTL and the bit-exact "
+              "model, every counter compared after every chunk", cmd_soak)
+    so.add_argument("--events", type=int, default=10_000_000, help="events in all")
+    so.add_argument("--seed", type=int, default=1, help="seed of the stream (the same seed, the same stream)")
+    so.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")
     so.add_argument("--chunk", type=int, default=200_000, help="events between comparisons")
-    so.set_defaults(func=cmd_soak)
 
-    sy = sub.add_parser("synth", help="synthesize the monitor with Yosys and report its size")
-    sy.add_argument("--variant", default="default")
-    sy.set_defaults(func=cmd_synth)
+    sy = verb("synth", "synthesize the monitor with Yosys and report its size", cmd_synth)
+    sy.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")
     return ap
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cohtb")
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,6 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     except CohtbError as e:
         print(f"cohtb {args.verb}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`cohtb compare ... | head`): not an error; stop writing quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         return 130
 

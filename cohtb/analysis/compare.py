@@ -87,14 +87,16 @@ def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table,
     rows = [LineCost(k, bc.get(k, 0.0), nc.get(k, 0.0)) for k in dict.fromkeys(list(bc) + list(nc))]
     rows.sort(key=lambda r: -abs(r.new_ns - r.base_ns))
     total = sum(r.new_ns - r.base_ns for r in rows)
+    gross = sum(abs(r.new_ns - r.base_ns) for r in rows)
     measured = 1e9 / new.throughput - 1e9 / base.throughput
     table = Table(f"Attribution: {base.label} -> {new.label}",
-                  ["line (fields on it)", "base ns/op", "new ns/op", "change ns/op", "share of the change"],
+                  ["line (fields on it)", "base ns/op", "new ns/op", "change ns/op", "share of all line changes"],
                   [[r.key, num(r.base_ns, 1), num(r.new_ns, 1), f"{r.new_ns - r.base_ns:+.1f}",
-                    f"{(r.new_ns - r.base_ns) / total * 100:.0f}%" if total else "-"] for r in rows[:top]],
+                    f"{(r.new_ns - r.base_ns) / gross * 100:+.0f}%" if gross else "-"] for r in rows[:top]],
                   "Estimated from each line's exact transfers and dirty reads per operation, weighted by the round trip over "
                   "the system's links (the run's local and socket link latencies). System time per operation is "
-                  "1 / throughput; the estimate is a latency budget, not a cycle-accurate account.")
+                  "1 / throughput; the estimate is a latency budget, not a cycle-accurate account. The share is of the "
+                  "lines' changes in either direction (their absolute sum), so it stays meaningful when they cancel.")
     lead = rows[0] if rows else None
     thr = pct(base.throughput, new.throughput)
     text = (f"{new.label} vs {base.label}: throughput {thr} ({measured:+.0f} ns of simulated time per operation). "
@@ -125,8 +127,23 @@ def pair_by_key(ms: list[RunMetrics], key: str, base_value: str, new_value: str)
         if key not in d:
             raise CohtbError(f"compare: runs have no '{key}' (keys: {', '.join(d)})")
         return tuple((k, str(v)) for k, v in sorted(d.items()) if k != key)
+    if ms and key not in ms[0].run.spec.to_json():
+        raise CohtbError(f"compare --by: runs have no '{key}' (keys: {', '.join(ms[0].run.spec.to_json())})")
     bases = {rest(m): m for m in ms if str(m.run.spec.to_json()[key]) == base_value}
     pairs = [(bases[rest(m)], m) for m in ms if str(m.run.spec.to_json()[key]) == new_value and rest(m) in bases]
     if not pairs:
         raise CohtbError(f"compare: no runs differ only in {key}={base_value} vs {key}={new_value}")
     return pairs
+
+
+def check_comparable(base: RunMetrics, new: RunMetrics, allow_mismatch: bool) -> str | None:
+    """An error for runs of different machines or workloads (unless allowed); a note for a run against itself."""
+    if base.run.path.resolve() == new.run.path.resolve():
+        return f"note: {base.run.id} is compared with itself: every change is 0"
+    b, n = base.spec, new.spec
+    differ = [f"{k} {getattr(b, k)} vs {getattr(n, k)}" for k in ("workload", "sockets", "cores_per_socket")
+              if getattr(b, k) != getattr(n, k)]
+    if differ and not allow_mismatch:
+        raise CohtbError(f"compare: {base.run.id} and {new.run.id} differ in {', '.join(differ)}: not the same machine "
+                         "and workload (--allow-mismatch compares them anyway)")
+    return None

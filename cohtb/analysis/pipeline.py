@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from cohtb.analysis.analyse import analyse, load_analysis
+from cohtb.analysis.cache import cached_counters_path
 from cohtb.analysis.compare import attribution, configuration_tables, pair_by_key, pair_table
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics, compute
@@ -15,7 +16,8 @@ from cohtb.report.tables import Table
 
 
 def counters_path(run: Run, analysis_dir: Path | None) -> Path:
-    return (analysis_dir / run.id if analysis_dir else run.path) / "counters.json"
+    """RUN_ID/counters.json in the directory named, else in the cache (never inside the run)."""
+    return analysis_dir / run.id / "counters.json" if analysis_dir else cached_counters_path(run)
 
 
 def metrics_for(runs: list[Run], analysis_dir: Path | None, check_model: bool = True, refresh: bool = False) -> list[RunMetrics]:

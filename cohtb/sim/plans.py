@@ -5,19 +5,23 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from pydantic import NonNegativeInt, PositiveInt
+
 from cohtb.sim.workloads import WORKLOADS
 
 
 @dataclass(frozen=True)
 class RunSpec:
+    """What one run is. The constrained types are checked where a manifest is read (pydantic)."""
+
     workload: str
     policy: str
     layout: str
-    sockets: int
-    cores_per_socket: int
-    ops: int
-    intruder_period_us: int = 0
-    intruder_hold_ns: int | None = None   # None: the workload's own default
+    sockets: PositiveInt
+    cores_per_socket: PositiveInt
+    ops: PositiveInt
+    intruder_period_us: NonNegativeInt = 0
+    intruder_hold_ns: NonNegativeInt | None = None   # None: the workload's own default
     cpu: str = "timing"
     extra: tuple[str, ...] = field(default_factory=tuple)
 

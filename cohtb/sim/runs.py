@@ -77,11 +77,29 @@ def load(path: Path | str) -> Run:
     return Run(path, load_manifest(mpath))
 
 
+RUN_DIRS = ("results/runs", "reference-runs")   # where a run named by its id is looked for
+
+
+def resolve(name: Path | str) -> Path:
+    """A path as given when it exists, else the run of that id in results/runs/ or reference-runs/ (of the current
+    directory, then of the cohtb checkout)."""
+    p = Path(name)
+    if p.exists():
+        return p
+    from cohtb.toolchain import ROOT
+
+    for base in dict.fromkeys((Path.cwd(), ROOT)):
+        for d in RUN_DIRS:
+            if (base / d / p / "manifest.json").exists():
+                return base / d / p
+    raise CohtbError(f"{name}: no such run directory or file, nor a run of that id in {' or '.join(RUN_DIRS)}/")
+
+
 def discover(paths: list[Path]) -> list[Run]:
-    """Run directories named directly, or every finished run below a directory of runs."""
+    """Run directories named directly (or by run id), or every finished run below a directory of runs."""
     runs = []
     for p in paths:
-        p = Path(p)
+        p = resolve(p)
         if (p / "manifest.json").exists() or not p.is_dir():
             runs.append(load(p))
         else:

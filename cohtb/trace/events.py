@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import contract as ct
 from ..contract import Kind, L1State
+from ..atomic import ordinary_mode
 from ..errors import CohtbError
 
 _STRUCT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
@@ -181,6 +182,7 @@ class EventWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
         self.tmp = Path(tmp)
+        ordinary_mode(self.tmp)
         self.f = os.fdopen(fd, "wb")
         self.f.write(header.encode())
         self.count = 0

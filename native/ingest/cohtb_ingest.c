@@ -203,7 +203,8 @@ int main(int argc, char **argv) {
     if (!nl) {
       if (at_eof) {
         if (pos >= have) break;
-        nl = chunk + have;   /* a last line without newline */
+        /* gem5 ends every line: a last line without one is where a copy or a pipe was cut */
+        fail(lineno + 1, "the last line has no newline: a truncated trace?");
       } else {
         memmove(chunk, chunk + pos, have - pos);
         have -= pos;
@@ -304,7 +305,8 @@ int main(int argc, char **argv) {
   if (gzerr != Z_OK && gzerr != Z_STREAM_END) fail(lineno + 1, "read error (truncated or corrupt compressed trace?): %s", msg);
   if (!gzeof(in)) fail(lineno + 1, "read stopped before the end of the input");
   gzclose(in);
-  if (lineno > 0 && l1 == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
+  if (lineno == 0) fail(0, "empty trace (no lines)");
+  if (l1 == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
 
   /* The machine: the map, or with --cores-from-trace its cores up to the highest the trace shows. */
   long cores = cores_from_trace && l1 ? (long)max_core + 1 : map_cores;
