@@ -47,6 +47,8 @@ class RtlSim:
                                    results_xml=str(self.build_dir / f"results-{module}.xml"))
         failures = []
         for case in ET.parse(results).getroot().iter("testcase"):
+            if list(case.iter("skipped")):
+                SKIPPED.append(f"{module}.{case.get('name')} on {self.sim}/{self.variant}")
             for bad in list(case.iter("failure")) + list(case.iter("error")):
                 failures.append(f"{case.get('name')}: {(bad.get('message') or bad.text or '').strip()[:400]}")
         if not list(ET.parse(results).getroot().iter("testcase")):
@@ -55,6 +57,9 @@ class RtlSim:
 
 
 _sims: dict[tuple[str, str], RtlSim] = {}
+# cocotb tests a variant skips (their decorators say why: a parameter the scenario needs), listed after the run so
+# that a skip is never invisible.
+SKIPPED: list[str] = []
 
 
 @pytest.fixture(scope="session")
@@ -120,6 +125,10 @@ def coverage_report() -> CoverageReport:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
+    if SKIPPED:
+        terminalreporter.write_sep("-", f"cocotb tests skipped for a variant's parameters ({len(SKIPPED)})")
+        for line in SKIPPED:
+            terminalreporter.write_line("  " + line)
     if _coverage.bins:
         text = _coverage.table()
         terminalreporter.write_sep("-", "functional coverage (RTL random differential tests)")

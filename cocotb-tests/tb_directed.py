@@ -134,6 +134,80 @@ async def table_replacement_under_pressure(dut):
     assert got.totals["transfers"] == 0   # the ideal count would say 1
 
 
+def same_set_lines(n: int) -> list[int]:
+    return [line for line in range(1 << min(P.lineAddrBits, 16)) if P.set_index(line) == P.set_index(LINE)][:n]
+
+
+async def probe_tracked(tb: MonitorBench, model, prober: int, tracked: list[int], forgotten: int) -> None:
+    """Whether the table still holds a line, seen through the counters: a WRITE by `prober` to a line the table
+    holds (written by another core) is a transfer, to a forgotten line none. The held lines are probed first (hits do not
+    allocate); the forgotten one last."""
+    for line in tracked:
+        before = (await tb.check_against(model, f"before probing {line:#x}")).totals["transfers"]
+        await tb.send([(line, prober, tb.socket_of(prober), W)], model)
+        after = (await tb.check_against(model, f"probing {line:#x}")).totals["transfers"]
+        assert after == before + 1, f"line {line:#x} was forgotten"
+    before = (await tb.check_against(model, "before the last probe")).totals["transfers"]
+    await tb.send([(forgotten, prober, tb.socket_of(prober), W)], model)
+    assert (await tb.check_against(model, "last probe")).totals["transfers"] == before, f"line {forgotten:#x} was kept"
+
+
+@cocotb.test(skip=P.replacement != "roundrobin")
+async def round_robin_victims_by_hand(dut):
+    """ways+1 lines of one set: the last replaces way 0; then the first again replaces way 1 (the pointer moved on)."""
+    tb = await bench(dut)
+    model = tb.model()
+    a, b = two_cores(cross_socket=False)
+    s = same_set_lines(P.ways + 1)
+    await tb.send([(x, a, tb.socket_of(a), W) for x in s + [s[0]]], model)
+    got = await tb.check_against(model, "round robin")
+    assert got.totals["stateEvictions"] == 2
+    await probe_tracked(tb, model, b, [s[0], *s[2:]], forgotten=s[1])
+
+
+@cocotb.test(skip=P.replacement != "lru")
+async def lru_victim_and_evict_does_not_touch_ages(dut):
+    """s1 held by two cores, the other ways written after it; an EVICT of s1 that keeps the line must leave s1 the
+    oldest, so the next line replaces s1."""
+    tb = await bench(dut)
+    model = tb.model()
+    a, b = two_cores(cross_socket=False)
+    s = same_set_lines(P.ways + 1)
+    evs = [(s[0], a, tb.socket_of(a), W), (s[0], b, tb.socket_of(b), R)]
+    evs += [(x, a, tb.socket_of(a), W) for x in s[1:P.ways]]
+    evs += [(s[0], b, tb.socket_of(b), E), (s[P.ways], a, tb.socket_of(a), W)]
+    await tb.send(evs, model)
+    got = await tb.check_against(model, "lru")
+    assert got.totals["stateEvictions"] == 1
+    await probe_tracked(tb, model, b, s[1:], forgotten=s[0])
+
+
+@cocotb.test(skip=P.indexing != "xorfold" or P.sets < 16 or P.ways != 4)
+async def xorfold_folds_distant_lines_into_one_set(dut):
+    """0x01, 0x10, 0x23, 0x32, 0x45 fold to set 1 (and sit in five sets by modulo): one line too many for 4 ways."""
+    tb = await bench(dut)
+    model = tb.model()
+    a, _ = two_cores(cross_socket=False)
+    await tb.send([(x, a, tb.socket_of(a), W) for x in (0x01, 0x10, 0x23, 0x32, 0x45)], model)
+    got = await tb.check_against(model, "xorfold")
+    assert got.totals["stateEvictions"] == 1
+
+
+@cocotb.test(skip=P.counterWidth > 12)
+async def counter_lands_exactly_on_all_ones_then_saturates(dut):
+    """Saturation is overflow: all-ones events leave STATUS.saturated clear, one more sets it."""
+    tb = await bench(dut)
+    model = tb.model()
+    a, _ = two_cores(cross_socket=False)
+    top = (1 << P.counterWidth) - 1
+    await tb.send([(LINE, a, tb.socket_of(a), R)] * top, model)
+    got = await tb.check_against(model, "all ones")
+    assert got.totals["accepted"] == top and got.totals["eventsRead"] == top and not got.saturated
+    await tb.send([(LINE, a, tb.socket_of(a), R)], model)
+    got = await tb.check_against(model, "one past")
+    assert got.totals["accepted"] == top and got.saturated
+
+
 @cocotb.test(skip=P.counterWidth > 12)
 async def counters_saturate_and_say_so(dut):
     tb = await bench(dut)

@@ -76,3 +76,78 @@ def test_counters_saturate():
         m.apply(3, i % 2, 0, W)
     s = m.snapshot()
     assert s.totals["transfers"] == 15 and s.saturated
+
+
+# ---------------------------------------------------------------- replacement and saturation, derived by hand
+
+def _params(**kw) -> MonitorParams:
+    base = dict(cores=4, sockets=2, lineAddrBits=16, sets=4, ways=2, hotEntries=2, regions=1, counterWidth=8)
+    return MonitorParams(**{**base, **kw})
+
+
+def _same_set(p: MonitorParams, n: int, of: int = 0) -> list[int]:
+    return [line for line in range(1 << 12) if p.set_index(line) == p.set_index(of)][:n]
+
+
+def test_round_robin_victims():
+    """A full set gives up the way its pointer names, and the pointer moves on: s0, then s1."""
+    p = _params(ways=2)
+    s0, s1, s2 = _same_set(p, 3)
+    m = BoundedModel(p)
+    for line in (s0, s1, s2):          # s2 replaces way 0 (s0); the pointer moves to way 1
+        m.apply(line, 0, 0, W)
+    assert m.tracked(s0) is None and m.tracked(s1) and m.tracked(s2)
+    m.apply(s0, 0, 0, W)               # s0 replaces way 1 (s1)
+    assert m.tracked(s1) is None and m.tracked(s0) and m.tracked(s2)
+    assert m.snapshot().totals["stateEvictions"] == 2
+
+
+def test_lru_victim_and_evict_does_not_touch_ages():
+    """s1 is held by two cores, s2 written after it; an EVICT of s1 by one of them (the line stays) must not make s1
+    young: the next line replaces s1. Were EVICT to touch the ages, s2 would go."""
+    p = _params(ways=2, replacement="lru")
+    s1, s2, s3 = _same_set(p, 3)
+    m = BoundedModel(p)
+    m.apply(s1, 0, 0, W)
+    m.apply(s1, 2, 1, R)               # holders {0, 2}
+    m.apply(s2, 0, 0, W)               # s2 youngest, s1 oldest
+    m.apply(s1, 2, 1, E)               # a hit that keeps the line
+    assert m.tracked(s1) is not None
+    m.apply(s3, 0, 0, W)
+    assert m.tracked(s1) is None and m.tracked(s2) and m.tracked(s3)
+
+
+def test_lru_read_makes_a_way_young():
+    p = _params(ways=2, replacement="lru")
+    s0, s1, s2 = _same_set(p, 3)
+    m = BoundedModel(p)
+    m.apply(s0, 0, 0, W)
+    m.apply(s1, 0, 0, W)
+    m.apply(s0, 1, 0, R)               # s0 youngest again
+    m.apply(s2, 0, 0, W)
+    assert m.tracked(s1) is None and m.tracked(s0) and m.tracked(s2)
+
+
+def test_xorfold_index_by_hand():
+    p = _params(sets=16, indexing="xorfold")
+    assert [p.set_index(x) for x in (0x1234, 0xFFFF, 0x00F0, 0x0001, 0x0010, 0x0023, 0x0032, 0x0045)] == \
+        [0x4 ^ 0x3 ^ 0x2 ^ 0x1, 0, 0xF, 1, 1, 1, 1, 1]
+    # five lines of one folded set: one more than four ways, so one state eviction (modulo: five sets, none)
+    for indexing, want in (("xorfold", 1), ("modulo", 0)):
+        m = BoundedModel(_params(sets=16, ways=4, indexing=indexing))
+        for line in (0x01, 0x10, 0x23, 0x32, 0x45):
+            m.apply(line, 0, 0, W)
+        assert m.snapshot().totals["stateEvictions"] == want, indexing
+
+
+def test_counter_lands_exactly_on_all_ones_then_saturates():
+    """Saturation is an overflow, not reaching the maximum: 255 events leave the flag clear, the 256th sets it."""
+    p = _params(counterWidth=8)
+    m = BoundedModel(p)
+    for _ in range(255):
+        m.apply(5, 0, 0, R)
+    s = m.snapshot()
+    assert s.totals["accepted"] == 255 and s.totals["eventsRead"] == 255 and not s.saturated
+    m.apply(5, 0, 0, R)
+    s = m.snapshot()
+    assert s.totals["accepted"] == 255 and s.saturated
