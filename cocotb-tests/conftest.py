@@ -84,6 +84,17 @@ def _bins() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(k.name for k in STATE_KINDS), LINE_STATES
 
 
+def structural_bins(variant: str) -> tuple[str, ...]:
+    """The structural bins a variant's random streams must hit (cohtb.monitor.models.STRUCTURAL_BINS): saturation
+    only where counters are narrow enough for a random stream to fill one."""
+    import json
+
+    from cohtb.monitor.models import STRUCTURAL_BINS
+
+    width = json.loads((RTL / variant / "monitor.json").read_text())["params"]["counterWidth"]
+    return tuple(b for b in STRUCTURAL_BINS if b != "saturation" or width <= 12)
+
+
 class CoverageReport:
     """Functional coverage of event kind x line state (as the model saw it before each event), for every kind
     that changes line state (READ, WRITE, EVICT)."""
@@ -101,7 +112,8 @@ class CoverageReport:
     def missing(self, variant: str) -> list[str]:
         kinds, states = _bins()
         have = self.bins.get(variant, {})
-        return [f"{k}/{s}" for k in kinds for s in states if not have.get(f"{k}/{s}")]
+        missing = [f"{k}/{s}" for k in kinds for s in states if not have.get(f"{k}/{s}")]
+        return missing + [f"EVENT/{b}" for b in structural_bins(variant) if not have.get(f"EVENT/{b}")]
 
     def table(self) -> str:
         kinds, states = _bins()
@@ -113,6 +125,8 @@ class CoverageReport:
                 lines.append(f"  {s:24s}" + "".join(f"{bins.get(f'{k}/{s}', 0):9d}" for k in kinds))
             hit = sum(1 for k in kinds for s in states if bins.get(f"{k}/{s}"))
             lines.append(f"  bins hit: {hit}/{len(kinds) * len(states)}")
+            need = structural_bins(variant)
+            lines.append("  structural: " + ", ".join(f"{b} {bins.get(f'EVENT/{b}', 0)}" for b in need))
         return "\n".join(lines)
 
 

@@ -28,6 +28,9 @@ _ALLOCATES = frozenset((int(READ), int(WRITE)))             # the kinds that bri
 _COPY_GONE = frozenset((int(EVICT),))                       # rule E: the core's copy is gone
 assert _ALLOCATES | _COPY_GONE == _CHANGES_STATE, "apply_rules implements exactly the contract's state-changing kinds"
 
+# Structural coverage bins, beside kind x line state: what stresses the table, the hot-line table and the counters.
+STRUCTURAL_BINS = ("state-eviction", "hot-replacement", "same-set-back-to-back", "saturation", "tap-drop", "rejected")
+
 # Line state seen by the requesting core before its event (docs/counting-rules.md; coverage bins).
 LINE_STATES = (
     "untracked", "shared-not-holder", "shared-holder", "mine-dirty", "mine-clean",
@@ -121,6 +124,7 @@ class BoundedModel:
     # ------------------------------------------------------------------ commands
     def clear_state(self) -> None:
         p = self.p
+        self._last_set: int | None = None
         self.tags: list[list[int | None]] = [[None] * p.ways for _ in range(p.sets)]
         self.lines: list[list[LineState | None]] = [[None] * p.ways for _ in range(p.sets)]
         self.ages = [list(range(p.ways)) for _ in range(p.sets)]
@@ -139,6 +143,12 @@ class BoundedModel:
         if n:
             self._add(self.c.totals, "dropped", n)
             self.c.dropped = True
+            self._cover("tap-drop")
+
+    def _cover(self, what: str) -> None:
+        """A structural coverage bin (STRUCTURAL_BINS), counted when a coverage counter was given."""
+        if self.coverage is not None:
+            self.coverage[("EVENT", what)] += 1
 
     def snapshot(self) -> Counters:
         """The counters as the CSR snapshot shows them."""
@@ -158,6 +168,7 @@ class BoundedModel:
         if v > self.max:
             v = self.max
             self.c.saturated = True
+            self._cover("saturation")
         d[key] = v
 
     def apply_array(self, recs: np.ndarray) -> None:
@@ -170,11 +181,18 @@ class BoundedModel:
         self._add(g, "accepted", 1)
         if kind >= len(Kind) or core >= p.cores or socket >= p.sockets:
             self._add(g, "rejected", 1)
+            self._cover("rejected")
+            self._last_set = None
             return
         self._add(g, KIND_COUNTERS[kind], 1)
+        if kind not in _CHANGES_STATE:
+            self._last_set = None
         fx = Effects()
         if kind in _CHANGES_STATE:
             idx = p.set_index(line)
+            if idx == self._last_set:
+                self._cover("same-set-back-to-back")   # the RTL's bypass: this set was written the clock before
+            self._last_set = idx
             tags, row = self.tags[idx], self.lines[idx]
             way = next((i for i, t in enumerate(tags) if t == line), None)
             hit = way is not None
@@ -189,6 +207,7 @@ class BoundedModel:
                         # The set is full: the victim's state is forgotten (stateEvictions).
                         way = self.ptrs[idx] if p.replacement == "roundrobin" else self.ages[idx].index(p.ways - 1)
                         self._add(g, "stateEvictions", 1)
+                        self._cover("state-eviction")
                         if p.replacement == "roundrobin":
                             self.ptrs[idx] = (self.ptrs[idx] + 1) % p.ways
                     else:
@@ -244,6 +263,7 @@ class BoundedModel:
             else:
                 slot = min(range(len(hot)), key=lambda k: hot[k].count)
                 base = hot[slot].count
+                self._cover("hot-replacement")
         nxt = base + 1
         if nxt > self.max:
             nxt = self.max
