@@ -17,7 +17,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap, LogNorm  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from cohtb.analysis.metrics import RunMetrics  # noqa: E402
@@ -98,9 +97,9 @@ def _figure(width: float, height: float):
     return plt.figure(figsize=(width, height), layout="constrained", dpi=DPI)
 
 
-def _group_axes(fig, groups: list[tuple[str, list[RunMetrics]]], slots=lambda g: len(g)) -> list:
+def _group_axes(fig, groups: list[tuple[str, list[RunMetrics]]]) -> list:
     """One axes per machine size, side by side, as wide as its runs, sharing the y axis."""
-    gs = fig.add_gridspec(1, len(groups), width_ratios=[max(slots(g), 1.6) for _, g in groups])
+    gs = fig.add_gridspec(1, len(groups), width_ratios=[max(len(g), 1.6) for _, g in groups])
     axes = []
     for i, (name, g) in enumerate(groups):
         ax = fig.add_subplot(gs[0, i], sharey=axes[0] if axes else None)
