@@ -5,18 +5,21 @@ from __future__ import annotations
 import base64
 import html
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from cohtb.report import plots
 from cohtb.atomic import atomic_dir
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.reconcile import LineCheck
-from cohtb.report.tables import Table, num
+from cohtb.report.tables import Table, num, slug
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px}
 td:not(:first-child){text-align:right}th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee;margin:.5em 0}
-.note{color:#555;font-size:13px}h2{border-bottom:1px solid #ddd;padding-bottom:.2em}"""
+.note{color:#555;font-size:13px}h2{border-bottom:1px solid #ddd;padding-bottom:.2em}
+.subtitle{color:#444;font-size:17px;margin-top:-.4em}figure{margin:1em 0 2em}figcaption{color:#444;font-size:14px}
+a.csv{font-size:12px;font-weight:normal;margin-left:.5em}"""
 
 
 def summary_table(ms: list[RunMetrics]) -> Table:
@@ -100,50 +103,116 @@ def bounds_table(ms: list[RunMetrics]) -> Table:
                  "by forgetting lines it had to evict. RTL vs model: the bit-exact model replayed beside it.")
 
 
-def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_tables: list[Table] | None = None) -> Path:
-    """Writes report.md, report.json, report.html and plots/ into out, atomically (a temporary directory renamed)."""
+@dataclass
+class Figure:
+    """A plot in a section of the report, with its caption."""
+
+    caption: str
+    path: Path
+
+
+def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_tables: list[Table] | None = None,
+          subtitle: str | None = None) -> Path:
+    """Writes report.md, report.json, report.html, plots/ and tables/ (every table as CSV) into out, atomically
+    (a temporary directory renamed)."""
     out = Path(out)
     with atomic_dir(out) as tmp:
-        (tmp / "plots").mkdir()
-        figures = [("Throughput", plots.throughput(ms, tmp / "plots" / "throughput.png")),
-                   ("Ping-pong per operation", plots.pingpong(ms, tmp / "plots" / "pingpong.png")),
-                   ("Per field", plots.fields(ms, tmp / "plots" / "fields.png")),
-                   ("Socket x socket transfers", plots.matrices(ms, tmp / "plots" / "matrices.png"))]
-        sc = plots.scaling(ms, tmp / "plots" / "scaling.png")
+        d = tmp / "plots"
+        d.mkdir()
+        summary: list[Table | Figure] = [
+            summary_table(ms),
+            Figure("Throughput by machine size; colour: policy, hatch: layout", plots.throughput(ms, d / "throughput.png")),
+            Figure("Ping-pong per operation: local and cross-socket transfers, local and remote dirty reads",
+                   plots.pingpong(ms, d / "pingpong.png"))]
+        sc = plots.scaling(ms, d / "scaling.png")
         if sc:
-            figures.append(("Scaling", sc))
-        figures.append(("Checks", plots.checks(ms, tmp / "plots" / "checks.png")))
-        sections: list[tuple[str, list[Table]]] = [("Summary", [summary_table(ms)])]
+            summary.append(Figure("Scaling: throughput and transfers per operation against the number of sockets", sc))
+        sections: list[tuple[str, list[Table | Figure]]] = [("Summary", summary)]
         if extra_tables:
             sections.append(("Comparisons", extra_tables))
-        sections.append(("Fields", [field_table(m) for m in ms]))
+        sections.append(("Fields", [Figure("Ping-pong per operation on each line holding fields (one bar per line)",
+                                           plots.fields(ms, d / "fields.png")), *(field_table(m) for m in ms)]))
+        sections.append(("Sockets", [Figure("Socket x socket transfers per operation, one colour scale for all runs",
+                                            plots.matrices(ms, d / "matrices.png"))]))
         sections.append(("Hot lines", [hot_table(m) for m in ms]))
-        sections.append(("Checks", [check_table(ms), bounds_table(ms)]))
-        render(tmp, title, sections, figures, [m.to_json() for m in ms])
+        sections.append(("Checks", [check_table(ms), Figure("The monitor's transfers and dirty reads against gem5's "
+                                                            "evidence", plots.checks(ms, d / "checks.png")),
+                                    bounds_table(ms)]))
+        render(tmp, title, sections, [], [m.to_json() for m in ms], subtitle=subtitle)
     return out / "report.html"
 
 
-def render(into: Path, title: str, sections: list[tuple[str, list[Table]]], figures: list[tuple[str, Path]],
-           runs_json: list[dict]) -> None:
-    """report.md, report.json and report.html (plots inlined) of these sections and figures."""
-    md = [f"# {title}", ""]
-    for name, tables in sections:
-        md += [f"## {name}", ""] + [t.markdown() for t in tables]
-        md += [f"![{t}](plots/{p.name})\n" for t, p in figures if t.split()[0] in name or name == "Summary" and t == "Throughput"]
+def split_title(title: str, subtitle: str | None = None) -> tuple[str, str | None]:
+    """The heading and the line under it. Without a subtitle, a title's trailing parenthesis becomes the
+    subtitle: "cohtb: X (bundled runs (reference-runs/))" -> ("cohtb: X", "bundled runs (reference-runs/)"),
+    not a heading with doubled parentheses."""
+    if subtitle is not None or not title.endswith(")"):
+        return title, subtitle
+    depth = 0
+    for i in range(len(title) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(title[i], 0)
+        if depth == 0:
+            head, inner = title[:i].rstrip(), title[i + 1:-1].strip()
+            return (head, inner) if head and inner else (title, None)
+    return title, None
+
+
+def _csv_names(sections: list[tuple[str, list]]) -> dict[int, str]:
+    """tables/<slug>.csv for every table, unique within the report."""
+    names: dict[int, str] = {}
+    used: set[str] = set()
+    for name, blocks in sections:
+        for t in blocks:
+            if isinstance(t, Table):
+                base = slug(t.title or name)
+                s, k = base, 2
+                while s in used:
+                    s, k = f"{base}-{k}", k + 1
+                used.add(s)
+                names[id(t)] = f"tables/{s}.csv"
+    return names
+
+
+def render(into: Path, title: str, sections: list[tuple[str, list[Table | Figure]]], figures: list[tuple[str, Path]],
+           runs_json: list[dict], subtitle: str | None = None) -> None:
+    """report.md, report.json, report.html (plots inlined) and tables/*.csv of these sections. A section holds
+    tables and figures in the order shown; `figures` (caption, path), if any, go into a last section of their own."""
     if figures:
-        md += ["## Figures", ""] + [f"![{t}](plots/{p.name})\n" for t, p in figures]
+        sections = [*sections, ("Figures", [Figure(t, p) for t, p in figures])]
+    head, sub = split_title(title, subtitle)
+    csvs = _csv_names(sections)
+    (into / "tables").mkdir(exist_ok=True)
+    for name, blocks in sections:
+        for t in blocks:
+            if isinstance(t, Table):
+                (into / csvs[id(t)]).write_text(t.csv())
+    number = {id(f): i for i, f in enumerate((f for _, bs in sections for f in bs if isinstance(f, Figure)), 1)}
+    about = "Every table is also a CSV file in tables/ beside this report (linked from its title)."
+
+    md = [f"# {head}", ""] + ([f"_{sub}_", ""] if sub else []) + [about, ""]
+    for name, blocks in sections:
+        md += [f"## {name}", ""]
+        for b in blocks:
+            md.append(b.markdown(csvs[id(b)]) if isinstance(b, Table) else
+                      f"![Figure {number[id(b)]}](plots/{b.path.name})\n\n*Figure {number[id(b)]}: {b.caption}.*\n")
     (into / "report.md").write_text("\n".join(md))
-    (into / "report.json").write_text(json.dumps({"title": title, "runs": runs_json,
-                                                  "tables": {t.title: {"header": t.header, "rows": t.rows}
-                                                             for _, ts in sections for t in ts}}, indent=1))
-    body = [f"<h1>{html.escape(title)}</h1>"]
-    for name, tables in sections:
+    (into / "report.json").write_text(json.dumps(
+        {"title": head, "subtitle": sub, "runs": runs_json,
+         "tables": {t.title: {"header": t.header, "rows": t.rows, "csv": csvs[id(t)]}
+                    for _, bs in sections for t in bs if isinstance(t, Table)}}, indent=1))
+
+    body = [f"<h1>{html.escape(head)}</h1>"] + ([f"<p class='subtitle'>{html.escape(sub)}</p>"] if sub else [])
+    body.append(f"<p class='note'>{html.escape(about)}</p>")
+    for name, blocks in sections:
         body.append(f"<h2>{html.escape(name)}</h2>")
-        body += [t.html() for t in tables]
-    if figures:
-        body.append("<h2>Figures</h2>")
-    for t, p in figures:
-        data = base64.b64encode(p.read_bytes()).decode()
-        body.append(f"<h3>{html.escape(t)}</h3><img alt='{html.escape(t)}' src='data:image/png;base64,{data}'>")
-    (into / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-                                      f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+        for b in blocks:
+            if isinstance(b, Table):
+                body.append(b.html(csvs[id(b)]))
+            else:
+                data = base64.b64encode(b.path.read_bytes()).decode()
+                caption = f"Figure {number[id(b)]}: {b.caption}."
+                body.append(f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
+                            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    page_title = f"{head} — {sub}" if sub else head
+    (into / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(page_title)}"
+                                      f"</title><style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
