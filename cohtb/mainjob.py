@@ -44,7 +44,8 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     print(f"cohtb run: replaying {len(runs)} runs", flush=True)
     ms = metrics_for(runs, out / "analysis", check_model=True, refresh=True)
     tables, notes = standard_comparisons(ms)
-    html = write(ms, out / "report", title=f"cohtb: lockref on simulated multi-socket x86 ({source})", extra_tables=tables)
+    html = write(ms, out / "report", title="cohtb: lockref on simulated multi-socket x86", subtitle=source,
+                 extra_tables=tables)
     print()
     print(summary_table(ms).text())
     for n in notes:
