@@ -73,7 +73,9 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     val count = live(w - 1, 0)
     when(doSnapshot) { snap := count }
     when(doClearCounters) {
-      live := 0.U
+      // A clear restarts the count with this clock's increment, so a read-and-clear (snapshot|clear) loses
+      // nothing: the snapshot holds what came before this clock, the counter what comes from it on.
+      live := Mux(inc, Mux(delta > max, Cat(1.U(1.W), 0.U(1.W), max), delta.pad(w + 2)), 0.U)
     }.elsewhen(inc) {
       // Besides a clear, an add that wraps is the one update that leaves the count below its value before
       // (a clamp gives the maximum): its carry lands in `wrapped`, which a self-check watches.
@@ -136,8 +138,9 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
 
   when(drop) { droppedAny := true.B }
   when(doClearCounters) {
+    // As the counters: the flags restart with this clock's news (a count restarting from 0 cannot overflow).
     saturated := false.B
-    droppedAny := false.B
+    droppedAny := drop
   }
   busy := lineTable.io.busy || s2Valid
 

@@ -16,8 +16,8 @@ class CounterRow(width: Int) extends Bundle {
   * row is read and written only for the counter an event hits. A RAM cannot copy or zero all its rows in
   * one clock, so snapshot and clear are copy-on-write: three n-bit flag vectors record which halves of which
   * rows are stale, and the first increment of a row after a snapshot moves its live value into its snapshot
-  * half. Within one clock the order is snapshot, then increment, then clear, as for register counters (the
-  * snapshot does not see this clock's increment, the clear drops it). */
+  * half. Within one clock the order is snapshot, then clear, then increment, as for register counters (the
+  * snapshot does not see this clock's increment; the count restarts with it, so a read-and-clear loses nothing). */
 class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Module {
   private val indexBits = log2Ceil(n).max(1)
   val io = IO(new Bundle {
@@ -55,8 +55,8 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   /** A row's live count: 0 while liveZero. */
   private def liveValue(k: UInt, r: CounterRow): UInt = Mux(liveZero(k), 0.U(width.W), r.live)
   private val liveBefore = liveValue(i, row)
-  private val (sum, over) = SaturatingAdd(liveBefore, io.inc.bits.delta)
-  private val write = io.inc.valid && !io.clear
+  private val (sum, over) = SaturatingAdd(Mux(io.clear, 0.U(width.W), liveBefore), io.inc.bits.delta)
+  private val write = io.inc.valid
   private val bit = UIntToOH(i, n)
   when(write) {
     val next = Wire(new CounterRow(width))
@@ -66,7 +66,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   }
   touched := Mux(write, touchedNow | bit, touchedNow)
   snapZero := snapZeroNow
-  private val liveZeroNext = Mux(io.clear, allRows, Mux(write, liveZero & ~bit, liveZero))
+  private val liveZeroNext = Mux(write, Mux(io.clear, allRows, liveZero) & ~bit, Mux(io.clear, allRows, liveZero))
   liveZero := liveZeroNext
   io.saturated := write && over
 
@@ -78,7 +78,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   SelfCheck(io.clear || (liveZeroNext & ~liveZero) === 0.U,
     "CounterBank: a row's live count dropped to 0 without a clear (rule: counters only grow between clears)")
   // The incremented row, read back the next clock through the RAM and liveZero.
-  private val checkRow = RegNext(write, false.B)
+  private val checkRow = RegNext(write && !io.clear, false.B)
   private val checkIndex = RegEnable(i, write)
   private val checkBefore = RegEnable(liveBefore, write)
   SelfCheck(!checkRow || liveValue(checkIndex, rows(checkIndex)) >= checkBefore,

@@ -61,10 +61,16 @@ class HotLineTable(p: MonitorParams) extends Module {
   private val slot = Mux(hit, OHToUInt(hits), Mux(anyInvalid, PriorityEncoder(~valid), minIdx))
   private val base = Mux(hit, counts(slot), Mux(anyInvalid, 0.U, minCount))
   private val (next, over) = SaturatingAdd(base, 1.U)
-  io.saturated := io.in.valid && over
+  io.saturated := io.in.valid && over && !io.clear
 
   when(io.clear) {
-    valid := 0.U
+    // The table restarts with this clock's item, if any, in the first entry (a read-and-clear loses nothing).
+    valid := io.in.valid.asUInt
+    when(io.in.valid) {
+      lines(0.U) := io.in.bits
+      counts(0.U) := 1.U
+      errors(0.U) := 0.U
+    }
   }.elsewhen(io.in.valid) {
     valid := valid | UIntToOH(slot, n)
     lines(slot) := io.in.bits
