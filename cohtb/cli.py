@@ -106,6 +106,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_readme(args: argparse.Namespace) -> int:
+    from cohtb.analysis.pipeline import metrics_for
+    from cohtb.mainjob import REFERENCE_RUNS
+    from cohtb.report import readme
+    from cohtb.sim.runs import discover
+    from cohtb.toolchain import ROOT
+
+    ms = metrics_for(discover([REFERENCE_RUNS]), None, check_model=False)
+    path = ROOT / "README.md"
+    if args.check:
+        if not readme.update(path, ms, check=True):
+            print(f"{path}: the results block is not what the bundled runs give (run `cohtb readme`)", file=sys.stderr)
+            return 1
+        print(f"{path}: the results block matches the bundled runs")
+        return 0
+    readme.update(path, ms, check=False)
+    print(f"{path}: results block written from {len(ms)} bundled runs")
+    return 0
+
+
 def cmd_soak(args: argparse.Namespace) -> int:
     from cohtb.monitor.soak import soak
 
@@ -291,6 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--seed", type=int, default=1, help="seed of the stream (the same seed, the same stream)")
     so.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")
     so.add_argument("--chunk", type=int, default=200_000, help="events between comparisons")
+
+    rd = verb("readme", "write the README's results block from the bundled reference runs", cmd_readme)
+    rd.add_argument("--check", action="store_true", help="only say whether it is current (exit 1 if not)")
 
     sy = verb("synth", "synthesize the monitor with Yosys and report its size", cmd_synth)
     sy.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")

@@ -102,15 +102,15 @@ def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table,
     text = (f"{new.label} vs {base.label}: throughput {thr} ({measured:+.0f} ns of simulated time per operation). "
             f"Estimated coherence cost changed by {total:+.0f} ns/op")
     if lead:
-        b_line = _line_stats(base, lead.key)
-        n_line = _line_stats(new, lead.key)
+        b_line = line_stats(base, lead.key)
+        n_line = line_stats(new, lead.key)
         text += (f"; the largest part, {lead.new_ns - lead.base_ns:+.0f} ns/op, is on the {lead.key}: "
                  f"cross-socket transfers per operation {b_line[0]:.3f} -> {n_line[0]:.3f}, "
                  f"dirty reads {b_line[1]:.3f} -> {n_line[1]:.3f}.")
     return table, text
 
 
-def _line_stats(m: RunMetrics, key: str) -> tuple[float, float]:
+def line_stats(m: RunMetrics, key: str) -> tuple[float, float]:
     keys = line_keys(m)
     xs = dr = 0
     for line, st in m.analysis.ideal.lines.items():
