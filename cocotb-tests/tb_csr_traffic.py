@@ -15,10 +15,12 @@ it and its parameters, so one test reproduces alone with the same seed and varia
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import random
 from bisect import bisect_right
 from collections import Counter as Tally
+from pathlib import Path
 
 import cocotb
 from cocotb.triggers import RisingEdge
@@ -122,7 +124,25 @@ class Traffic:
         await self.tb.command(bits)
         taken = [edge for edge, addr, data in self.writes[n:] if addr == self.tb.rm.cmd]
         assert len(taken) == 1 and self.writes[n][2] == bits, self.writes[n:]
+        cover_command(bits, any(taken[0] - PIPELINE <= s <= taken[0] for s in self.stream.stamps))
         return taken[0]
+
+
+COMMAND_BINS = {ct.CMD_SNAPSHOT: "snapshot", ct.CMD_SNAPSHOT | ct.CMD_CLEAR_COUNTERS: "read-and-clear",
+                ct.CMD_CLEAR_STATE: "clear-state"}
+
+
+def cover_command(bits: int, under_traffic: bool) -> None:
+    """Coverage bin "CSR/<command>-under-traffic": the command landed while an event was in the pipeline
+    (taken within the pipeline's depth before it). Counted into COHTB_COVERAGE_OUT, which the pytest side gates."""
+    out = os.environ.get("COHTB_COVERAGE_OUT")
+    if not out or not under_traffic or bits not in COMMAND_BINS:
+        return
+    path = Path(out)
+    bins = json.loads(path.read_text()) if path.exists() else {}
+    key = f"CSR/{COMMAND_BINS[bits]}-under-traffic"
+    bins[key] = bins.get(key, 0) + 1
+    path.write_text(json.dumps(bins, indent=1, sort_keys=True))
 
 
 def comparable(c: Counters) -> dict:

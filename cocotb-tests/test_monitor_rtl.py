@@ -61,5 +61,12 @@ CSR_TRAFFIC_PLAN = [("verilator", "default", 41), ("verilator", "small", 42), ("
 
 @pytest.mark.parametrize("sim, variant, seed", CSR_TRAFFIC_PLAN)
 def test_csr_under_traffic(rtl_sim, sim, variant, seed):
-    """Snapshot, read-and-clear and clear-state over AXI4-Lite while events flow (COHTB_SEED=<seed> reproduces)."""
-    rtl_sim(sim, variant).run("tb_csr_traffic", extra_env={"COHTB_SEED": str(seed)})
+    """Snapshot, read-and-clear and clear-state over AXI4-Lite while events flow (COHTB_SEED=<seed> reproduces);
+    coverage: each command must have landed with an event in the pipeline."""
+    out = COVERAGE_DIR / f"csr-{sim}-{variant}-{seed}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
+    rtl_sim(sim, variant).run("tb_csr_traffic", extra_env={"COHTB_SEED": str(seed), "COHTB_COVERAGE_OUT": str(out)})
+    bins = json.loads(out.read_text()) if out.exists() else {}
+    missing = [b for b in ("snapshot", "read-and-clear", "clear-state") if not bins.get(f"CSR/{b}-under-traffic")]
+    assert not missing, f"{sim}/{variant}: CSR commands never landed under traffic: {missing} (bins: {bins})"
