@@ -194,3 +194,18 @@ def test_runs_by_id_and_version(capsys, monkeypatch, tmp_path):
     with pytest.raises(SystemExit) as e:
         cli.main(["--version"])
     assert e.value.code == 0 and capsys.readouterr().out.startswith("cohtb ")
+
+
+def test_bundle_and_native_through_the_cli(tmp_path, capsys):
+    """The verbs without their own test file: bundle (a run into a bundle that reads back) and native."""
+    run = make_run(tmp_path / "runs", "shared", 10, 1e-6, 3)
+    code, _ = run_cli(capsys, "bundle", str(run), "--into", str(tmp_path / "ref"))
+    assert code == 0
+    bundled = tmp_path / "ref" / run.name
+    assert sorted(p.name for p in bundled.iterdir()) == ["events.cohtb.gz", "manifest.json"]
+    assert gzip.decompress((bundled / "events.cohtb.gz").read_bytes()) == (run / "events.cohtb").read_bytes()
+    assert run_cli(capsys, "replay", str(bundled), "--out", str(tmp_path / "out"), "--lines", "0")[0] == 0
+    code, err = run_cli(capsys, "native", "lockref", "--threads", "2", "--ops", "200", "--repeat", "1", "--out", "")
+    assert code == 0, err
+    code, err = run_cli(capsys, "native", "nosuch", "--out", "")
+    assert code == 2 and len(err) == 1 and "unknown workload 'nosuch'" in err[0]
