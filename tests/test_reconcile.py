@@ -103,3 +103,28 @@ def test_recorded_gem5_traces_reconcile(tmp_path, trace):
     header, recs = ev.read_all(tmp_path / "r.events")
     c = reconcile(recs, header.num_sockets).totals()
     assert c.transfersMatched > 0 and c.unexplained == 0, c
+
+
+def test_a_writeback_forward_overtaken_by_its_evict_is_named():
+    """0 wrote, starts a writeback (M_I), serves a reader from the buffer (Fwd_GETS in M_I); its WB_Ack (EVICT)
+    completes before the reader's data, so the monitor sees no dirty owner: gem5's dirty read is explained."""
+    c = check((0, W, S.IM), (0, FGS, S.M_I), (0, E, S.SINK_WB_ACK), (1, R, S.IS))
+    assert (c.writebackForwards, c.dirtyReadsGem5Only, c.unexplained) == (1, 0, 0)
+
+
+def test_socket_maps_number_sockets_without_gaps(tmp_path):
+    from cohtb.errors import CohtbError
+
+    with pytest.raises(CohtbError, match=r"none in \[1\]"):
+        ingest.read_socket_map("0,2")
+    f = tmp_path / "map.txt"
+    f.write_text("0 0\n1 2\n")
+    with pytest.raises(CohtbError, match=r"map.txt: sockets must be numbered 0..2 with a core in each; none in \[1\]"):
+        ingest.read_socket_map(str(f))
+    with pytest.raises(CohtbError, match="cannot read the socket map"):
+        ingest.read_socket_map(str(tmp_path))
+    trace = tmp_path / "t.txt"
+    trace.write_text(f"{10:15d} {0:3d} {'L1Cache':>10s}{'Store':>20s} {'E':>6s}>{'M':<6s} [0x40, line 0x40] \n")
+    with pytest.raises(CohtbError, match="no core in socket 1"):
+        ingest.ingest(trace, tmp_path / "t.events", [0, 2])
+    assert not list(tmp_path.glob("t.events*"))

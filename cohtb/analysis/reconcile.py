@@ -36,6 +36,7 @@ class LineCheck:
     dirtyReadsGem5Only: int = 0          # a Fwd_GETS in M no dirty read claimed, not explained below
     ownerBeforeTrace: int = 0            # forwarded by a core with no WRITE of the line in the trace (written before it)
     requesterAfterTrace: int = 0         # forwarded, but the trace ended before a requester's completion
+    writebackForwards: int = 0           # Fwd_GETS from a writeback buffer (M_I) whose WB_Ack (the EVICT) came first
     cleanForwards: int = 0               # Fwd_GETX/Fwd_GETS at a core in E: it never wrote the line (rules W, R)
 
     @property
@@ -49,7 +50,7 @@ class LineCheck:
 
     @property
     def explained(self) -> int:
-        return self.ownerBeforeTrace + self.requesterAfterTrace
+        return self.ownerBeforeTrace + self.requesterAfterTrace + self.writebackForwards
 
     def within_tolerance(self) -> bool:
         return self.unexplained <= TOLERANCE * self.matched
@@ -139,6 +140,10 @@ class Reconciler:
                 continue                      # an Inv at a sharer, or a recall: not transfer evidence
             if state == L1State.E:
                 chk.cleanForwards += 1
+            elif kind == FWD_GETS and state == L1State.M_I:
+                # The L2 acks a writeback at once in MT_SB (it stalls only in MT_MB/SS_MB), so the evicting owner's
+                # WB_Ack, its EVICT, can complete before the reader's data: the monitor saw no dirty owner.
+                chk.writebackForwards += 1
             elif (line, core) not in self._wrote:
                 chk.ownerBeforeTrace += 1
             elif at_end:

@@ -43,7 +43,6 @@ def variant_for(cores: int, sockets: int, base: str = "default") -> str:
     if not (2 <= cores <= MAX_CORES and 1 <= sockets <= MAX_SOCKETS and sockets <= cores):
         raise CohtbError(f"a trace of {cores} cores / {sockets} sockets: the monitor can be built for at most "
                          f"{MAX_CORES} cores and {MAX_SOCKETS} sockets")
-    cores, sockets = max(cores, 2), max(sockets, 1)
     name = f"{base}-c{cores}s{sockets}"
     out = RTL_BUILD / name
     digest = rtl_sources_digest()

@@ -74,16 +74,18 @@ def check_table(ms: list[RunMetrics]) -> Table:
             continue
         rows.append([m.label, f"{c['transfersMatched']:,}", f"{c['transfersMonitorOnly']:,}", f"{c['transfersGem5Only']:,}",
                      f"{c['dirtyReadsMatched']:,}", f"{c['dirtyReadsMonitorOnly']:,}", f"{c['dirtyReadsGem5Only']:,}",
-                     f"{c['ownerBeforeTrace']:,} / {c['requesterAfterTrace']:,}", f"{c['cleanForwards']:,}",
+                     f"{c['ownerBeforeTrace']:,} / {c['requesterAfterTrace']:,} / {c['writebackForwards']:,}",
+                     f"{c['cleanForwards']:,}",
                      f"{c['contended_lines'] - c['lines_outside_tolerance']} of {c['contended_lines']}",
                      c["verdict"].split(":")[0]])
     return Table("Checks against gem5: every transfer and dirty read paired with gem5's evidence",
                  ["run", "transfers matched", "monitor only", "gem5 only", "dirty reads matched", "monitor only",
-                  "gem5 only", "explained: owner before / requester after the trace", "clean forwards",
+                  "gem5 only", "explained: owner before / requester after the trace / writeback forward", "clean forwards",
                   "contended lines within 1%", "verdict"], rows,
                  "A transfer from O is matched by gem5's Fwd_GETX or Inv at O, a dirty read from O by Fwd_GETS at O "
                  "(docs/gem5.md, 'Reconciling'). Explained remainders: forwards by a core that wrote the line before "
-                 "tracing began, and forwards whose requester completed after it ended. Clean forwards (at a core in E, "
+                 "tracing began, forwards whose requester completed after it ended, and forwards from a writeback buffer "
+                 "whose EVICT completed first. Clean forwards (at a core in E, "
                  "which never wrote the line) are not transfers or dirty reads by the counting rules. The verdict holds "
                  "the unexplained remainder to 1% of the matched items, per run and per contended line (10 or more items). "
                  "Runs recorded as event format 1 (issue-time events, before the completion-time ingest) are not "

@@ -393,7 +393,8 @@ def checks(ms: list[RunMetrics], path: Path) -> Path:
         return _save(fig, path)
     x = np.arange(len(ms))
     parts = [("matched with gem5's evidence", lambda c: c["matched"], "#4c72b0"),
-             ("gem5 only, explained (before/after the trace)", lambda c: c["ownerBeforeTrace"] + c["requesterAfterTrace"], "#aaaaaa"),
+             ("gem5 only, explained (before/after the trace, writeback forwards)",
+              lambda c: c["ownerBeforeTrace"] + c["requesterAfterTrace"] + c["writebackForwards"], "#aaaaaa"),
              ("unexplained (monitor only + gem5 only)", lambda c: c["unexplained"], "#c44e52")]
     bottom = np.zeros(len(ms))
     for label, value, colour in parts:

@@ -128,7 +128,11 @@ def read(path: Path | str, chunk: int = 1 << 20) -> tuple[Header, Iterator[np.nd
         f = open(path, "rb")
     except OSError as e:
         raise CohtbError(f"{path}: cannot open event file: {e.strerror}") from None
-    h = read_header(f, str(path))
+    try:
+        h = read_header(f, str(path))
+    except CohtbError:
+        f.close()
+        raise
     data_bytes = os.fstat(f.fileno()).st_size - f.tell()
     if data_bytes != h.num_records * RECORD.itemsize:
         f.close()

@@ -48,11 +48,15 @@ def read_socket_map(spec: str) -> list[int]:
     path = Path(spec)
     if not path.exists():
         try:
-            return [int(s) for s in spec.split(",")]
+            return _numbered([int(s) for s in spec.split(",")], f"--socket-map {spec}")
         except ValueError:
             raise CohtbError(f"--socket-map {spec}: neither a file nor a comma-separated list of sockets") from None
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise CohtbError(f"{path}: cannot read the socket map: {e}") from None
     sockets: dict[int, int] = {}
-    for n, text in enumerate(path.read_text().splitlines(), 1):
+    for n, text in enumerate(lines, 1):
         words = text.split("#", 1)[0].split()
         if not words:
             continue
@@ -68,4 +72,14 @@ def read_socket_map(spec: str) -> list[int]:
     missing = sorted(set(range(len(sockets))) - set(sockets))
     if not sockets or missing:
         raise CohtbError(f"{path}: the map must list cores 0..N-1; missing {missing[:8] or 'all'}")
-    return [sockets[c] for c in range(len(sockets))]
+    return _numbered([sockets[c] for c in range(len(sockets))], str(path))
+
+
+def _numbered(smap: list[int], where: str) -> list[int]:
+    """Event files number sockets 0..S-1 with none empty; say so here rather than when the file is read back."""
+    if any(s < 0 for s in smap):
+        raise CohtbError(f"{where}: socket numbers start at 0")
+    empty = sorted(set(range(max(smap) + 1)) - set(smap))
+    if empty:
+        raise CohtbError(f"{where}: sockets must be numbered 0..{max(smap)} with a core in each; none in {empty[:8]}")
+    return smap

@@ -188,6 +188,7 @@ int main(int argc, char **argv) {
     snprintf(map_tmp_path, sizeof map_tmp_path, "%s.XXXXXX", pagemap_path);
     int mfd = mkstemp(map_tmp_path);
     if (mfd < 0) { map_tmp_path[0] = 0; fail(0, "cannot create %s: %s", pagemap_path, strerror(errno)); }
+    fchmod(mfd, 0644 & ~current_umask());
     pagemap = fdopen(mfd, "w");
   }
 
@@ -311,7 +312,13 @@ int main(int argc, char **argv) {
   /* The machine: the map, or with --cores-from-trace its cores up to the highest the trace shows. */
   long cores = cores_from_trace && l1 ? (long)max_core + 1 : map_cores;
   long sockets = 0;
-  for (long c = 0; c < cores; c++) if (socket_of[c] + 1 > sockets) sockets = socket_of[c] + 1;
+  static uint8_t used[COHTB_MAX_SOCKETS];
+  for (long c = 0; c < cores; c++) {
+    if (socket_of[c] + 1 > sockets) sockets = socket_of[c] + 1;
+    used[socket_of[c]] = 1;
+  }
+  for (long s = 0; s < sockets; s++)   /* event files number sockets 0..S-1, none empty (docs/event-format.md) */
+    if (!used[s]) fail(0, "the socket map has no core in socket %ld (sockets are numbered 0..%ld)", s, sockets - 1);
 
   /* Header (docs/event-format.md), then the records with each core's socket filled in. */
   snprintf(tmp_path, sizeof tmp_path, "%s.XXXXXX", out_path);
