@@ -117,16 +117,57 @@ static mode_t current_umask(void) {
   return m;
 }
 
-static FILE *body;             /* the records, until the number of cores is known */
+static uint8_t socket_of[COHTB_MAX_CORES];
+/* Where the records go: straight after the header in the output when the cores are known up front, else
+ * (--cores-from-trace) a temporary file copied behind the header once the trace has shown them. */
+static FILE *body;
 static uint64_t nrec, kept[COHTB_NUM_KINDS], first_tick = UINT64_MAX, last_tick;
 
 static void emit(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, int kind, uint16_t l1_state) {
-  struct cohtb_record r = {.tick = tick, .line = line, .core = (uint16_t)core, .kind = (uint8_t)kind, .l1_state = l1_state};
+  struct cohtb_record r = {.tick = tick, .line = line, .core = (uint16_t)core, .socket = socket_of[core],
+                           .kind = (uint8_t)kind, .l1_state = l1_state};
   if (fwrite(&r, sizeof r, 1, body) != 1) fail(lineno, "write failed: %s", strerror(errno));
   kept[kind]++;
   nrec++;
   if (tick < first_tick) first_tick = tick;
   if (tick > last_tick) last_tick = tick;
+}
+
+/* Sockets of the first `cores` cores of the map, which must number them 0..S-1 with none empty. */
+static long count_sockets(long cores) {
+  long sockets = 0;
+  static uint8_t used[COHTB_MAX_SOCKETS];
+  for (long c = 0; c < cores; c++) {
+    if (socket_of[c] + 1 > sockets) sockets = socket_of[c] + 1;
+    used[socket_of[c]] = 1;
+  }
+  for (long s = 0; s < sockets; s++)   /* docs/event-format.md: sockets numbered 0..S-1 */
+    if (!used[s]) fail(0, "the socket map has no core in socket %ld (sockets are numbered 0..%ld)", s, sockets - 1);
+  return sockets;
+}
+
+/* The output, under a temporary name, with its header (docs/event-format.md); num_records is patched at the end. */
+static FILE *open_output(const char *out_path, long cores, long sockets, long line_size, const char *source) {
+  snprintf(tmp_path, sizeof tmp_path, "%s.XXXXXX", out_path);
+  int fd = mkstemp(tmp_path);
+  if (fd < 0) { tmp_path[0] = 0; fail(0, "cannot create %s: %s", out_path, strerror(errno)); }
+  fchmod(fd, 0644 & ~current_umask());
+  FILE *out = fdopen(fd, "wb");
+  static char obuf[1 << 20];
+  setvbuf(out, obuf, _IOFBF, sizeof obuf);
+  size_t src_len = strlen(source);
+  size_t hbody = sizeof(struct cohtb_header) + cores + src_len;
+  size_t header_len = (hbody + COHTB_HEADER_ALIGN - 1) / COHTB_HEADER_ALIGN * COHTB_HEADER_ALIGN;
+  if (header_len > 65535) fail(0, "header too large");
+  struct cohtb_header h = {.version = COHTB_VERSION, .header_len = (uint16_t)header_len, .line_size = (uint16_t)line_size,
+                           .num_cores = (uint16_t)cores, .num_sockets = (uint16_t)sockets,
+                           .record_size = sizeof(struct cohtb_record), .source_len = (uint32_t)src_len};
+  memcpy(h.magic, COHTB_MAGIC, sizeof h.magic);
+  fwrite(&h, sizeof h, 1, out);
+  fwrite(socket_of, 1, cores, out);
+  fwrite(source, 1, src_len, out);
+  for (size_t i = hbody; i < header_len; i++) fputc(0, out);
+  return out;
 }
 
 int main(int argc, char **argv) {
@@ -135,7 +176,6 @@ int main(int argc, char **argv) {
   if (argc < 3) { fputs(usage, stderr); return 2; }
   trace_name = strcmp(argv[1], "-") ? argv[1] : "<stdin>";
   const char *out_path = argv[2];
-  static uint8_t socket_of[COHTB_MAX_CORES];
   static char map_text[8 * COHTB_MAX_CORES];
   long map_cores = 0, line_size = COHTB_DEFAULT_LINE_SIZE;
   int cores_from_trace = 0;
@@ -179,10 +219,17 @@ int main(int argc, char **argv) {
   gzFile in = strcmp(argv[1], "-") ? gzopen(argv[1], "rb") : gzdopen(dup(0), "rb");
   if (!in) fail(0, "cannot open: %s", strerror(errno));
   gzbuffer(in, 1 << 20);
-  body = tmpfile();
-  if (!body) fail(0, "cannot create a temporary file: %s", strerror(errno));
-  static char bbuf[1 << 20];
-  setvbuf(body, bbuf, _IOFBF, sizeof bbuf);
+  FILE *out = NULL;
+  long sockets = 0;
+  if (cores_from_trace) {
+    body = tmpfile();
+    if (!body) fail(0, "cannot create a temporary file: %s", strerror(errno));
+    static char bbuf[1 << 20];
+    setvbuf(body, bbuf, _IOFBF, sizeof bbuf);
+  } else {
+    sockets = count_sockets(map_cores);
+    body = out = open_output(out_path, map_cores, sockets, line_size, source);
+  }
   FILE *pagemap = NULL;
   if (pagemap_path) {
     snprintf(map_tmp_path, sizeof map_tmp_path, "%s.XXXXXX", pagemap_path);
@@ -309,45 +356,22 @@ int main(int argc, char **argv) {
   if (lineno == 0) fail(0, "empty trace (no lines)");
   if (l1 == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
 
-  /* The machine: the map, or with --cores-from-trace its cores up to the highest the trace shows. */
-  long cores = cores_from_trace && l1 ? (long)max_core + 1 : map_cores;
-  long sockets = 0;
-  static uint8_t used[COHTB_MAX_SOCKETS];
-  for (long c = 0; c < cores; c++) {
-    if (socket_of[c] + 1 > sockets) sockets = socket_of[c] + 1;
-    used[socket_of[c]] = 1;
+  /* With --cores-from-trace: the cores up to the highest the trace shows; the header, then the records copied. */
+  long cores = map_cores;
+  if (cores_from_trace) {
+    cores = l1 ? (long)max_core + 1 : map_cores;
+    sockets = count_sockets(cores);
+    out = open_output(out_path, cores, sockets, line_size, source);
+    if (fflush(body) || fseek(body, 0, SEEK_SET)) fail(0, "temporary file: %s", strerror(errno));
+    static struct cohtb_record recs[4096];
+    size_t got;
+    while ((got = fread(recs, sizeof recs[0], sizeof recs / sizeof recs[0], body)) > 0)
+      if (fwrite(recs, sizeof recs[0], got, out) != got) fail(0, "writing %s failed: %s", out_path, strerror(errno));
+    if (ferror(body)) fail(0, "temporary file: %s", strerror(errno));
   }
-  for (long s = 0; s < sockets; s++)   /* event files number sockets 0..S-1, none empty (docs/event-format.md) */
-    if (!used[s]) fail(0, "the socket map has no core in socket %ld (sockets are numbered 0..%ld)", s, sockets - 1);
-
-  /* Header (docs/event-format.md), then the records with each core's socket filled in. */
-  snprintf(tmp_path, sizeof tmp_path, "%s.XXXXXX", out_path);
-  int fd = mkstemp(tmp_path);
-  if (fd < 0) { tmp_path[0] = 0; fail(0, "cannot create %s: %s", out_path, strerror(errno)); }
-  fchmod(fd, 0644 & ~current_umask());
-  FILE *out = fdopen(fd, "wb");
-  static char obuf[1 << 20];
-  setvbuf(out, obuf, _IOFBF, sizeof obuf);
-  size_t src_len = strlen(source);
-  size_t hbody = sizeof(struct cohtb_header) + cores + src_len;
-  size_t header_len = (hbody + COHTB_HEADER_ALIGN - 1) / COHTB_HEADER_ALIGN * COHTB_HEADER_ALIGN;
-  if (header_len > 65535) fail(0, "header too large");
-  struct cohtb_header h = {.version = COHTB_VERSION, .header_len = (uint16_t)header_len, .line_size = (uint16_t)line_size,
-                           .num_cores = (uint16_t)cores, .num_sockets = (uint16_t)sockets,
-                           .record_size = sizeof(struct cohtb_record), .num_records = nrec, .source_len = (uint32_t)src_len};
-  memcpy(h.magic, COHTB_MAGIC, sizeof h.magic);
-  fwrite(&h, sizeof h, 1, out);
-  fwrite(socket_of, 1, cores, out);
-  fwrite(source, 1, src_len, out);
-  for (size_t i = hbody; i < header_len; i++) fputc(0, out);
-  if (fflush(body) || fseek(body, 0, SEEK_SET)) fail(0, "temporary file: %s", strerror(errno));
-  static struct cohtb_record recs[4096];
-  size_t got;
-  while ((got = fread(recs, sizeof recs[0], sizeof recs / sizeof recs[0], body)) > 0) {
-    for (size_t i = 0; i < got; i++) recs[i].socket = socket_of[recs[i].core];
-    if (fwrite(recs, sizeof recs[0], got, out) != got) fail(0, "writing %s failed: %s", out_path, strerror(errno));
-  }
-  if (ferror(body) || fflush(out) || fsync(fileno(out)) || fclose(out)) fail(0, "writing %s failed: %s", out_path, strerror(errno));
+  if (fflush(out) || fseek(out, offsetof(struct cohtb_header, num_records), SEEK_SET) || fwrite(&nrec, 8, 1, out) != 1 ||
+      fflush(out) || fsync(fileno(out)) || fclose(out))
+    fail(0, "writing %s failed: %s", out_path, strerror(errno));
   if (pagemap) {
     if (fclose(pagemap) || rename(map_tmp_path, pagemap_path) != 0) fail(0, "writing %s failed: %s", pagemap_path, strerror(errno));
     map_tmp_path[0] = 0;
