@@ -12,12 +12,12 @@ explains it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from cohtb.contract import Kind, L1State
-from cohtb.monitor.models import IdealModel
+from cohtb.monitor.models import FieldCounts, IdealModel
 
 READ, WRITE, FWD_GETS, FWD_GETX, INV = Kind.READ, Kind.WRITE, Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV
 TOLERANCE = 0.01            # unexplained remainder allowed, as a share of the matched items of a line or run
@@ -25,7 +25,7 @@ CONTENDED = 10              # a line with at least this many matched items is he
 
 
 @dataclass(slots=True)
-class LineCheck:
+class LineCheck(FieldCounts):
     """One line's (or a run's) pairing of monitor counts and gem5 evidence."""
 
     transfersMatched: int = 0
@@ -55,15 +55,8 @@ class LineCheck:
     def within_tolerance(self) -> bool:
         return self.unexplained <= TOLERANCE * self.matched
 
-    def add(self, other: "LineCheck") -> None:
-        for f in CHECK_FIELDS:
-            setattr(self, f, getattr(self, f) + getattr(other, f))
-
-    def to_json(self) -> dict[str, int]:
-        return {f: getattr(self, f) for f in CHECK_FIELDS}
 
 
-CHECK_FIELDS = tuple(f.name for f in fields(LineCheck))
 
 
 class Reconciler:

@@ -274,8 +274,21 @@ class BoundedModel:
             h.error = base
 
 
+class FieldCounts:
+    """Adding and listing the integer fields of a counts dataclass (per-line stats, per-line checks)."""
+
+    __slots__ = ()
+
+    def add(self, other) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def to_json(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 @dataclass(slots=True)
-class LineStats:
+class LineStats(FieldCounts):
     """Exact per-line counts of the ideal model, and gem5's evidence kinds seen on the line."""
 
     reads: int = 0
@@ -299,15 +312,7 @@ class LineStats:
         """Transfers and dirty reads: the items the hot-line table counts."""
         return self.transfers + self.dirty_reads
 
-    def add(self, other: "LineStats") -> None:
-        for f in LINE_STAT_NAMES:
-            setattr(self, f, getattr(self, f) + getattr(other, f))
 
-    def to_json(self) -> dict[str, int]:
-        return {f: getattr(self, f) for f in LINE_STAT_NAMES}
-
-
-LINE_STAT_NAMES = tuple(f.name for f in fields(LineStats))
 _EVIDENCE_STAT = {Kind.FWD_GETS: "fwdGets", Kind.FWD_GETX: "fwdGetx", Kind.INV: "inv"}
 
 
