@@ -8,13 +8,13 @@
 
 static struct flag flags[] = {
     FLAG_THREADS,
-    {"ops", "dget_parent+dput pairs per thread", NULL, "100000"},
+    FLAG_MEASURE("dget_parent+dput pairs"),
     {"policy", "lockref update policy of the parent", lockref_policies, "locked"},
     {"layout", "layout of the parent dentry", dentry_layouts, "shared"},
     LOCKREF_TUNING_FLAGS,
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_M5 };
 
 /* Each thread's child: its own line, read-only during the run. */
 struct child { void *d_parent; uint32_t d_seq; } __aligned_line;
@@ -23,14 +23,15 @@ static struct dentry_view parent;
 static struct child children[MAX_THREADS];
 static struct lockref_tuning tuning;
 static struct lockref_stats stats[MAX_THREADS];
-static uint64_t ops_per_thread;
+static struct bench_run run;
 static uint64_t retries_seen[MAX_THREADS][8] __aligned_line;
 
 static void worker(int id, void *arg) {
   (void)arg;
   struct child *me = &children[id];
   struct lockref_stats *st = &stats[id];
-  for (uint64_t i = 0; i < ops_per_thread; i++) {
+  for (struct bench_loop l = bench_loop(&run, id); bench_next_lockref(&l, st);) {
+    uint64_t locked = st->locked_ops;
     /* dget_parent: read d_parent (RCU), reference it, and check it did not change meanwhile */
     for (;;) {
       struct lockref *p = READ_ONCE(me->d_parent);
@@ -42,12 +43,13 @@ static void worker(int id, void *arg) {
     (void)READ_ONCE(*parent.d_seq);
     lockref_put(parent.d_lockref, &tuning, st);   /* dput */
     st->ops++;
+    bench_count_aux(&l, st->locked_ops - locked);
   }
 }
 
 int main(int argc, char **argv) {
-  struct bench_run run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_M5);
-  ops_per_thread = flag_num(&flags[F_OPS]);
+  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
+  aux_name = "locked_ops";
   tuning = lockref_tuning_from_flags(flags, NFLAGS(flags), F_POLICY, F_RETRIES);
   parent = dentry_in_layout(flags[F_LAYOUT].value, 0);
   parent.d_lockref->count = 1;
@@ -58,13 +60,10 @@ int main(int argc, char **argv) {
   struct lockref_stats total = lockref_stats_total(stats, run.threads);
   int32_t final_count = parent.d_lockref->count;
   json_begin();
-  json_run("dget_parent", &run, flags, NFLAGS(flags), total.ops);
+  json_run("dget_parent", &run, flags, NFLAGS(flags));
   json_lockref_stats(&total);
   json_key("final_count"); printf("%d", final_count);
   json_u64("expected_count", 1);
-  json_open("per_thread_ops", '[');
-  for (int i = 0; i < run.threads; i++) { json_sep(); printf("%" PRIu64, stats[i].ops); }
-  json_close(']');
   json_layout_begin(flags[F_LAYOUT].value);
   json_dentry("parent", &parent);
   json_object_begin("children", children, sizeof children[0] * run.threads);

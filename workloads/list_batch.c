@@ -29,19 +29,19 @@ static const char *policies[] = {"locked", "batched", NULL};
 static const char *layouts[] = {"shared", "split", NULL};
 static struct flag flags[] = {
     FLAG_THREADS,
-    {"ops", "list operations per thread (half adds, half deletes)", NULL, "100000"},
+    FLAG_MEASURE("list operations (half adds, half deletes)"),
     {"policy", "how contended operations are done", policies, "locked"},
     {"layout", "where lock, list head and request queue sit", layouts, "shared"},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_M5 };
 
 static uint32_t *lock;
 static struct list_head *head;
 static struct request **pending;
 static uint64_t *length;
 static int batched;
-static uint64_t ops_per_thread;
+static struct bench_run run;
 static struct node nodes[MAX_THREADS];
 static struct request requests[MAX_THREADS];
 static struct { uint64_t ops, own, for_others, max_length; } __aligned_line stats[MAX_THREADS];
@@ -97,15 +97,16 @@ static void list_op(int me, struct node *n, int add) {
 
 static void worker(int id, void *arg) {
   (void)arg;
-  for (uint64_t i = 0; i < ops_per_thread; i++) {
+  uint64_t i = 0;
+  for (struct bench_loop l = bench_loop(&run, id); bench_next(&l); i++) {
     list_op(id, &nodes[id], (i & 1) == 0);   /* add, then delete, the thread's own node */
     stats[id].ops++;
   }
+  if (i & 1) { list_op(id, &nodes[id], 0); stats[id].ops++; }   /* a timed run can stop after an add: undo it, unmeasured */
 }
 
 int main(int argc, char **argv) {
-  struct bench_run run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_M5);
-  ops_per_thread = flag_num(&flags[F_OPS]) & ~1ull;   /* even: every add has its delete */
+  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
   batched = !strcmp(flags[F_POLICY].value, "batched");
   static struct list_shared ls;
   static struct list_split lsp;
@@ -131,15 +132,12 @@ int main(int argc, char **argv) {
   }
   if (walked != 0) ok = 0;
   json_begin();
-  json_run("list_batch", &run, flags, NFLAGS(flags), ops);
+  json_run("list_batch", &run, flags, NFLAGS(flags));
   json_u64("ops_by_owner", own);
   json_u64("ops_for_others", others);
   json_u64("final_length", *length);
   json_u64("max_length", max_len);
   json_str("invariants", ok ? "ok" : "violated");
-  json_open("per_thread_ops", '[');
-  for (int i = 0; i < run.threads; i++) { json_sep(); printf("%" PRIu64, stats[i].ops); }
-  json_close(']');
   json_layout_begin(layout);
   json_object_begin("sb_inode_list", !strcmp(layout, "shared") ? (void *)&ls : (void *)&lsp,
                     !strcmp(layout, "shared") ? sizeof ls : sizeof lsp);

@@ -11,7 +11,7 @@
 
 static struct flag flags[] = {
     FLAG_THREADS,
-    {"ops", "get+put pairs per thread", NULL, "100000"},
+    FLAG_MEASURE("get+put pairs"),
     {"policy", "lockref update policy", lockref_policies, "retry100"},
     {"layout", "where the count word sits", dentry_layouts, "shared"},
     LOCKREF_TUNING_FLAGS,
@@ -19,12 +19,13 @@ static struct flag flags[] = {
     {"intruder-hold-ns", "how long the intruder holds the lock", NULL, "2000"},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_IPERIOD, F_IHOLD, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_IPERIOD, F_IHOLD, F_M5 };
 
 static struct dentry_view dentry;
 static struct lockref_tuning tuning;
 static struct lockref_stats stats[MAX_THREADS];
-static uint64_t ops_per_thread, intruder_period_ns, intruder_hold_ns;
+static struct bench_run run;
+static uint64_t intruder_period_ns, intruder_hold_ns;
 static volatile int stop_intruder;
 static uint64_t intruder_holds;
 static uint64_t lookup_sum[MAX_THREADS][8] __aligned_line;
@@ -33,13 +34,15 @@ static void worker(int id, void *arg) {
   (void)arg;
   struct lockref_stats *st = &stats[id];
   uint64_t sum = 0;
-  for (uint64_t i = 0; i < ops_per_thread; i++) {
+  for (struct bench_loop l = bench_loop(&run, id); bench_next_lockref(&l, st);) {
+    uint64_t locked = st->locked_ops;
     /* the RCU-walk part of a lookup: read-mostly fields */
     sum += READ_ONCE(*dentry.d_seq) + READ_ONCE(*dentry.d_flags) + READ_ONCE(dentry.d_hash[0]) +
            READ_ONCE(dentry.d_name->hash_len) + (uintptr_t)READ_ONCE(*dentry.d_parent);
     lockref_get(dentry.d_lockref, &tuning, st);
     lockref_put(dentry.d_lockref, &tuning, st);
     st->ops++;
+    bench_count_aux(&l, st->locked_ops - locked);
   }
   lookup_sum[id][0] = sum;
 }
@@ -59,8 +62,8 @@ static void intruder(int id, void *arg) {
 }
 
 int main(int argc, char **argv) {
-  struct bench_run run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_M5);
-  ops_per_thread = flag_num(&flags[F_OPS]);
+  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
+  aux_name = "locked_ops";
   tuning = lockref_tuning_from_flags(flags, NFLAGS(flags), F_POLICY, F_RETRIES);
   intruder_period_ns = flag_num(&flags[F_IPERIOD]) * 1000;
   intruder_hold_ns = flag_num(&flags[F_IHOLD]);
@@ -79,14 +82,11 @@ int main(int argc, char **argv) {
   struct lockref_stats total = lockref_stats_total(stats, run.threads);
   int32_t final_count = dentry.d_lockref->count;
   json_begin();
-  json_run("lockref", &run, flags, NFLAGS(flags), total.ops);
+  json_run("lockref", &run, flags, NFLAGS(flags));
   json_lockref_stats(&total);
   json_u64("intruder_holds", intruder_holds);
   json_key("final_count"); printf("%d", final_count);
   json_u64("expected_count", 1);
-  json_open("per_thread_ops", '[');
-  for (int i = 0; i < run.threads; i++) { json_sep(); printf("%" PRIu64, stats[i].ops); }
-  json_close(']');
   json_layout_begin(layout);
   json_dentry("dentry", &dentry);
   json_object_begin("per_thread_stats", stats, sizeof stats[0] * run.threads);

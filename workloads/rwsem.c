@@ -26,20 +26,21 @@ static const char *policies[] = {"sleep", "spin", NULL};
 static const char *layouts[] = {"shared", "split", NULL};
 static struct flag flags[] = {
     {"threads", "threads; even ids read, odd ids write (thread 0 is the main thread)", NULL, "2"},
-    {"ops", "lock/unlock pairs per thread", NULL, "50000"},
+    FLAG_MEASURE("lock/unlock pairs"),
     {"policy", "what a reader does on a writer-owned semaphore", policies, "sleep"},
     {"layout", "where count, owner and wait word sit", layouts, "shared"},
     {"spin-polls", "polls a spinner makes before sleeping", NULL, "1000"},
     {"cs-work", "iterations of work inside the critical section", NULL, "20"},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_SPIN, F_CS, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_SPIN, F_CS, F_M5 };
 
 static int64_t *count;
 static void **owner;
 static uint32_t *wait_seq, *waiters;
 static int reader_spins;
-static uint64_t ops_per_thread, spin_polls, cs_work;
+static struct bench_run run;
+static uint64_t spin_polls, cs_work;
 static int inside_readers __aligned_line, inside_writers __aligned_line;
 static uint64_t violations __aligned_line;
 static struct { uint64_t ops, sleeps, spins, reads, writes; } __aligned_line stats[MAX_THREADS];
@@ -104,7 +105,7 @@ static void critical_section(void) {
 static void worker(int id, void *arg) {
   (void)arg;
   int writer = id & 1;
-  for (uint64_t i = 0; i < ops_per_thread; i++) {
+  for (struct bench_loop l = bench_loop(&run, id); bench_next(&l);) {
     if (writer) {
       down_write(id);
       /* Dekker check: a writer and a reader inside together would each see the other. */
@@ -128,8 +129,7 @@ static void worker(int id, void *arg) {
 }
 
 int main(int argc, char **argv) {
-  struct bench_run run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_M5);
-  ops_per_thread = flag_num(&flags[F_OPS]);
+  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
   reader_spins = !strcmp(flags[F_POLICY].value, "spin");
   spin_polls = flag_num(&flags[F_SPIN]);
   cs_work = flag_num(&flags[F_CS]);
@@ -149,16 +149,13 @@ int main(int argc, char **argv) {
   }
   int ok = violations == 0 && *count == 0;
   json_begin();
-  json_run("rwsem", &run, flags, NFLAGS(flags), ops);
+  json_run("rwsem", &run, flags, NFLAGS(flags));
   json_u64("reads", reads);
   json_u64("writes", writes);
   json_u64("sleeps", sleeps);
   json_u64("spins", spins);
   json_u64("violations", violations);
   json_str("invariants", ok ? "ok" : "violated");
-  json_open("per_thread_ops", '[');
-  for (int i = 0; i < run.threads; i++) { json_sep(); printf("%" PRIu64, stats[i].ops); }
-  json_close(']');
   json_layout_begin(layout);
   json_object_begin("rwsem", shared ? (void *)&rs : (void *)&rsp, shared ? sizeof rs : sizeof rsp);
   json_field("count", count, sizeof *count);

@@ -10,26 +10,28 @@ static const char *policies[] = {"shared", "percpu", NULL};
 static const char *layouts[] = {"padded", "packed", NULL};
 static struct flag flags[] = {
     FLAG_THREADS,
-    {"ops", "increments per thread", NULL, "1000000"},
+    FLAG_MEASURE("increments"),
     {"policy", "one shared counter, or per-thread counters with a batch", policies, "shared"},
     {"layout", "per-thread counters padded or packed", layouts, "padded"},
     {"batch", "per-thread increments folded into the shared counter at once (percpu)", NULL, "32"},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_POLICY, F_LAYOUT, F_BATCH, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_BATCH, F_M5 };
 
 static uint64_t global_count __aligned_line;
 static struct { int64_t v; } __aligned_line padded_local[MAX_THREADS];
 static int64_t packed_local[MAX_THREADS] __aligned_line;
 static int64_t *local_of[MAX_THREADS];
 static int percpu;
-static uint64_t ops_per_thread, batch, folds[MAX_THREADS][8] __aligned_line;
+static struct bench_run run;
+static uint64_t batch, folds[MAX_THREADS][8] __aligned_line;
 static uint64_t done_ops[MAX_THREADS][8] __aligned_line;
 
 static void worker(int id, void *arg) {
   (void)arg;
   int64_t *mine = local_of[id];
-  for (uint64_t i = 0; i < ops_per_thread; i++) {
+  uint64_t done = 0;
+  for (struct bench_loop l = bench_loop(&run, id); bench_next(&l); done++) {
     if (!percpu) {
       __atomic_add_fetch(&global_count, 1, __ATOMIC_RELAXED);
     } else {
@@ -42,12 +44,11 @@ static void worker(int id, void *arg) {
       WRITE_ONCE(*mine, v);
     }
   }
-  done_ops[id][0] = ops_per_thread;
+  done_ops[id][0] = done;
 }
 
 int main(int argc, char **argv) {
-  struct bench_run run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_M5);
-  ops_per_thread = flag_num(&flags[F_OPS]);
+  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
   percpu = !strcmp(flags[F_POLICY].value, "percpu");
   batch = flag_num(&flags[F_BATCH]);
   if (batch < 1) usage(flags, NFLAGS(flags), "--batch must be at least 1");
@@ -63,15 +64,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < run.threads; i++) { ops += done_ops[i][0]; nfolds += folds[i][0]; sum += *local_of[i]; }
   int ok = sum == ops;
   json_begin();
-  json_run("stat_counter", &run, flags, NFLAGS(flags), ops);
+  json_run("stat_counter", &run, flags, NFLAGS(flags));
   json_u64("shared_value", global_count);
   json_u64("summed_value", sum);
   json_u64("expected_value", ops);
   json_u64("folds", nfolds);
   json_str("invariants", ok ? "ok" : "violated");
-  json_open("per_thread_ops", '[');
-  for (int i = 0; i < run.threads; i++) { json_sep(); printf("%" PRIu64, done_ops[i][0]); }
-  json_close(']');
   json_layout_begin(flags[F_LAYOUT].value);
   json_object_begin("global_count", &global_count, sizeof global_count);
   json_field("value", &global_count, sizeof global_count);

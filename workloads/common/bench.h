@@ -45,6 +45,16 @@ struct flag {
 /* The flags every workload has, in one wording. */
 #define FLAG_THREADS {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"}
 #define FLAG_M5 {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL}
+/* How a run is measured (will-it-scale's way by default: every thread runs for a warm-up and then a
+ * window of time, ops counted per thread and per interval; --ops N is fixed work instead). */
+#define FLAG_MEASURE(ops_help)                                                                              \
+  {"ops", ops_help " per thread, fixed work (0: run for --warmup-us + --window-us instead)", NULL, "0"},    \
+  {"warmup-us", "time every thread runs before the window (microseconds)", NULL, "100000"},                 \
+  {"window-us", "the measured window (microseconds; simulated time in gem5)", NULL, "1000000"},             \
+  {"interval-us", "ops are counted per interval of this length within the window", NULL, "100000"},         \
+  {"seed", "perturbs the start: thread i waits a seeded-random 0..--skew-ns before its first op (0: none)", NULL, "0"}, \
+  {"skew-ns", "largest start skew with --seed", NULL, "1000"}
+#define MEASURE_FLAG_COUNT 6
 
 static const char *bench_name;
 
@@ -154,21 +164,127 @@ struct start_gate {
   volatile int go __aligned_line;
 };
 
+#define MAX_INTERVALS 512   /* one 4 KiB page of counts per thread */
+
+/* How the run is measured: fixed work (ops > 0), or will-it-scale's timed window. */
+struct bench_measure {
+  uint64_t ops;                          /* per thread; 0: timed */
+  uint64_t warmup_ns, window_ns, interval_ns;
+  int intervals;
+  uint64_t seed, skew_ns;
+};
+
 struct bench_run {
   int threads;
   int m5;
+  struct bench_measure measure;
   struct start_gate gate;
-  uint64_t t_start, t_end;
+  uint64_t t_start, t_end;   /* of the measured part: the window, or the whole fixed-work run */
+  uint64_t t_release;
   int pinned;
 };
 
-/* Parses the command line and starts a run from its FLAG_THREADS and FLAG_M5 entries (at f_threads
- * and f_m5 of flags); a thread count outside 1..MAX_THREADS-1 ends the program with the usage text. */
-static struct bench_run bench_start(int argc, char **argv, struct flag *flags, int nflags, int f_threads, int f_m5) {
+/* Each thread's counts sit on its own page, so counting is never coherence traffic. */
+static uint64_t interval_ops[MAX_THREADS][MAX_INTERVALS] __attribute__((aligned(4096)));
+static uint64_t interval_aux[MAX_THREADS][MAX_INTERVALS] __attribute__((aligned(4096)));
+static struct { uint64_t all_ops, window_ops, warmup_ops; } __aligned_line thread_ops[MAX_THREADS];
+static const char *aux_name;   /* what interval_aux counts, if the workload counts something */
+
+/* Parses the command line and starts a run from its FLAG_THREADS, FLAG_MEASURE and FLAG_M5 entries (at
+ * f_threads, f_measure and f_m5 of flags); bad values end the program with the usage text. */
+static struct bench_run bench_start(int argc, char **argv, struct flag *flags, int nflags, int f_threads, int f_measure, int f_m5) {
   parse_flags(argc, argv, flags, nflags);
   struct bench_run run = {.threads = (int)flag_num(&flags[f_threads]), .m5 = flag_on(&flags[f_m5])};
   if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, nflags, "--threads must be 1..%d", MAX_THREADS - 1);
+  struct flag *m = &flags[f_measure];
+  struct bench_measure *ms = &run.measure;
+  ms->ops = flag_num(&m[0]);
+  ms->warmup_ns = flag_num(&m[1]) * 1000;
+  ms->window_ns = flag_num(&m[2]) * 1000;
+  ms->interval_ns = flag_num(&m[3]) * 1000;
+  ms->seed = flag_num(&m[4]);
+  ms->skew_ns = flag_num(&m[5]);
+  if (ms->ops == 0) {
+    if (ms->window_ns == 0 || ms->interval_ns == 0) usage(flags, nflags, "--window-us and --interval-us must be positive (or give --ops)");
+    if (ms->window_ns % ms->interval_ns) usage(flags, nflags, "--window-us must be a whole number of --interval-us");
+    if (ms->window_ns / ms->interval_ns > MAX_INTERVALS) usage(flags, nflags, "at most %d intervals per window", MAX_INTERVALS);
+    if (ms->seed && ms->skew_ns >= ms->warmup_ns) usage(flags, nflags, "--skew-ns must be shorter than the warm-up");
+    ms->intervals = (int)(ms->window_ns / ms->interval_ns);
+  } else {
+    ms->intervals = 1;
+  }
+  touch_object(interval_ops, sizeof interval_ops[0] * run.threads);
+  touch_object(interval_aux, sizeof interval_aux[0] * run.threads);
+  touch_object(thread_ops, sizeof thread_ops[0] * run.threads);
   return run;
+}
+
+/* splitmix64: the seeded start skew of each thread, the same on every machine. */
+static inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* One thread's measurement loop:  for (struct bench_loop l = bench_loop(run, id); bench_next(&l);) { op }
+ * An op belongs to the phase (warm-up, window, after) and interval in which it started. Thread 0 marks
+ * the window for gem5 (m5 work-begin when it first sees the window open, work-end when it sees it close). */
+struct bench_loop {
+  struct bench_run *run;
+  int id, started, in_window, window_opened;
+  uint64_t op_start;   /* when the op in progress started */
+  uint64_t begin, end; /* the window */
+};
+
+static inline struct bench_loop bench_loop(struct bench_run *run, int id) {
+  return (struct bench_loop){.run = run, .id = id};
+}
+
+/* Ends the op in progress, if any, and says whether to start another: 0 stop, 1 go on, 2 go on, and this
+ * op is the thread's first in the window (a workload resets its own per-op statistics there). */
+static inline int bench_next(struct bench_loop *l) {
+  struct bench_run *run = l->run;
+  const struct bench_measure *ms = &run->measure;
+  int id = l->id;
+  if (ms->ops) {   /* fixed work: every op is measured */
+    if (l->started) { interval_ops[id][0]++; thread_ops[id].all_ops++; thread_ops[id].window_ops++; }
+    l->started = l->in_window = 1;
+    return thread_ops[id].all_ops < ms->ops;
+  }
+  uint64_t t = now_ns();
+  if (!l->started) {
+    l->begin = run->t_release + ms->warmup_ns;
+    l->end = l->begin + ms->window_ns;
+    if (ms->seed) {
+      uint64_t until = t + splitmix64(ms->seed * MAX_THREADS + (uint64_t)id) % (ms->skew_ns + 1);
+      while ((t = now_ns()) < until) cpu_relax();
+    }
+  } else {
+    thread_ops[id].all_ops++;
+    if (l->op_start < l->begin) thread_ops[id].warmup_ops++;
+    else if (l->op_start < l->end) { thread_ops[id].window_ops++; interval_ops[id][(l->op_start - l->begin) / ms->interval_ns]++; }
+  }
+  l->started = 1;
+  l->op_start = t;
+  if (t >= l->end) {
+    if (id == 0 && run->m5) m5_work_end(0, 0);
+    l->in_window = 0;
+    return 0;
+  }
+  if (t >= l->begin && !l->window_opened) {
+    l->window_opened = l->in_window = 1;
+    if (id == 0 && run->m5) m5_work_begin(0, 0);
+    return 2;
+  }
+  return 1;
+}
+
+/* Counts n of the workload's own events (aux_name) in the interval of the op in progress. */
+static inline void bench_count_aux(struct bench_loop *l, uint64_t n) {
+  const struct bench_measure *ms = &l->run->measure;
+  if (ms->ops) interval_aux[l->id][0] += n;
+  else if (l->in_window) interval_aux[l->id][(l->op_start - l->begin) / ms->interval_ns] += n;
 }
 
 typedef void (*worker_fn)(int id, void *arg);
@@ -193,6 +309,7 @@ static void *worker_trampoline(void *p) {
  * once the workers are done so the extras can leave. */
 static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extra, worker_fn extra_fn, volatile int *stop_extra) {
   int total = run->threads + extra;
+  int fixed = run->measure.ops != 0;
   pthread_t tid[MAX_THREADS];
   /* First marker (id 1): the contended objects are set up and their pages mapped; gem5's config stops
    * logging TLB mappings here, before thread creation and the start barrier flood the TLB log. */
@@ -211,13 +328,21 @@ static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extr
   }
   run->pinned += pin_thread(pthread_self(), 0);
   while (READ_ONCE(run->gate.arrived) != total - 1) cpu_relax();
-  if (run->m5) m5_work_begin(0, 0);
-  run->t_start = now_ns();
+  /* With fixed work the region of interest is the whole run; a timed run's is the window, which
+   * thread 0 marks from bench_next. */
+  if (run->m5 && fixed) m5_work_begin(0, 0);
+  run->t_release = now_ns();
   WRITE_ONCE(run->gate.go, 1);
   fn(0, arg);
   for (int i = 1; i < run->threads; i++) pthread_join(tid[i], NULL);
-  run->t_end = now_ns();
-  if (run->m5) m5_work_end(0, 0);
+  if (fixed) {
+    run->t_start = run->t_release;
+    run->t_end = now_ns();
+    if (run->m5) m5_work_end(0, 0);
+  } else {
+    run->t_start = run->t_release + run->measure.warmup_ns;
+    run->t_end = run->t_start + run->measure.window_ns;
+  }
   if (stop_extra) WRITE_ONCE(*stop_extra, 1);
   for (int i = run->threads; i < total; i++) pthread_join(tid[i], NULL);
 }
@@ -227,7 +352,8 @@ static int json_first = 1;
 static void json_sep(void) { if (!json_first) fputs(", ", stdout); json_first = 0; }
 static void json_begin(void) { fputs("{", stdout); json_first = 1; }
 static void json_end(void) { fputs("}\n", stdout); json_first = 0; }
-static void json_key(const char *k) { json_sep(); printf("\"%s\": ", k); }
+/* A NULL key is an array element. */
+static void json_key(const char *k) { json_sep(); if (k) printf("\"%s\": ", k); }
 static void json_str(const char *k, const char *v) { json_key(k); printf("\"%s\"", v); }
 static void json_u64(const char *k, uint64_t v) { json_key(k); printf("%" PRIu64, v); }
 static void json_f(const char *k, double v) { json_key(k); printf("%.6g", v); }
@@ -260,17 +386,63 @@ static void json_object_begin(const char *name, const void *addr, size_t size) {
 }
 static void json_object_end(void) { json_close(']'); json_close('}'); }
 
-/* The common head of every benchmark's JSON: what ran and how long it took. */
-static void json_run(const char *benchmark, struct bench_run *run, struct flag *flags, int nflags, uint64_t ops) {
+static void json_u64_array(const char *k, const uint64_t *v, int n) {
+  json_open(k, '[');
+  for (int i = 0; i < n; i++) { json_sep(); printf("%" PRIu64, v[i]); }
+  json_close(']');
+}
+
+/* Per interval of the window: will-it-scale's `min: max: total:` over the threads' ops. */
+static void json_intervals(const char *k, uint64_t (*counts)[MAX_INTERVALS], struct bench_run *run) {
+  int n = run->measure.intervals;
+  uint64_t total[MAX_INTERVALS], min[MAX_INTERVALS], max[MAX_INTERVALS];
+  for (int j = 0; j < n; j++) {
+    total[j] = 0; min[j] = UINT64_MAX; max[j] = 0;
+    for (int i = 0; i < run->threads; i++) {
+      uint64_t c = counts[i][j];
+      total[j] += c;
+      if (c < min[j]) min[j] = c;
+      if (c > max[j]) max[j] = c;
+    }
+  }
+  json_open(k, '{');
+  json_u64_array("total", total, n);
+  json_u64_array("min", min, n);
+  json_u64_array("max", max, n);
+  json_close('}');
+}
+
+/* The common head of every benchmark's JSON: what ran, how it was measured, and the ops of the measured
+ * part (the window, or all of a fixed-work run) in total, per thread and per interval. */
+static void json_run(const char *benchmark, struct bench_run *run, struct flag *flags, int nflags) {
+  const struct bench_measure *ms = &run->measure;
+  uint64_t ops = 0, all = 0, per_thread[MAX_THREADS];
+  for (int i = 0; i < run->threads; i++) { per_thread[i] = thread_ops[i].window_ops; ops += per_thread[i]; all += thread_ops[i].all_ops; }
   double secs = (run->t_end - run->t_start) / 1e9;
   json_str("benchmark", benchmark);
   json_open("flags", '{');
   for (int i = 0; i < nflags; i++) json_str(flags[i].name, flags[i].value ? flags[i].value : "off");
   json_close('}');
   json_u64("threads", run->threads);
+  json_open("measure", '{');
+  json_str("mode", ms->ops ? "fixed-ops" : "window");
+  json_u64("warmup_ns", ms->ops ? 0 : ms->warmup_ns);
+  json_u64("window_ns", ms->ops ? run->t_end - run->t_start : ms->window_ns);
+  json_u64("interval_ns", ms->ops ? run->t_end - run->t_start : ms->interval_ns);
+  json_u64("intervals", ms->intervals);
+  json_u64("seed", ms->seed);
+  json_u64("skew_ns", ms->seed ? ms->skew_ns : 0);
+  json_close('}');
   json_u64("ops", ops);
+  json_u64("all_ops", all);
   json_f("elapsed_s", secs);
   json_f("ops_per_s", secs > 0 ? ops / secs : 0);
+  json_u64_array("per_thread_ops", per_thread, run->threads);
+  json_intervals("intervals", interval_ops, run);
+  if (aux_name) json_intervals(aux_name, interval_aux, run);
+  json_open("per_thread_interval_ops", '[');
+  for (int i = 0; i < run->threads; i++) json_u64_array(NULL, interval_ops[i], ms->intervals);
+  json_close(']');
   json_u64("pinned_threads", run->pinned);
   json_u64("cache_line", CACHE_LINE);
 }

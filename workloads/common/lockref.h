@@ -117,6 +117,14 @@ static inline struct lockref_tuning lockref_tuning_from_flags(struct flag *flags
   return t;
 }
 
+/* bench_next, with the thread's lockref statistics restarted when its window opens: they cover the
+ * window, like the ops. */
+static inline int bench_next_lockref(struct bench_loop *l, struct lockref_stats *st) {
+  int r = bench_next(l);
+  if (r == 2) memset(st, 0, sizeof *st);
+  return r;
+}
+
 /* Sums the per-thread statistics and writes them into the result JSON. */
 static inline struct lockref_stats lockref_stats_total(const struct lockref_stats *st, int threads) {
   struct lockref_stats total = {0, 0, 0, 0};
