@@ -1,0 +1,217 @@
+/* The VFS objects a path walk touches, laid out as in Linux on x86-64 (no lockdep, no RANDSTRUCT), and
+ * the RCU path walk of fs/namei.c over them, access by access. Every read or write of a shared object
+ * names the kernel function that makes it. Linux 6.12 source (Debian's linux-source-6.12) is the
+ * reference; `shared` is the dentry before the 6.11 reorder (6.1 .. 6.10, seed 004's "before"), `split`
+ * the dentry after it (6.11 on, seed 004's "after").
+ *
+ * What is left out: syscall entry and exit, getname's slab allocation, the LSM hooks (none configured),
+ * the mount and fs_struct sequence counts beyond one read each, and everything after the walk that works
+ * only on the thread's own memory besides what is written here. All of these are private or read-only
+ * and add time, not coherence traffic. */
+#ifndef COHTB_VFS_H
+#define COHTB_VFS_H
+
+#include <stddef.h>
+#include "lockref.h"
+
+struct hlist_bl_node { struct hlist_bl_node *next, **pprev; };
+struct list_head { struct list_head *next, *prev; };
+struct qstr { uint64_t hash_len; const unsigned char *name; };   /* hash_len: len << 32 | hash */
+
+/* include/linux/dcache.h, 6.1 .. 6.10: DNAME_INLINE_LEN 32, d_lockref at 88, on cache line 1 with
+ * the tail of d_iname that __d_lookup_rcu's name compare reads. */
+struct dentry_shared {
+  uint32_t d_flags;                 /* 0 */
+  uint32_t d_seq;                   /* 4 */
+  struct hlist_bl_node d_hash;      /* 8 */
+  void *d_parent;                   /* 24 */
+  struct qstr d_name;               /* 32 */
+  void *d_inode;                    /* 48 */
+  unsigned char d_iname[32];        /* 56 */
+  struct lockref d_lockref;         /* 88 */
+  const void *d_op;                 /* 96 */
+  void *d_sb;                       /* 104 */
+  unsigned long d_time;             /* 112 */
+  void *d_fsdata;                   /* 120 */
+  struct list_head d_lru;           /* 128 */
+  struct list_head d_child;         /* 144 */
+  struct list_head d_subdirs;       /* 160 */
+  struct hlist_bl_node d_u;         /* 176 */
+} __aligned_line;
+
+/* include/linux/dcache.h, 6.11 on: DNAME_INLINE_LEN 40, d_lockref at 128, a line of its own
+ * ("keep separate from RCU lookup area if possible!"). */
+struct dentry_split {
+  uint32_t d_flags;
+  uint32_t d_seq;
+  struct hlist_bl_node d_hash;
+  void *d_parent;
+  struct qstr d_name;
+  void *d_inode;
+  unsigned char d_iname[40];        /* 56 */
+  const void *d_op;                 /* 96 */
+  void *d_sb;
+  unsigned long d_time;
+  void *d_fsdata;
+  struct lockref d_lockref;         /* 128 */
+  struct list_head d_lru;           /* 136 */
+  struct hlist_bl_node d_sib;       /* 152 */
+  void *d_children;                 /* 168 */
+  struct hlist_bl_node d_u;         /* 176 */
+} __aligned_line;
+
+_Static_assert(offsetof(struct dentry_shared, d_lockref) == 88, "6.1 dentry: d_lockref at 88");
+_Static_assert(offsetof(struct dentry_split, d_lockref) == 128, "6.12 dentry: d_lockref at 128");
+_Static_assert(offsetof(struct dentry_split, d_iname) == 56 && offsetof(struct dentry_shared, d_iname) == 56, "d_iname at 56");
+_Static_assert(sizeof(struct dentry_shared) == 192 && sizeof(struct dentry_split) == 192, "192-byte dentries");
+
+/* A dentry in either layout, by its fields. */
+struct dentry {
+  uint32_t *d_flags, *d_seq;
+  struct hlist_bl_node *d_hash;
+  void **d_parent;
+  struct qstr *d_name;
+  void **d_inode;
+  unsigned char *d_iname;
+  size_t iname_len;
+  struct lockref *d_lockref;
+  void *object;
+};
+
+#define DENTRY_OF(p) ((struct dentry){&(p)->d_flags, &(p)->d_seq, &(p)->d_hash, &(p)->d_parent, &(p)->d_name, \
+                                      &(p)->d_inode, (p)->d_iname, sizeof (p)->d_iname, &(p)->d_lockref, (p)})
+
+#define DCACHE_MOUNTED 0x00010000u     /* d_flags: a mount point (include/linux/dcache.h) */
+#define DCACHE_REGULAR_TYPE 0x00400000u
+#define DCACHE_DIRECTORY_TYPE 0x00200000u
+
+/* include/linux/fs.h struct inode, its first lines (the stat data generic_fillattr reads), and the
+ * tmpfs fields shmem_getattr reads. */
+struct inode {
+  uint16_t i_mode, i_opflags;
+  uint32_t i_uid, i_gid, i_flags;
+  void *i_acl, *i_default_acl;
+  const void *i_op;
+  void *i_sb;
+  void *i_mapping;
+  unsigned long i_ino;
+  uint32_t i_nlink, i_rdev;
+  int64_t i_size;
+  int64_t i_atime_sec, i_mtime_sec, i_ctime_sec;
+  uint32_t i_atime_nsec, i_mtime_nsec, i_ctime_nsec, i_generation;
+  uint32_t i_lock;
+  uint16_t i_bytes;
+  uint8_t i_blkbits, i_write_hint;
+  uint64_t i_blocks;
+  uint64_t nrpages;                 /* i_data.nrpages: later in struct inode in the kernel */
+  uint64_t alloced, swapped;        /* struct shmem_inode_info (tmpfs) */
+  uint32_t fsflags;
+} __aligned_line;
+
+/* fs/mount.h struct mount: what __lookup_mnt compares, and the mounted root. */
+struct mount {
+  struct hlist_bl_node mnt_hash;
+  struct mount *mnt_parent;
+  void *mnt_mountpoint;              /* the dentry object mounted on */
+  void *mnt_root;                    /* mnt.mnt_root: the dentry object of the mounted root */
+  struct dentry *root_view;
+} __aligned_line;
+
+/* The part of struct nameidata (fs/namei.c) the walk keeps: the thread's own, on its stack. */
+struct nameidata {
+  struct dentry *path;               /* nd->path.dentry */
+  struct inode *inode;               /* nd->inode */
+  unsigned seq, next_seq;
+  struct qstr last;
+};
+
+/* hash_name (fs/namei.c): the component's hash and length, computed from the name as the kernel does a
+ * word at a time; private work (the name is the thread's own copy from getname). */
+static inline uint64_t hash_name(const unsigned char *name, unsigned *len) {
+  uint64_t hash = 0;
+  unsigned n = 0;
+  while (name[n] && name[n] != '/') {
+    hash = (hash + name[n]) * 0x9e3779b97f4a7c15ull;
+    n++;
+  }
+  *len = n;
+  return ((uint64_t)n << 32) | (uint32_t)(hash >> 32);
+}
+
+/* dentry_cmp (fs/dcache.c): READ_ONCE of d_name.name, then the name bytes a word at a time. For an
+ * inline name this reads d_iname, which for names longer than 8 bytes crosses into cache line 1. */
+static inline int dentry_cmp(struct dentry *d, const unsigned char *ct, unsigned len) {
+  const unsigned char *cs = READ_ONCE(d->d_name->name);
+  for (unsigned i = 0; i < len; i += 8) {
+    uint64_t a = 0, b = 0;
+    unsigned n = len - i < 8 ? len - i : 8;
+    memcpy(&a, (const void *)(cs + i), n);   /* load_unaligned_zeropad */
+    memcpy(&b, ct + i, n);
+    if (a != b) return 1;
+  }
+  return 0;
+}
+
+/* __d_lookup_rcu (fs/dcache.c): one hash chain, one entry (the dentry looked for). */
+static inline struct dentry *d_lookup_rcu(struct dentry *parent, struct hlist_bl_node **bucket, struct dentry *child,
+                                          const struct qstr *name, unsigned *seqp) {
+  if (READ_ONCE(*bucket) != child->d_hash) return NULL;             /* hlist_bl_for_each_entry_rcu: the head */
+  unsigned seq = READ_ONCE(*child->d_seq);                          /* raw_seqcount_begin(&dentry->d_seq) */
+  if (READ_ONCE(*child->d_parent) != parent->object) return NULL;   /* dentry->d_parent != parent */
+  if (!READ_ONCE(child->d_hash->pprev)) return NULL;                /* d_unhashed */
+  if (READ_ONCE(child->d_name->hash_len) != name->hash_len) return NULL;   /* d_name.hash_len */
+  if (dentry_cmp(child, name->name, (unsigned)(name->hash_len >> 32))) return NULL;   /* dentry_cmp */
+  *seqp = seq;
+  return child;
+}
+
+/* may_lookup -> inode_permission -> generic_permission/acl_permission_check (fs/namei.c): the
+ * directory's mode and owner, read-only. */
+static inline int may_lookup(struct inode *dir) {
+  uint16_t mode = READ_ONCE(dir->i_mode);
+  uint32_t uid = READ_ONCE(dir->i_uid);
+  return (mode & 0111) || uid == 0 ? 0 : -1;
+}
+
+/* walk_component -> lookup_fast -> step_into (fs/namei.c), RCU mode: look `name` up in nd->path,
+ * check the parent did not change, d_revalidate, cross a mount, take the child's inode. */
+static inline int walk_component(struct nameidata *nd, struct hlist_bl_node **bucket, struct dentry *child,
+                                 struct mount *mnt, unsigned *mount_lock) {
+  struct dentry *parent = nd->path;
+  struct dentry *d = d_lookup_rcu(parent, bucket, child, &nd->last, &nd->next_seq);   /* lookup_fast */
+  if (!d) return -1;
+  if (READ_ONCE(*parent->d_seq) != nd->seq) return -1;            /* lookup_fast: read_seqcount_retry(&parent->d_seq) */
+  uint32_t flags = READ_ONCE(*d->d_flags);                         /* d_revalidate: DCACHE_OP_REVALIDATE? */
+  flags = READ_ONCE(*d->d_flags);                                  /* handle_mounts -> __follow_mount_rcu */
+  if (flags & DCACHE_MOUNTED) {                                    /* __lookup_mnt: the mount hash */
+    if (READ_ONCE(mnt->mnt_mountpoint) != d->object || !READ_ONCE(mnt->mnt_parent)) return -1;
+    d = mnt->root_view;                                            /* path->dentry = mounted->mnt.mnt_root */
+    (void)READ_ONCE(mnt->mnt_root);
+    nd->next_seq = READ_ONCE(*d->d_seq);                           /* read_seqcount_begin(&dentry->d_seq) */
+    flags = READ_ONCE(*d->d_flags);
+    if (READ_ONCE(*mount_lock) & 1) return -1;                     /* read_seqretry(&mount_lock) */
+  }
+  struct inode *inode = READ_ONCE(*d->d_inode);                    /* step_into: inode = dentry->d_inode */
+  (void)(flags & DCACHE_REGULAR_TYPE);                             /* step_into: d_is_symlink */
+  if (READ_ONCE(*d->d_seq) != nd->next_seq) return -1;             /* step_into: read_seqcount_retry */
+  nd->path = d;
+  nd->inode = inode;
+  nd->seq = nd->next_seq;
+  return 0;
+}
+
+/* The JSON layout-map entry of a dentry: every field the walk touches. */
+static void json_kdentry(const char *name, const struct dentry *d, size_t size) {
+  json_object_begin(name, d->object, size);
+  json_field("d_flags", d->d_flags, 4);
+  json_field("d_seq", d->d_seq, 4);
+  json_field("d_hash", d->d_hash, sizeof *d->d_hash);
+  json_field("d_parent", d->d_parent, 8);
+  json_field("d_name", d->d_name, sizeof *d->d_name);
+  json_field("d_inode", d->d_inode, 8);
+  json_field("d_iname", d->d_iname, d->iname_len);
+  json_field("d_lockref", d->d_lockref, sizeof *d->d_lockref);
+  json_object_end();
+}
+
+#endif

@@ -1,0 +1,245 @@
+/* stat_path: stat(2) of one tmpfs file from every thread, following the kernel's path access by access
+ * (seed 004: will-it-scale's stat2, "Same file stat" on /tmp/willitscale.XXXXXX, 20-way on tmpfs).
+ * The functions are those of Linux 6.12 (fs/stat.c, fs/namei.c, fs/dcache.c, lib/lockref.c, mm/shmem.c);
+ * the objects are in common/vfs.h.
+ *
+ *   --layout  shared  every dentry as before the 6.11 reorder: the file's d_lockref shares cache line 1
+ *                     with the tail of d_iname, which the name compare of every lookup reads
+ *             split   as after it: d_lockref on a line of its own
+ *   --files   same    one file for all threads (stat2)
+ *             own     one file per thread (stat1, "Separate file stat": the control without sharing)
+ *   --policy  locked | cmpxchg | retry100 | trywait | unified   how lockref updates d_lockref
+ *   --intruder-period-us P --intruder-hold-ns H   one more thread takes the file's d_lock for H ns every
+ *             P us, as `ls /tmp` does through dcache_readdir (seed 004's trigger of the collapse)
+ */
+#include "common/vfs.h"
+
+static const char *layouts[] = {"shared", "split", NULL};
+static const char *files_choices[] = {"same", "own", NULL};
+static struct flag flags[] = {
+    FLAG_THREADS,
+    FLAG_MEASURE("stat calls"),
+    {"policy", "lockref update policy", lockref_policies, "retry100"},
+    {"layout", "the dentries before (shared) or after (split) the 6.11 reorder", layouts, "shared"},
+    {"files", "one file for all threads, or one each", files_choices, "same"},
+    LOCKREF_TUNING_FLAGS,
+    {"intruder-period-us", "an intruder takes the file's d_lock every P microseconds (0: no intruder)", NULL, "0"},
+    {"intruder-hold-ns", "how long the intruder holds the lock", NULL, "2000"},
+    FLAG_M5,
+};
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_FILES, F_RETRIES, F_WAIT,
+       F_IPERIOD, F_IHOLD, F_M5 };
+
+static const char path_name[] = "/tmp/willitscale.XXXXXX";
+static const unsigned char *file_name = (const unsigned char *)path_name + 5;
+
+/* The objects of the walk: "/" (rootfs), "tmp" in it (a mount point), the tmpfs mounted there and its
+ * root, the file(s) in it, and their inodes. Storage for both layouts; one is used. */
+static struct dentry_shared shared_dentries[3 + MAX_THREADS];
+static struct dentry_split split_dentries[3 + MAX_THREADS];
+static struct dentry root, tmp, tmpfs_root, files[MAX_THREADS];
+static size_t dentry_size;
+static struct inode root_inode, tmpfs_root_inode, file_inodes[MAX_THREADS];
+static struct mount tmpfs_mount;
+static struct { unsigned seq; struct dentry *root; } __aligned_line fs_struct;   /* current->fs: set_root */
+static unsigned mount_lock __aligned_line;                                       /* the mount_lock seqcount */
+/* dentry_hashtable: a bucket per dentry, each on its own line: 0 "/", 1 "tmp", 2 the tmpfs root, 3 + i file i */
+static struct { struct hlist_bl_node *first; } __aligned_line buckets[3 + MAX_THREADS];
+static struct { uint32_t s_dev; } __aligned_line tmpfs_sb;
+
+/* Each thread's own memory: the getname copy, the per-cpu mount count, the user's struct stat. */
+static struct {
+  char name[64];
+  int64_t mnt_count;
+  struct { uint64_t dev, ino, nlink; uint32_t mode, uid, gid, pad; uint64_t rdev; int64_t size, blksize, blocks;
+           int64_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns; } st;
+} __attribute__((aligned(4096))) mine[MAX_THREADS];
+
+static int own_files, split_layout;
+static struct lockref_tuning tuning;
+static struct lockref_stats stats[MAX_THREADS];
+static struct bench_run run;
+static uint64_t intruder_period_ns, intruder_hold_ns, intruder_holds;
+static volatile int stop_intruder;
+static uint64_t walk_failures[MAX_THREADS][8] __aligned_line;
+
+/* The component of `name` at `p`, hashed into nd->last (hash_name, link_path_walk). */
+static const char *next_component(struct nameidata *nd, const char *p) {
+  while (*p == '/') p++;
+  unsigned len;
+  nd->last.hash_len = hash_name((const unsigned char *)p, &len);
+  nd->last.name = (const unsigned char *)p;
+  return p + len;
+}
+
+/* One stat(2): vfs_fstatat -> vfs_statx -> filename_lookup -> path_lookupat, vfs_statx_path, path_put,
+ * cp_new_stat. Returns 0, or -1 if the RCU walk failed (it never should: nothing renames). */
+static int do_stat(int id, struct lockref_stats *st) {
+  struct dentry *file = &files[own_files ? id : 0];
+  /* getname -> strncpy_from_user: the path into the thread's names_cache buffer (private) */
+  memcpy(mine[id].name, path_name, sizeof path_name);
+  if (own_files) mine[id].name[sizeof path_name - 2] = (char)('A' + id % 26);
+
+  /* path_init (LOOKUP_RCU): set_root reads current->fs under fs->seq; nd->path = root */
+  struct nameidata nd;
+  (void)READ_ONCE(fs_struct.seq);
+  nd.path = READ_ONCE(fs_struct.root);
+  unsigned m_seq = READ_ONCE(mount_lock);                         /* nd->m_seq = __read_seqcount_begin(&mount_lock) */
+  nd.inode = READ_ONCE(*nd.path->d_inode);                        /* nd->inode = nd->path.dentry->d_inode */
+  nd.seq = READ_ONCE(*nd.path->d_seq);                            /* nd->seq = __read_seqcount_begin(&d_seq) */
+
+  /* link_path_walk: "tmp" */
+  const char *p = next_component(&nd, mine[id].name);
+  if (may_lookup(nd.inode)) return -1;                            /* may_lookup */
+  if (walk_component(&nd, &buckets[1].first, &tmp, &tmpfs_mount, &mount_lock)) return -1;   /* walk_component */
+  /* link_path_walk: the last component, then lookup_last -> walk_component */
+  next_component(&nd, p);
+  if (may_lookup(nd.inode)) return -1;
+  if (walk_component(&nd, &buckets[3 + (own_files ? id : 0)].first, file, &tmpfs_mount, &mount_lock)) return -1;
+
+  /* complete_walk -> try_to_unlazy -> legitimize_path */
+  mine[id].mnt_count++;                                            /* __legitimize_mnt: mnt_add_count, per cpu */
+  if (READ_ONCE(mount_lock) != m_seq) return -1;                  /* __legitimize_mnt: read_seqretry(&mount_lock) */
+  lockref_get(file->d_lockref, &tuning, st);                      /* lockref_get_not_dead(&dentry->d_lockref) */
+  if (READ_ONCE(*file->d_seq) != nd.seq) return -1;               /* read_seqcount_retry(&dentry->d_seq, seq) */
+  if (READ_ONCE(*tmpfs_root.d_inode) != (void *)&tmpfs_root_inode) return -1;   /* try_to_unlazy: BUG_ON(nd->inode != parent->d_inode) */
+
+  /* vfs_statx_path -> vfs_getattr -> vfs_getattr_nosec -> shmem_getattr -> generic_fillattr */
+  struct inode *inode = READ_ONCE(*file->d_inode);                /* vfs_getattr_nosec: d_backing_inode */
+  (void)READ_ONCE(inode->i_op);                                    /* vfs_getattr_nosec: inode->i_op->getattr */
+  inode = READ_ONCE(*file->d_inode);                               /* shmem_getattr: path->dentry->d_inode */
+  if (READ_ONCE(inode->alloced) - READ_ONCE(inode->swapped) != READ_ONCE(inode->nrpages)) return -1;   /* shmem_getattr */
+  (void)READ_ONCE(inode->fsflags);                                 /* shmem_getattr: info->fsflags */
+  struct kstat_view { uint64_t dev, ino, nlink, rdev, blocks; uint32_t mode, uid, gid; int64_t size, a, m, c; } k;
+  k.dev = READ_ONCE(tmpfs_sb.s_dev);                               /* generic_fillattr: inode->i_sb->s_dev */
+  k.ino = READ_ONCE(inode->i_ino);
+  k.mode = READ_ONCE(inode->i_mode);
+  k.nlink = READ_ONCE(inode->i_nlink);
+  k.uid = READ_ONCE(inode->i_uid);
+  k.gid = READ_ONCE(inode->i_gid);
+  k.rdev = READ_ONCE(inode->i_rdev);
+  k.size = READ_ONCE(inode->i_size);                               /* i_size_read */
+  k.a = READ_ONCE(inode->i_atime_sec);
+  k.m = READ_ONCE(inode->i_mtime_sec);
+  k.c = READ_ONCE(inode->i_ctime_sec);
+  k.blocks = READ_ONCE(inode->i_blocks);
+  (void)READ_ONCE(tmpfs_mount.mnt_root);                           /* vfs_statx_path: path_mounted, mnt_id */
+
+  /* path_put -> dput -> fast_dput -> lockref_put_return (locked: spin_lock(&d_lock), count--); mntput */
+  lockref_put(file->d_lockref, &tuning, st);
+  mine[id].mnt_count--;
+
+  /* cp_new_stat -> copy_to_user: the user's struct stat (private) */
+  mine[id].st.dev = k.dev; mine[id].st.ino = k.ino; mine[id].st.nlink = k.nlink; mine[id].st.mode = k.mode;
+  mine[id].st.uid = k.uid; mine[id].st.gid = k.gid; mine[id].st.rdev = k.rdev; mine[id].st.size = k.size;
+  mine[id].st.blksize = 4096; mine[id].st.blocks = k.blocks;
+  mine[id].st.atime = k.a; mine[id].st.mtime = k.m; mine[id].st.ctime = k.c;
+  return 0;
+}
+
+static void worker(int id, void *arg) {
+  (void)arg;
+  struct lockref_stats *st = &stats[id];
+  for (struct bench_loop l = bench_loop(&run, id); bench_next_lockref(&l, st);) {
+    uint64_t locked = st->locked_ops;
+    if (do_stat(id, st)) walk_failures[id][0]++;
+    st->ops++;
+    bench_count_aux(&l, st->locked_ops - locked);
+  }
+}
+
+static void intruder(int id, void *arg) {
+  (void)id; (void)arg;
+  uint64_t next = now_ns() + intruder_period_ns;
+  while (!READ_ONCE(stop_intruder)) {
+    if (now_ns() < next) { cpu_relax(); continue; }
+    spin_lock(&files[0].d_lockref->lock);                        /* dcache_readdir: spin_lock(&dentry->d_lock) */
+    uint64_t until = now_ns() + intruder_hold_ns;
+    while (now_ns() < until) cpu_relax();
+    spin_unlock(&files[0].d_lockref->lock);
+    intruder_holds++;
+    next += intruder_period_ns;
+  }
+}
+
+/* A dentry named `name` in `parent` (NULL: the root), hashed into `bucket`, with `inode`. */
+static struct dentry make_dentry(int slot, const char *name, struct dentry *parent, struct hlist_bl_node **bucket,
+                                 struct inode *inode, uint32_t flags) {
+  struct dentry d = split_layout ? DENTRY_OF(&split_dentries[slot]) : DENTRY_OF(&shared_dentries[slot]);
+  size_t len = strlen(name);
+  memcpy(d.d_iname, name, len + 1);                                /* __d_alloc: a short name is inline */
+  unsigned hl;
+  d.d_name->hash_len = hash_name((const unsigned char *)name, &hl);
+  d.d_name->name = d.d_iname;
+  *d.d_parent = parent ? parent->object : d.object;
+  *d.d_inode = inode;
+  *d.d_flags = flags;
+  d.d_hash->pprev = bucket;                                        /* hashed: __d_rehash */
+  *bucket = d.d_hash;
+  d.d_lockref->count = 1;                                          /* the dcache's own reference */
+  return d;
+}
+
+int main(int argc, char **argv) {
+  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
+  aux_name = "locked_ops";
+  tuning = lockref_tuning_from_flags(flags, NFLAGS(flags), F_POLICY, F_RETRIES);
+  own_files = !strcmp(flags[F_FILES].value, "own");
+  intruder_period_ns = flag_num(&flags[F_IPERIOD]) * 1000;
+  intruder_hold_ns = flag_num(&flags[F_IHOLD]);
+  if (own_files && intruder_period_ns) usage(flags, NFLAGS(flags), "the intruder needs --files same");
+  split_layout = !strcmp(flags[F_LAYOUT].value, "split");
+  dentry_size = sizeof(struct dentry_shared);
+
+  root_inode = (struct inode){.i_mode = 040755, .i_ino = 1, .i_nlink = 2};
+  tmpfs_root_inode = (struct inode){.i_mode = 041777, .i_ino = 1, .i_nlink = 2};
+  root = make_dentry(0, "/", NULL, &buckets[0].first, &root_inode, DCACHE_DIRECTORY_TYPE);
+  tmp = make_dentry(1, "tmp", &root, &buckets[1].first, NULL, DCACHE_DIRECTORY_TYPE | DCACHE_MOUNTED);
+  tmpfs_root = make_dentry(2, "/", NULL, &buckets[2].first, &tmpfs_root_inode, DCACHE_DIRECTORY_TYPE);
+  tmpfs_mount = (struct mount){.mnt_parent = &tmpfs_mount, .mnt_mountpoint = tmp.object, .mnt_root = tmpfs_root.object,
+                               .root_view = &tmpfs_root};
+  fs_struct.root = &root;
+  tmpfs_sb.s_dev = 0x2a;
+  int nfiles = own_files ? run.threads : 1;
+  for (int i = 0; i < nfiles; i++) {
+    char name[32];
+    memcpy(name, file_name, strlen((const char *)file_name) + 1);
+    if (own_files) name[strlen(name) - 1] = (char)('A' + i % 26);
+    file_inodes[i] = (struct inode){.i_mode = 0100600, .i_ino = 100 + i, .i_nlink = 1, .i_blkbits = 12};
+    /* each file in a bucket of its own, so with --files own no thread reads another's dentry */
+    files[i] = make_dentry(3 + i, name, &tmpfs_root, &buckets[3 + i].first, &file_inodes[i], DCACHE_REGULAR_TYPE);
+  }
+  touch_object(mine, sizeof mine[0] * run.threads);
+
+  int extra = intruder_period_ns ? 1 : 0;
+  run_threads(&run, worker, NULL, extra, intruder, &stop_intruder);
+
+  struct lockref_stats total = lockref_stats_total(stats, run.threads);
+  uint64_t failures = 0;
+  int ok = 1;
+  for (int i = 0; i < run.threads; i++) failures += walk_failures[i][0];
+  for (int i = 0; i < nfiles; i++) ok &= files[i].d_lockref->count == 1;
+  ok &= failures == 0;
+  json_begin();
+  json_run("stat_path", &run, flags, NFLAGS(flags));
+  json_lockref_stats(&total);
+  json_u64("intruder_holds", intruder_holds);
+  json_u64("walk_failures", failures);
+  json_key("final_count"); printf("%d", files[0].d_lockref->count);
+  json_u64("expected_count", 1);
+  json_str("invariants", ok ? "ok" : "violated");
+  json_layout_begin(flags[F_LAYOUT].value);
+  json_kdentry("file", &files[0], dentry_size);
+  json_kdentry("tmpfs_root", &tmpfs_root, dentry_size);
+  json_kdentry("tmp", &tmp, dentry_size);
+  json_kdentry("root", &root, dentry_size);
+  json_object_begin("file_inode", &file_inodes[0], sizeof file_inodes[0]);
+  json_object_end();
+  json_object_begin("hash_buckets", buckets, sizeof buckets[0] * (3 + nfiles));
+  json_object_end();
+  json_object_begin("per_thread", mine, sizeof mine[0] * run.threads);
+  json_object_end();
+  json_layout_end();
+  json_end();
+  return ok ? 0 : 1;
+}
