@@ -35,10 +35,16 @@ def test_runs_and_keeps_its_invariants(name, policy, layout):
     check_schema(doc, name, THREADS, policy, layout)
     expected_ops = THREADS * (ops & ~1 if name == "list_batch" else ops)
     assert doc["ops"] == expected_ops
-    if name in ("lockref", "dget_parent"):
+    if name in ("lockref", "dget_parent", "stat_path", "open_close"):
         assert doc["final_count"] == doc["expected_count"] == 1   # no reference lost
+        # lockref gets and puts per op: lockref/dget_parent/stat_path a get and a put; open_close the file's get
+        # and put and two dget_parent/dput on the directory
+        updates = expected_ops * (6 if name == "open_close" else 2)
+        assert doc["lockref_updates"] == updates
         if policy == "locked":
-            assert doc["locked_ops"] == 2 * expected_ops
+            assert doc["locked_ops"] == updates
+    if name in ("stat_path", "open_close"):
+        assert doc["invariants"] == "ok" and doc["walk_failures"] == 0
     if name == "list_batch":
         assert doc["invariants"] == "ok" and doc["final_length"] == 0 and doc["max_length"] <= THREADS
         assert doc["ops_by_owner"] + doc["ops_for_others"] == expected_ops
@@ -66,6 +72,63 @@ def test_lockref_layout_map_matches_the_layout(layout):
         obj = doc["layout_map"]["objects"][0]
         lref = next(f for f in obj["fields"] if f["name"] == "d_lockref")
         assert obj["address"] % 64 == 0 and obj["size"] % 64 == 0 and lref["address"] % 64 == 0
+
+
+@pytest.mark.parametrize("name, object_name", [("stat_path", "file"), ("open_close", "parent")])
+@pytest.mark.parametrize("layout", ["shared", "split"])
+def test_kernel_dentry_layouts(name, object_name, layout):
+    """The dentries at the kernel's offsets: d_lockref at 88 before the 6.11 reorder, at 128 after it, d_iname at 56.
+    stat_path's file name (will-it-scale's willitscale.XXXXXX, 18 bytes) runs into line 1: before the reorder the
+    name compare of every lookup reads the count word's line; after it, no lookup field shares that line."""
+    doc = run_native(name, 2, 100, "retry100", layout)
+    obj = next(o for o in doc["layout_map"]["objects"] if o["name"] == object_name)
+    offset = {f["name"]: f["address"] - obj["address"] for f in obj["fields"]}
+    assert obj["address"] % 64 == 0 and obj["size"] == 192
+    assert offset["d_iname"] == 56 and offset["d_lockref"] == (88 if layout == "shared" else 128)
+    if name == "stat_path":
+        lines = field_lines(doc)
+        name_lines = set(range((obj["address"] + 56) // 64, (obj["address"] + 56 + 18 - 1) // 64 + 1))
+        count_line = lines[f"{object_name}.d_lockref"]
+        lookup = set().union(*(lines[f"{object_name}.{f}"] for f in ("d_flags", "d_seq", "d_hash", "d_parent", "d_name", "d_inode")))
+        assert (count_line <= name_lines) == (layout == "shared")
+        assert not (count_line & lookup)
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_timed_window_counts_ops_per_interval(name):
+    """will-it-scale's measurement: a warm-up, then a window of 3 intervals; every op of the window is in one
+    interval of one thread, and the per-interval min/max/total are those of the per-thread rows."""
+    doc = run_native(name, 2, 0, WORKLOADS[name].policies[0], WORKLOADS[name].layouts[0],
+                     ["--warmup-us", "20000", "--window-us", "60000", "--interval-us", "20000"])
+    m = doc["measure"]
+    assert m["mode"] == "window" and m["window_ns"] == 60_000_000 and m["intervals"] == 3 and m["warmup_ns"] == 20_000_000
+    rows = doc["per_thread_interval_ops"]
+    assert len(rows) == 2 and all(len(r) == 3 for r in rows)
+    assert [sum(r) for r in rows] == doc["per_thread_ops"]
+    iv = doc["intervals"]
+    assert iv["total"] == [sum(c) for c in zip(*rows)] and sum(iv["total"]) == doc["ops"] > 0
+    assert iv["min"] == [min(c) for c in zip(*rows)] and iv["max"] == [max(c) for c in zip(*rows)]
+    assert doc["all_ops"] > doc["ops"]   # the warm-up's ops are done but not counted
+    assert abs(doc["elapsed_s"] - 0.06) < 1e-9
+
+
+def test_seeded_start_skew_is_reproducible():
+    def skew(seed):
+        doc = run_native("stat_counter", 4, 0, "shared", "padded",
+                         ["--warmup-us", "2000", "--window-us", "2000", "--interval-us", "1000", "--seed", str(seed), "--skew-ns", "900"])
+        return doc["start_skew_ns"]
+    a, b, c = skew(1), skew(1), skew(2)
+    assert a == b and a != c and all(0 <= x <= 900 for x in a + c)
+    assert skew(0) == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("args, why", [(["--window-us", "1000", "--interval-us", "300"], "whole number"),
+                                       (["--window-us", "0"], "must be positive"),
+                                       (["--seed", "1", "--skew-ns", "5000", "--warmup-us", "1"], "shorter than the warm-up"),
+                                       (["--window-us", "1000", "--interval-us", "1"], "at most 512 intervals")])
+def test_bad_measurement_flags_are_usage_errors(args, why):
+    proc = subprocess.run([str(binary("lockref")), *args], capture_output=True, text=True)
+    assert proc.returncode == 2 and why in proc.stderr and proc.stdout == ""
 
 
 def test_stat_counter_packed_layout_shares_lines():

@@ -30,10 +30,11 @@ class RunMetrics:
 
     @property
     def locked_share(self) -> float | None:
-        locked = self.run.manifest.workload.locked_ops
-        if locked is None:
+        w = self.run.manifest.workload
+        if w.locked_ops is None:
             return None
-        return locked / (2 * self.run.ops)   # a get and a put per operation
+        updates = w.lockref_updates if w.lockref_updates is not None else 2 * self.run.ops   # older runs: a get and a put
+        return w.locked_ops / updates if updates else None
 
     def to_json(self) -> dict:
         return {"run": self.run.id, "label": self.label, "spec": self.run.spec.to_json(),

@@ -58,10 +58,33 @@ class System(_Open):
         return parse_frequency(self.clock)
 
 
+class Measure(_Open):
+    """How the workload measured itself (workloads/common/bench.h): a timed window, or fixed work."""
+
+    mode: str
+    warmup_ns: conint(ge=0)
+    window_ns: conint(ge=1)
+    interval_ns: conint(ge=1)
+    intervals: conint(ge=1)
+    seed: conint(ge=0) = 0
+
+
+class Intervals(_Open):
+    """will-it-scale's per-interval line: the threads' ops summed, and the least and most of one thread."""
+
+    total: list[conint(ge=0)]
+    min: list[conint(ge=0)]
+    max: list[conint(ge=0)]
+
+
 class WorkloadResult(_Open):
     ops: conint(ge=1)
     threads: conint(ge=1)
     locked_ops: Optional[conint(ge=0)] = None
+    lockref_updates: Optional[conint(ge=0)] = None   # gets and puts; absent before timed windows (then 2 per op)
+    measure: Optional[Measure] = None             # absent in runs recorded before timed windows
+    per_thread_ops: Optional[list[conint(ge=0)]] = None
+    intervals: Optional[Intervals] = None
 
 
 class Files(_Open):

@@ -19,11 +19,17 @@ class RunSpec:
     layout: str
     sockets: PositiveInt
     cores_per_socket: PositiveInt
-    ops: PositiveInt
+    ops: NonNegativeInt = 0              # fixed work per thread; 0: a timed window (the ones below)
     intruder_period_us: NonNegativeInt = 0
     intruder_hold_ns: NonNegativeInt | None = None   # None: the workload's own default
     cpu: str = "timing"
     extra: tuple[str, ...] = field(default_factory=tuple)
+    # will-it-scale's measurement, in simulated microseconds: every thread runs a warm-up, then the window,
+    # ops counted per interval. `seed` perturbs the start (per-thread skew); repetitions differ only in it.
+    warmup_us: NonNegativeInt = 0
+    window_us: NonNegativeInt = 0
+    interval_us: NonNegativeInt = 0
+    seed: NonNegativeInt = 0
 
     @property
     def cores(self) -> int:
@@ -36,17 +42,34 @@ class RunSpec:
 
     @property
     def id(self) -> str:
-        parts = [self.workload, self.policy, self.layout, f"{self.sockets}x{self.cores_per_socket}", f"ops{self.ops}"]
+        measure = f"ops{self.ops}" if self.ops else f"w{self.window_us}us"
+        parts = [self.workload, self.policy, self.layout, f"{self.sockets}x{self.cores_per_socket}", measure]
         if self.intruder_period_us:
             parts.append(f"intruder{self.intruder_period_us}us" + (f"{self.intruder_hold_ns}ns" if self.intruder_hold_ns else ""))
         if self.cpu != "timing":
             parts.append(self.cpu)
         if self.extra:
             parts.append(re.sub(r"[^A-Za-z0-9]+", "", "".join(self.extra)))
+        if self.seed:
+            parts.append(f"s{self.seed}")
         return "-".join(parts)
 
+    @property
+    def repetition_of(self) -> str:
+        """The id of the configuration, without the seed: repetitions share it."""
+        return RunSpec(**{**asdict(self), "seed": 0}).id
+
+    @property
+    def timed(self) -> bool:
+        return self.ops == 0
+
     def workload_args(self) -> list[str]:
-        args = ["--threads", str(self.threads), "--ops", str(self.ops), "--policy", self.policy, "--layout", self.layout, "--m5"]
+        args = ["--threads", str(self.threads), "--policy", self.policy, "--layout", self.layout, "--m5"]
+        if self.ops:
+            args += ["--ops", str(self.ops)]
+        else:
+            args += ["--warmup-us", str(self.warmup_us), "--window-us", str(self.window_us),
+                     "--interval-us", str(self.interval_us), "--seed", str(self.seed)]
         if self.intruder_period_us:
             args += ["--intruder-period-us", str(self.intruder_period_us)]
             if self.intruder_hold_ns is not None:
@@ -65,6 +88,8 @@ class RunSpec:
             raise CohtbError(f"run {self.id}: sockets must be a power of two (gem5 interleaves memory channels by address bits)")
         if self.threads < 1:
             raise CohtbError(f"run {self.id}: no CPU left for a worker thread")
+        if not self.ops and not (self.window_us and self.interval_us and self.window_us % self.interval_us == 0):
+            raise CohtbError(f"run {self.id}: a timed run needs a window that is a whole number of intervals (or ops)")
 
     def to_json(self) -> dict:
         d = asdict(self)

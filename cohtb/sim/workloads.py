@@ -15,7 +15,8 @@ BIN_DIR = ROOT / "build" / "workloads"
 
 
 # The workloads, and the seed (../shared/seeds/) each stands for. What each accepts comes from the binary.
-SEEDS = {"lockref": "000, 004", "dget_parent": "000", "list_batch": "001", "rwsem": "002", "stat_counter": "003"}
+SEEDS = {"lockref": "000, 004", "dget_parent": "000", "list_batch": "001", "rwsem": "002", "stat_counter": "003",
+         "stat_path": "004", "open_close": "000"}
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,9 @@ def binary(name: str) -> Path:
 
 
 def workload_args(threads: int, ops: int, policy: str, layout: str, extra: list[str] | None = None) -> list[str]:
-    return ["--threads", str(threads), "--ops", str(ops), "--policy", policy, "--layout", layout, *(extra or [])]
+    """ops > 0: fixed work per thread; 0: the workload's timed window (its --warmup-us/--window-us, or extra's)."""
+    return ["--threads", str(threads), *(["--ops", str(ops)] if ops else []), "--policy", policy, "--layout", layout,
+            *(extra or [])]
 
 
 def run_native(name: str, threads: int, ops: int, policy: str, layout: str, extra: list[str] | None = None,

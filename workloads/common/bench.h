@@ -187,7 +187,7 @@ struct bench_run {
 /* Each thread's counts sit on its own page, so counting is never coherence traffic. */
 static uint64_t interval_ops[MAX_THREADS][MAX_INTERVALS] __attribute__((aligned(4096)));
 static uint64_t interval_aux[MAX_THREADS][MAX_INTERVALS] __attribute__((aligned(4096)));
-static struct { uint64_t all_ops, window_ops, warmup_ops; } __aligned_line thread_ops[MAX_THREADS];
+static struct { uint64_t all_ops, window_ops, warmup_ops, skew_ns; } __aligned_line thread_ops[MAX_THREADS];
 static const char *aux_name;   /* what interval_aux counts, if the workload counts something */
 
 /* Parses the command line and starts a run from its FLAG_THREADS, FLAG_MEASURE and FLAG_M5 entries (at
@@ -257,7 +257,8 @@ static inline int bench_next(struct bench_loop *l) {
     l->begin = run->t_release + ms->warmup_ns;
     l->end = l->begin + ms->window_ns;
     if (ms->seed) {
-      uint64_t until = t + splitmix64(ms->seed * MAX_THREADS + (uint64_t)id) % (ms->skew_ns + 1);
+      thread_ops[id].skew_ns = splitmix64(ms->seed * MAX_THREADS + (uint64_t)id) % (ms->skew_ns + 1);
+      uint64_t until = t + thread_ops[id].skew_ns;
       while ((t = now_ns()) < until) cpu_relax();
     }
   } else {
@@ -438,8 +439,14 @@ static void json_run(const char *benchmark, struct bench_run *run, struct flag *
   json_f("elapsed_s", secs);
   json_f("ops_per_s", secs > 0 ? ops / secs : 0);
   json_u64_array("per_thread_ops", per_thread, run->threads);
+  for (int i = 0; i < run->threads; i++) per_thread[i] = thread_ops[i].skew_ns;
+  json_u64_array("start_skew_ns", per_thread, run->threads);
   json_intervals("intervals", interval_ops, run);
-  if (aux_name) json_intervals(aux_name, interval_aux, run);
+  if (aux_name) {   /* "<aux_name>_intervals" */
+    char key[64];
+    snprintf(key, sizeof key, "%s_intervals", aux_name);
+    json_intervals(key, interval_aux, run);
+  }
   json_open("per_thread_interval_ops", '[');
   for (int i = 0; i < run->threads; i++) json_u64_array(NULL, interval_ops[i], ms->intervals);
   json_close(']');

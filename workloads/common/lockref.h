@@ -19,7 +19,7 @@ enum lockref_policy { POLICY_LOCKED, POLICY_CMPXCHG, POLICY_RETRY100, POLICY_TRY
 static const char *lockref_policies[] = {"locked", "cmpxchg", "retry100", "trywait", "unified", NULL};
 
 struct lockref_stats {
-  uint64_t ops, locked_ops, cmpxchg_fails, waits;
+  uint64_t ops, updates, locked_ops, cmpxchg_fails, waits;   /* updates: lockref gets and puts */
 } __aligned_line;
 
 struct lockref_tuning {
@@ -79,6 +79,7 @@ static inline int unified_loop(struct lockref *lr, int delta, int budget, struct
 }
 
 static inline void lockref_add(struct lockref *lr, int delta, const struct lockref_tuning *t, struct lockref_stats *st) {
+  st->updates++;
   switch (t->policy) {
     case POLICY_LOCKED: break;
     case POLICY_CMPXCHG: if (cmpxchg_loop(lr, delta, -1, st)) return; break;
@@ -127,9 +128,10 @@ static inline int bench_next_lockref(struct bench_loop *l, struct lockref_stats 
 
 /* Sums the per-thread statistics and writes them into the result JSON. */
 static inline struct lockref_stats lockref_stats_total(const struct lockref_stats *st, int threads) {
-  struct lockref_stats total = {0, 0, 0, 0};
+  struct lockref_stats total = {0, 0, 0, 0, 0};
   for (int i = 0; i < threads; i++) {
     total.ops += st[i].ops;
+    total.updates += st[i].updates;
     total.locked_ops += st[i].locked_ops;
     total.cmpxchg_fails += st[i].cmpxchg_fails;
     total.waits += st[i].waits;
@@ -137,6 +139,7 @@ static inline struct lockref_stats lockref_stats_total(const struct lockref_stat
   return total;
 }
 static inline void json_lockref_stats(const struct lockref_stats *total) {
+  json_u64("lockref_updates", total->updates);
   json_u64("locked_ops", total->locked_ops);
   json_u64("cmpxchg_failures", total->cmpxchg_fails);
   json_u64("unlock_waits", total->waits);

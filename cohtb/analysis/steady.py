@@ -1,0 +1,70 @@
+"""Steady state as will-it-scale reports it: ops per thread and per socket over the window (fairness),
+and ops per interval (the time series in which a collapse shows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cohtb.sim.runs import Run
+
+
+@dataclass(frozen=True)
+class Fairness:
+    """Window ops of the least and the most productive thread and socket. `ratio` is min/max over
+    threads: 1 when every thread got as much done, near 0 when some starved."""
+
+    thread_min: int
+    thread_max: int
+    socket_min: int
+    socket_max: int
+
+    @property
+    def ratio(self) -> float:
+        return self.thread_min / self.thread_max if self.thread_max else 0.0
+
+    @property
+    def socket_ratio(self) -> float:
+        return self.socket_min / self.socket_max if self.socket_max else 0.0
+
+    def to_json(self) -> dict:
+        return {"thread_min": self.thread_min, "thread_max": self.thread_max, "socket_min": self.socket_min,
+                "socket_max": self.socket_max, "ratio": self.ratio, "socket_ratio": self.socket_ratio}
+
+
+def fairness(run: Run) -> Fairness | None:
+    """From the workload's per-thread ops. Thread i runs on CPU i (gem5 SE gives threads the CPUs in
+    creation order), so its socket is core i's; an intruder's CPU (the last) is not a worker."""
+    per_thread = run.manifest.workload.per_thread_ops
+    if not per_thread:
+        return None
+    socket_of = run.manifest.socket_of_core
+    sockets: dict[int, int] = {}
+    for t, ops in enumerate(per_thread):
+        s = socket_of[t] if t < len(socket_of) else -1
+        sockets[s] = sockets.get(s, 0) + ops
+    return Fairness(min(per_thread), max(per_thread), min(sockets.values()), max(sockets.values()))
+
+
+@dataclass(frozen=True)
+class Series:
+    """Per interval of the window: start (µs into the window), total ops, least and most of one thread,
+    and the workload's own per-interval count (lockref workloads: lock acquisitions), if it has one."""
+
+    interval_us: float
+    total: list[int]
+    min: list[int]
+    max: list[int]
+    locked: list[int] | None
+
+    @property
+    def starts_us(self) -> list[float]:
+        return [i * self.interval_us for i in range(len(self.total))]
+
+
+def series(run: Run) -> Series | None:
+    w = run.manifest.workload
+    if not run.timed or w.intervals is None:
+        return None
+    locked = (w.model_extra or {}).get("locked_ops_intervals")
+    return Series(w.measure.interval_ns / 1e3, w.intervals.total, w.intervals.min, w.intervals.max,
+                  locked["total"] if isinstance(locked, dict) else None)
