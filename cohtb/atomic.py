@@ -40,6 +40,10 @@ def atomic_dir(final: Path) -> Iterator[Path]:
 
 
 def write_json_atomic(path: Path, doc) -> None:
+    write_text_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    tmp.write_text(text)
     os.replace(tmp, path)

@@ -106,23 +106,91 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_readme(args: argparse.Namespace) -> int:
+def kept_runs(specs) -> tuple[list, list[str]]:
+    """The finished runs of these specs found in results/runs/ or reference-runs/, and the ids not found."""
+    from cohtb.sim.runs import load, resolve
+
+    runs, missing = [], []
+    for spec in specs:
+        try:
+            runs.append(load(resolve(spec.id)))
+        except CohtbError:
+            missing.append(spec.id)
+    return runs, missing
+
+
+def cmd_seeds(args: argparse.Namespace) -> int:
     from cohtb.analysis.pipeline import metrics_for
-    from cohtb.mainjob import REFERENCE_RUNS
-    from cohtb.report import readme
-    from cohtb.sim.runs import discover
+    from cohtb.experiments.seeds import EXPERIMENTS
+    from cohtb.report.results import point_table, seed_results
+    from cohtb.experiments.reproduce import collapse_verdict
+
+    if args.seed is None:
+        for e in EXPERIMENTS.values():
+            runs, missing = kept_runs(e.specs())
+            print(f"seed {e.seed}: {e.title} — {e.base_name} vs {e.new_name}; {len(runs)}/{len(e.specs())} runs kept")
+        return 0
+    if args.seed not in EXPERIMENTS:
+        raise CohtbError(f"--seed {args.seed}: no such experiment (known: {', '.join(EXPERIMENTS)})")
+    e = EXPERIMENTS[args.seed]
+    if args.launch:
+        from cohtb.sim import gem5, launch
+
+        if gem5.find() is None:
+            raise CohtbError(f"--launch needs gem5: {gem5.why_missing()}")
+        _, missing = kept_runs(e.specs())
+        todo = [s for s in e.specs() if s.id in missing]
+        print(f"cohtb seeds: seed {e.seed}: {len(todo)} of {len(e.specs())} runs to record into {args.runs}", flush=True)
+        outcomes = launch.launch(todo, Path(args.runs), args.jobs, args.timeout)
+        failed = [o for o in outcomes if o.status == "failed"]
+        for o in failed:
+            print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)
+        if failed:
+            return 1
+    runs, missing = kept_runs(e.specs())
+    if missing:
+        raise CohtbError(f"seed {e.seed}: {len(missing)} runs are not recorded (first: {missing[0]}); "
+                         f"`cohtb seeds --seed {e.seed} --launch` records them with gem5")
+    ms = metrics_for(runs, None, check_model=False)
+    res = next(r for r in seed_results(ms) if r.experiment.seed == e.seed)
+    print(point_table(res).text())
+    for s in res.series:
+        print(f"{s.series.label}: {collapse_verdict(s).text}")
+    return 0
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from cohtb.analysis.pipeline import metrics_for
+    from cohtb.atomic import write_text_atomic
+    from cohtb.experiments.seeds import EXPERIMENTS
+    from cohtb.report import results, seed_plots
     from cohtb.toolchain import ROOT
 
-    ms = metrics_for(discover([REFERENCE_RUNS]), None, check_model=False)
-    path = ROOT / "README.md"
+    specs = [s for e in EXPERIMENTS.values() for s in e.specs()]
+    runs, missing = kept_runs(specs)
+    if missing:
+        print(f"cohtb results: {len(missing)} of {len(specs)} runs are not recorded; their seeds say so on the page",
+              file=sys.stderr)
+    ms = metrics_for(runs, None, check_model=False)
+    res = results.seed_results(ms)
+    figures = {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] + [f"seed-{r.experiment.seed}-{s.series.label}.png"
+                                                                          for s in r.series]
+               for r in res if r.complete}
+    page = results.page(res, figures)
+    doc, readme = ROOT / "docs" / "results.md", ROOT / "README.md"
+    block = results.readme_block(res)
     if args.check:
-        if not readme.update(path, ms, check=True):
-            print(f"{path}: the results block is not what the bundled runs give (run `cohtb readme`)", file=sys.stderr)
+        stale = [str(p) for p, ok in ((doc, doc.exists() and doc.read_text() == page),
+                                      (readme, results.write_readme_block(readme, block, check=True))) if not ok]
+        if stale:
+            print(f"not what the kept runs give: {', '.join(stale)} (run `cohtb results`)", file=sys.stderr)
             return 1
-        print(f"{path}: the results block matches the bundled runs")
+        print(f"{doc} and the README's results block match the kept runs")
         return 0
-    readme.update(path, ms, check=False)
-    print(f"{path}: results block written from {len(ms)} bundled runs")
+    seed_plots.write_all(res, ROOT / "docs" / "results")
+    write_text_atomic(doc, page)
+    results.write_readme_block(readme, block, check=False)
+    print(f"{doc}: written from {len(runs)} runs; figures in {ROOT / 'docs' / 'results'}; README results block updated")
     return 0
 
 
@@ -312,8 +380,17 @@ def build_parser() -> argparse.ArgumentParser:
     so.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")
     so.add_argument("--chunk", type=int, default=200_000, help="events between comparisons")
 
-    rd = verb("readme", "write the README's results block from the bundled reference runs", cmd_readme)
-    rd.add_argument("--check", action="store_true", help="only say whether it is current (exit 1 if not)")
+    se = verb("seeds", "the experiment of each seed: list them, record one with gem5 (--launch), print published vs "
+              "simulated", cmd_seeds)
+    se.add_argument("--seed", help="the seed: 000, 001, 002, 003 or 004 (without: list the experiments)")
+    se.add_argument("--launch", action="store_true", help="first record the runs that are missing (needs gem5)")
+    se.add_argument("--runs", default="results/runs", help="where --launch puts run directories")
+    se.add_argument("--jobs", type=int, default=None, help="parallel gem5 runs (default: the machine's cores)")
+    se.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+
+    rs = verb("results", "write docs/results.md (and its figures) and the README's results block from the kept runs",
+              cmd_results)
+    rs.add_argument("--check", action="store_true", help="only say whether they are current (exit 1 if not)")
 
     sy = verb("synth", "synthesize the monitor with Yosys and report its size", cmd_synth)
     sy.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")

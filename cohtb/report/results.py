@@ -1,0 +1,200 @@
+"""docs/results.md: for each seed, the experiment, published vs simulated with the spread of the
+repetitions, the attribution to lines and fields, a plot, and where the two disagree, why. Written by
+`cohtb results` from kept runs (reference-runs/ or results/runs/); the README carries its headline table.
+Every number on the page is computed here from those runs."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from cohtb.analysis.compare import attribution
+from cohtb.analysis.metrics import RunMetrics
+from cohtb.analysis.steady import fairness
+from cohtb.experiments.reproduce import (PointResult, SeriesResult, Verdict, collapse_verdict, point_results,
+                                         series_result, verdict)
+from cohtb.experiments.seeds import EXPERIMENTS, Experiment
+from cohtb.report.tables import Table
+
+COMMAND = "cohtb results"
+BEGIN, END = f"<!-- results: written by `{COMMAND}`; do not edit -->", "<!-- end of results -->"
+
+
+@dataclass
+class SeedResult:
+    experiment: Experiment
+    points: list[PointResult]
+    series: list[SeriesResult]
+    missing: list[str]
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+
+def seed_results(ms: list[RunMetrics]) -> list[SeedResult]:
+    have = {m.run.id for m in ms}
+    out = []
+    for e in EXPERIMENTS.values():
+        missing = [s.id for s in e.specs() if s.id not in have]
+        mine = [m for m in ms if m.run.id in {s.id for s in e.specs()}]
+        out.append(SeedResult(e, point_results(e.points, mine), [series_result(s, mine) for s in e.series], missing))
+    return out
+
+
+def _speedup(r: float) -> str:
+    return f"{(r - 1) * 100:+.0f}%"
+
+
+def point_verdicts(p: PointResult) -> list[tuple[str, Verdict]]:
+    return [(pub.configuration, verdict(pub, p.ratio)) for pub in p.point.published]
+
+
+def point_table(res: SeedResult) -> Table:
+    e = res.experiment
+    rows = []
+    for p in res.points:
+        if not p.complete:
+            continue
+        for pub in p.point.published:
+            v = verdict(pub, p.ratio)
+            rows.append([p.point.label, pub.configuration, f"{pub.base:,.6g} -> {pub.new:,.6g} {pub.unit}",
+                         _speedup(pub.ratio), p.base_throughput.text(1e-6), p.new_throughput.text(1e-6),
+                         f"{_speedup(p.ratio.mean)} ({_speedup(p.ratio.lo)} to {_speedup(p.ratio.hi)})", v.text])
+    return Table(f"Seed {e.seed}: {e.base_name} -> {e.new_name}",
+                 ["simulated", "published", "published base -> new", "published", f"simulated {e.base_name} (ops/µs)",
+                  f"simulated {e.new_name} (ops/µs)", "simulated speed-up (range)", "reproduced"], rows,
+                 "Simulated: mean (min-max) of the repetitions; the range of the speed-up is over every pair of "
+                 "repetitions. Reproduced: the sign holds beyond that range (docs/results.md, 'How to read').")
+
+
+def fairness_table(res: SeedResult) -> Table:
+    rows = []
+    for p in res.points:
+        for name, runs in ((res.experiment.base_name, p.base), (res.experiment.new_name, p.new)):
+            fs = [f for f in (fairness(m.run) for m in runs) if f]
+            if fs:
+                rows.append([p.point.label, name, f"{min(f.ratio for f in fs):.2f}-{max(f.ratio for f in fs):.2f}",
+                             f"{min(f.socket_ratio for f in fs):.2f}-{max(f.socket_ratio for f in fs):.2f}"])
+    return Table(f"Seed {res.experiment.seed}: fairness (window ops, least / most)",
+                 ["simulated", "runs", "thread min/max (range over repetitions)", "socket min/max"], rows)
+
+
+def representative(p: PointResult) -> tuple[RunMetrics, RunMetrics] | None:
+    """The first repetition of base and new (the attribution's pair)."""
+    if not p.complete:
+        return None
+    by_seed = lambda runs: min(runs, key=lambda m: m.spec.seed)
+    return by_seed(p.base), by_seed(p.new)
+
+
+def disagreement(res: SeedResult) -> list[str]:
+    """A plain statement for every published row the simulation misses in sign or by more than 2x."""
+    out = []
+    for p in res.points:
+        if not p.complete:
+            continue
+        for pub in p.point.published:
+            v = verdict(pub, p.ratio)
+            if not v.reproduced or "differs" in v.text:
+                out.append(f"{p.point.label} vs {pub.configuration}: published {_speedup(pub.ratio)}, simulated "
+                           f"{_speedup(p.ratio.mean)} — {v.text}.")
+    return out
+
+
+def headline(results: list[SeedResult]) -> Table:
+    rows = []
+    for res in results:
+        e = res.experiment
+        if not res.points or not all(p.complete for p in res.points):
+            rows.append([e.seed, e.title, "-", "-", f"not run ({len(res.missing)} runs missing)"])
+            continue
+        main = max(res.points, key=lambda p: p.base.spec.sockets if p.base else 0) if res.points else None
+        pub = main.point.published[0]
+        v = verdict(pub, main.ratio)
+        rows.append([e.seed, f"{e.title}: {e.base_name} -> {e.new_name}, {main.point.label}", _speedup(pub.ratio),
+                     f"{_speedup(main.ratio.mean)} ({_speedup(main.ratio.lo)} to {_speedup(main.ratio.hi)})", v.text])
+        for s in res.series:
+            cv = collapse_verdict(s)
+            rows.append([e.seed, f"{e.title}: {s.series.label}", f"{_speedup(s.series.published[0].ratio)} (retry100)",
+                         _series_text(s), cv.text])
+    return Table("", ["seed", "effect", "published", "simulated (range)", "reproduced"], rows)
+
+
+def _series_text(s: SeriesResult) -> str:
+    parts = []
+    for policy in s.runs:
+        f = s.falls(policy)
+        if f is not None:
+            parts.append(f"{policy} {_speedup(f.mean)}")
+    return ", ".join(parts) or "-"
+
+
+def page(results: list[SeedResult], figures: dict[str, list[str]]) -> str:
+    out = ["# Results: the seeds, simulated", "",
+           f"Written by `{COMMAND}` from the kept runs (`reference-runs/`, recorded with gem5 v24.0.0.1 by "
+           "`cohtb seeds --launch`); `tests/test_results.py` fails when this page is not what the runs give. "
+           "Every number below is computed from those runs.", "",
+           "## Headline", "", headline(results).markdown(), "## How to read", "",
+           textwrap.fill("Each configuration is run 3 times with perturbed starts (`--seed` 1-3: every thread waits a "
+                         "seeded-random 0-1 µs before its first operation), after a warm-up of 50 µs, over a window of "
+                         "200 µs of simulated time in 20 intervals (will-it-scale's measurement). A speed-up is "
+                         "new/base throughput; its range is over every pair of repetitions. A comparison is a "
+                         "reproduction only when its sign holds beyond that range; a published change under 5% is "
+                         "'no effect'. A simulated speed-up more than 2x off the published one is called out. No "
+                         "simulation parameter was set to approach a published number.", 100), ""]
+    for res in results:
+        e = res.experiment
+        out += [f"## Seed {e.seed}: {e.title}", "", f"**Change.** {e.change}.", "",
+                f"**Published.** {e.published_setup}.", "", f"**Simulated.** {e.simulated_setup}.", "",
+                f"**What differs.** {e.differences}.", ""]
+        if res.missing:
+            out += [f"Not run yet: {len(res.missing)} of {len(e.specs())} runs are missing "
+                    f"(`cohtb seeds --seed {e.seed} --launch` records them).", ""]
+            continue
+        out += [point_table(res).markdown(), fairness_table(res).markdown()]
+        for name in figures.get(e.seed, []):
+            out += [f"![seed {e.seed}](results/{name})", ""]
+        for p in res.points:
+            pair = representative(p)
+            if pair and p.base.spec.sockets == max(q.base.spec.sockets for q in res.points):
+                table, text = attribution(*pair)
+                table.title = f"Attribution, {p.point.label}, repetition 1: {table.title.split(': ', 1)[-1]}"
+                out += [table.markdown(), textwrap.fill(text, 100), ""]
+        for s in res.series:
+            cv = collapse_verdict(s)
+            rows = [[policy, (s.falls(policy).text() if s.falls(policy) else "-")] for policy in s.runs]
+            out += [Table(f"Seed {e.seed}, {s.series.label}: ops per interval, last quarter of the window / before the "
+                          f"intruder's first hold (mean (min-max) of the repetitions)", ["policy", "late / early"],
+                          rows, f"Published (retry100): {s.series.published[0].new:,.0f} / "
+                                f"{s.series.published[0].base:,.0f} = {s.series.published[0].ratio:.2f}. "
+                                f"Reproduced: {cv.text}.").markdown()]
+        dis = disagreement(res)
+        if dis:
+            out += ["**Where the simulation disagrees.** " + " ".join(dis) + f" Most likely reason: {e.differences}.", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def readme_block(results: list[SeedResult]) -> str:
+    return "\n".join([BEGIN, "", headline(results).markdown().strip(), "",
+                      "Per seed: the experiment, published vs simulated with spread, the attribution to lines and "
+                      "fields, plots: [docs/results.md](docs/results.md).", END])
+
+
+def write_readme_block(readme: Path, block: str, check: bool) -> bool:
+    text = readme.read_text()
+    if BEGIN not in text or END not in text:
+        from cohtb.errors import CohtbError
+
+        raise CohtbError(f"{readme}: no results block (the lines {BEGIN!r} ... {END!r})")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = head + block + tail
+    if check:
+        return new == text
+    if new != text:
+        tmp = readme.with_name(readme.name + ".tmp")
+        tmp.write_text(new)
+        tmp.replace(readme)
+    return True

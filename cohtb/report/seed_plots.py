@@ -1,0 +1,106 @@
+"""Figures of docs/results.md: per seed, simulated throughput of base and new with the repetitions' range
+beside the published speed-up; and seed 004's collapse as ops per interval over the window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from cohtb.experiments.reproduce import SeriesResult, interval_totals  # noqa: E402
+from cohtb.report.plots import DPI, MORE_COLOURS, POLICY_COLOURS  # noqa: E402
+from cohtb.report.results import SeedResult  # noqa: E402
+
+BASE_COLOUR, NEW_COLOUR = "#d55e00", "#0072b2"
+
+
+def draw_seed(res: SeedResult):
+    """Left: throughput of base and new per configuration (bar: mean; whisker: min-max of the repetitions).
+    Right: the simulated speed-up (range) beside each published one, on a log scale."""
+    e = res.experiment
+    points = [p for p in res.points if p.complete]
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained",
+                                 gridspec_kw={"width_ratios": [3, 2]})
+    x = np.arange(len(points))
+    for k, (name, spreads, colour) in enumerate(((e.base_name, [p.base_throughput for p in points], BASE_COLOUR),
+                                                 (e.new_name, [p.new_throughput for p in points], NEW_COLOUR))):
+        mean = np.array([s.mean for s in spreads]) / 1e6
+        lo = mean - np.array([s.lo for s in spreads]) / 1e6
+        hi = np.array([s.hi for s in spreads]) / 1e6 - mean
+        ax.bar(x + (k - 0.5) * 0.38, mean, 0.38, yerr=[lo, hi], capsize=3, color=colour, label=name, edgecolor="#333333")
+    ax.set_xticks(x, [p.point.label for p in points])
+    ax.set_ylabel("operations per simulated µs")
+    ax.set_title("Simulated throughput (3 repetitions: mean, min-max)", fontsize=10)
+    ax.legend(fontsize=8)
+    labels, sim, sim_lo, sim_hi, pub = [], [], [], [], []
+    for p in points:
+        for pb in p.point.published:
+            labels.append(f"{p.point.label}\n{pb.configuration}")
+            sim.append(p.ratio.mean)
+            sim_lo.append(p.ratio.mean - p.ratio.lo)
+            sim_hi.append(p.ratio.hi - p.ratio.mean)
+            pub.append(pb.ratio)
+    y = np.arange(len(labels))
+    bx.errorbar(sim, y, xerr=[sim_lo, sim_hi], fmt="o", color=NEW_COLOUR, capsize=3, label="simulated (range)")
+    bx.plot(pub, y, "D", color="#333333", markerfacecolor="white", label="published")
+    bx.axvline(1, color="#999999", lw=1)
+    bx.set_xscale("log")
+    bx.set_yticks(y, labels, fontsize=7)
+    bx.invert_yaxis()
+    bx.set_xlabel(f"speed-up {e.new_name} / {e.base_name} (log)")
+    bx.set_title("Speed-up: simulated vs published", fontsize=10)
+    bx.legend(fontsize=8, loc="best")
+    fig.suptitle(f"Seed {e.seed}: {e.title}", fontsize=11)
+    return fig
+
+
+def draw_series(s: SeriesResult):
+    """Ops per interval over the window, one line per policy (mean over the repetitions, band: min-max),
+    with the intruder's first hold marked."""
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    for i, (policy, runs) in enumerate(s.runs.items()):
+        totals = [interval_totals(m) for m in runs]
+        totals = [t for t in totals if t]
+        if not totals:
+            continue
+        interval_us = totals[0][0]
+        rows = np.array([t[1] for t in totals], dtype=float) / (interval_us / 1e6) / 1e6   # ops per simulated µs
+        t = (np.arange(rows.shape[1]) + 0.5) * interval_us
+        colour = POLICY_COLOURS.get(policy, MORE_COLOURS[i % len(MORE_COLOURS)])
+        ax.plot(t, rows.mean(axis=0), color=colour, label=policy, marker="o", ms=3)
+        ax.fill_between(t, rows.min(axis=0), rows.max(axis=0), color=colour, alpha=0.2)
+    ax.axvline(s.series.event_at_us, color="#333333", ls=":", lw=1)
+    ax.text(s.series.event_at_us, ax.get_ylim()[1], " intruder's first hold", va="top", fontsize=8)
+    ax.set_xlabel("µs into the window (simulated)")
+    ax.set_ylabel("operations per simulated µs, per interval")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, title="policy (3 repetitions: mean, min-max)", title_fontsize=8)
+    ax.set_title(f"{s.series.label}: will-it-scale's total per interval "
+                 f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
+                 fontsize=10)
+    return fig
+
+
+def save(fig, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def write_all(results: list[SeedResult], into: Path) -> dict[str, list[str]]:
+    """Every seed's figures into `into`; returns seed -> file names."""
+    into.mkdir(parents=True, exist_ok=True)
+    names: dict[str, list[str]] = {}
+    for res in results:
+        if not res.complete:
+            continue
+        seed = res.experiment.seed
+        names[seed] = [save(draw_seed(res), into / f"seed-{seed}.png").name]
+        for s in res.series:
+            names[seed].append(save(draw_series(s), into / f"seed-{seed}-{s.series.label}.png").name)
+    return names
+
