@@ -232,8 +232,10 @@ def specs_from_args(args: argparse.Namespace):
     from cohtb.sim.plans import PLANS, RunSpec
 
     if args.workload:
+        timed = {} if args.ops else {"warmup_us": args.warmup_us, "window_us": args.window_us,
+                                     "interval_us": args.interval_us, "seed": args.seed}
         return [RunSpec(args.workload, p, l, args.sockets, args.cores_per_socket, args.ops, args.intruder_period_us,
-                        cpu=args.cpu)
+                        cpu=args.cpu, **timed)
                 for p in args.policy.split(",") for l in args.layout.split(",")]
     if args.matrix not in PLANS:
         raise CohtbError(f"unknown run plan '{args.matrix}' (known: {', '.join(PLANS)})")
@@ -340,13 +342,18 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--allow-mismatch", action="store_true", help="compare runs of different machines or workloads")
 
     la = verb("launch", "run gem5 simulations (needs gem5: GEM5 or gem5.opt on PATH)", cmd_launch)
-    la.add_argument("--matrix", default="default", help="named run plan: default (lockref, 2x4 to 8x4) or smoke (2x2)")
+    la.add_argument("--matrix", default="default", help="named run plan: default (every seed's experiment), seed000 .. "
+                    "seed004 (one), lockref-ops60 (the earlier fixed-work lockref matrix) or smoke (2x2)")
     la.add_argument("--workload", help="instead of a plan: one workload, with the options below")
     la.add_argument("--policy", default="locked", help="comma-separated policies (with --workload)")
     la.add_argument("--layout", default="shared", help="comma-separated layouts (with --workload)")
     la.add_argument("--sockets", type=int, default=2, help="sockets (a power of two; with --workload)")
     la.add_argument("--cores-per-socket", type=int, default=2, help="cores in each socket (with --workload)")
-    la.add_argument("--ops", type=int, default=100, help="get+put pairs per thread (with --workload)")
+    la.add_argument("--ops", type=int, default=0, help="fixed work per thread (with --workload); 0: the timed window below")
+    la.add_argument("--warmup-us", type=int, default=50, help="simulated µs every thread runs before the window")
+    la.add_argument("--window-us", type=int, default=200, help="the measured window, simulated µs")
+    la.add_argument("--interval-us", type=int, default=10, help="ops are counted per interval of this length")
+    la.add_argument("--seed", type=int, default=0, help="start perturbation (per-thread skew); 0: none")
     la.add_argument("--intruder-period-us", type=int, default=0, help="an intruder takes the lock every N µs; 0: none")
     la.add_argument("--cpu", choices=["timing", "o3"], default="timing", help="gem5 CPU model")
     la.add_argument("--runs", default="results/runs", help="where run directories go")

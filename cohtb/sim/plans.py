@@ -111,20 +111,20 @@ def lockref_plan(sockets: int, cores_per_socket: int, ops: int, policies: tuple[
     return specs
 
 
-def default_plan() -> list[RunSpec]:
-    """8 sockets x 4 cores: the lockref policies x layouts, plus the intruder case; and a scaling
-    series (2 and 4 sockets) for the plain lock and mainline lockref in both layouts."""
-    specs = lockref_plan(8, 4, DEFAULT_OPS, ("locked", "cmpxchg", "retry100", "unified"), ("shared", "split"), True)
-    for sockets in (2, 4):
-        specs += lockref_plan(sockets, 4, DEFAULT_OPS, ("locked", "retry100"), ("shared", "split"), False)
-    return specs
+def seeds_plan(*seeds: str) -> list[RunSpec]:
+    """The runs of the seed experiments (cohtb/experiments/seeds.py), all or the ones named."""
+    from cohtb.experiments.seeds import EXPERIMENTS
 
+    return [s for k, e in EXPERIMENTS.items() if not seeds or k in seeds for s in e.specs()]
 
-DEFAULT_OPS = 60
 
 PLANS = {
-    # What the main job shows.
-    "default": default_plan,
+    # What the main job shows: every seed's experiment, each configuration 3 times.
+    "default": seeds_plan,
+    **{f"seed{k}": (lambda k=k: seeds_plan(k)) for k in ("000", "001", "002", "003", "004")},
+    # The earlier fixed-work lockref matrix (60 get+put pairs per thread), 2x4 to 8x4.
+    "lockref-ops60": lambda: (lockref_plan(8, 4, 60, ("locked", "cmpxchg", "retry100", "unified"), ("shared", "split"), True)
+                              + [s for n in (2, 4) for s in lockref_plan(n, 4, 60, ("locked", "retry100"), ("shared", "split"), False)]),
     # A quick check of the whole path.
     "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
 }
