@@ -11,6 +11,7 @@ from cohtb.errors import CohtbError
 from cohtb.sim.plans import PLANS
 from cohtb.analysis.pipeline import metrics_for, standard_comparisons
 from cohtb.report.html import summary_table, write
+from cohtb.report.results import fairness_table, headline, point_table, seed_results
 from cohtb.sim.runs import discover, load
 from cohtb.toolchain import ROOT
 from cohtb.trace.events import LEGACY_NOTE
@@ -43,11 +44,15 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
         print(f"cohtb run: note: {len(legacy)} of the runs are {LEGACY_NOTE}", flush=True)
     print(f"cohtb run: replaying {len(runs)} runs", flush=True)
     ms = metrics_for(runs, out / "analysis", check_model=True, refresh=True)
+    seeds = seed_results(ms)
+    first = [m for m in ms if m.spec.seed <= 1]   # per-run sections: the first repetition of each configuration
     tables, notes = standard_comparisons(ms)
-    html = write(ms, out / "report", title="cohtb: lockref on simulated multi-socket x86", subtitle=source,
-                 extra_tables=tables)
+    seed_tables = [t for r in seeds if r.complete for t in (point_table(r), fairness_table(r))]
+    html = write(first, out / "report", title="cohtb: lockref on simulated multi-socket x86", subtitle=source,
+                 extra_tables=[headline(seeds), *seed_tables, *tables])
     print()
-    print(summary_table(ms).text())
+    print(summary_table(first).text())
+    print(headline(seeds).text())
     for n in notes:
         print("- " + n)
     print(f"\nRTL and reference model: identical counters on all {len(ms)} runs.")

@@ -34,7 +34,9 @@ def make_run(root: Path, layout: str, ops: int, roi_seconds: float, rounds: int,
         "gem5": {"version": "fixture"}, "system": {"sockets": 2, "cores_per_socket": 2, "cores": 4, "cpu": "timing",
                                                   "clock": "3GHz", "params": {"local_latency": 20, "socket_latency": 300}},
         "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate([0, 0, 1, 1])]}, "roi": {"begin_tick": 0, "end_tick": int(roi_seconds * 1e12), "seconds": roi_seconds},
-        "workload": {"ops": ops, "threads": 4, "locked_ops": 2 * ops},
+        # threads 0-3 did 40%, 30%, 20%, 10% of the ops (fairness 0.25; sockets 70% / 30%)
+        "workload": {"ops": ops, "threads": 4, "locked_ops": 2 * ops,
+                     "per_thread_ops": [ops * 4 // 10, ops * 3 // 10, ops * 2 // 10, ops - ops * 9 // 10]},
         "files": {"events": "events.cohtb"},
         "layout": [{"object": "dentry", "name": n, "vaddr": a, "size": s, "paddr": a, "how": "identity", "line_size": 64}
                    for n, a, s in fields],

@@ -45,7 +45,10 @@ def test_report_tables_follow_the_construction(runs):
     assert by_layout["shared"]["fields"]["dentry.d_name"]["dirtyReads"] == pytest.approx(ROUNDS / OPS)
     assert by_layout["shared"]["throughput_ops_per_sim_s"] == pytest.approx(OPS / 2e-6)
     md = (root / "report" / "report.md").read_text()
-    assert f"| locked/shared 2x2 | 4 | {OPS / 2e-6 / 1e6:.3f} | {transfers:.3f} | {transfers:.3f} | {ROUNDS / OPS:.3f} |" in md
+    assert (f"| locked/shared 2x2 | 4 | {OPS / 2e-6 / 1e6:.3f} | 10-40 | 0.25 | {transfers:.3f} | {transfers:.3f} | "
+            f"{ROUNDS / OPS:.3f} |") in md
+    assert by_layout["shared"]["fairness"] == {"thread_min": 10, "thread_max": 40, "socket_min": 30, "socket_max": 70,
+                                               "ratio": 0.25, "socket_ratio": pytest.approx(30 / 70)}
     page = html.read_text()
     assert page.count("data:image/png;base64,") >= 5 and "Hottest lines" in page
 

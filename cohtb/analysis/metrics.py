@@ -36,8 +36,15 @@ class RunMetrics:
         updates = w.lockref_updates if w.lockref_updates is not None else 2 * self.run.ops   # older runs: a get and a put
         return w.locked_ops / updates if updates else None
 
+    @property
+    def fairness(self):
+        from cohtb.analysis.steady import fairness
+
+        return fairness(self.run)
+
     def to_json(self) -> dict:
-        return {"run": self.run.id, "label": self.label, "spec": self.run.spec.to_json(),
+        f = self.fairness
+        return {"run": self.run.id, "fairness": f.to_json() if f else None, "label": self.label, "spec": self.run.spec.to_json(),
                 "throughput_ops_per_sim_s": self.throughput, "roi_seconds": self.run.roi_seconds, "ops": self.run.ops,
                 "locked_share": self.locked_share, "per_op": self.per_op, "fields": self.fields, "hot": self.hot,
                 "check": self.check}
@@ -52,8 +59,12 @@ def per_op(counts: dict[str, int], ops: int) -> dict[str, float]:
 
 
 def run_label(spec) -> str:
+    """policy/layout SxC, with the workload unless lockref, the intruder, and the repetition after the first."""
     s = f"{spec.policy}/{spec.layout} {spec.sockets}x{spec.cores_per_socket}"
-    return s + (" +intruder" if spec.intruder_period_us else "")
+    if spec.workload != "lockref":
+        s = f"{spec.workload} {s}"
+    s += " +intruder" if spec.intruder_period_us else ""
+    return s + (f" #{spec.seed}" if spec.seed > 1 else "")
 
 
 FIELD_COUNTS = ("transfers", "crossSocketTransfers", "dirtyReadsLocal", "dirtyReadsRemote", "invalidations")

@@ -27,13 +27,19 @@ def summary_table(ms: list[RunMetrics]) -> Table:
     for m in ms:
         p = m.per_op
         ls = m.locked_share
-        rows.append([m.label, str(m.run.manifest.workload.threads), num(m.throughput / 1e6, 3), num(p["transfers"]),
-                     num(p["crossSocketTransfers"]), num(p["dirtyReads"]), num(p["invalidations"]),
+        f = m.fairness
+        rows.append([m.label, str(m.run.manifest.workload.threads), num(m.throughput / 1e6, 3),
+                     f"{f.thread_min:,}-{f.thread_max:,}" if f else "-", f"{f.ratio:.2f}" if f else "-",
+                     num(p["transfers"]), num(p["crossSocketTransfers"]), num(p["dirtyReads"]), num(p["invalidations"]),
                      "-" if ls is None else f"{ls * 100:.1f}%"])
-    return Table("Throughput and ping-pong per operation",
-                 ["run", "threads", "ops/sim µs", "transfers/op", "x-socket/op", "dirty reads/op", "invalidations/op", "locked ops"],
-                 rows, "Operations are get+put pairs; throughput is per simulated second of the region of interest; "
-                       "ping-pong counts come from the coherence monitor RTL replaying the run's coherence events.")
+    return Table("Throughput, fairness and ping-pong per operation",
+                 ["run", "threads", "ops/sim µs", "ops per thread (min-max)", "fairness (min/max)", "transfers/op",
+                  "x-socket/op", "dirty reads/op", "invalidations/op", "locked updates"],
+                 rows, "Throughput is per simulated second of the measured part: the workload's window (timed runs: a "
+                       "warm-up, then a window in which every thread runs), or the region of interest (fixed-work runs). "
+                       "Fairness is the least productive thread's ops over the most productive's. Ping-pong counts come "
+                       "from the coherence monitor RTL replaying the run's coherence events. Locked updates: the share "
+                       "of lockref gets and puts that took the spinlock.")
 
 
 def field_table(m: RunMetrics) -> Table:
@@ -126,6 +132,10 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
             Figure("Throughput by machine size; colour: policy, hatch: layout", plots.throughput(ms, d / "throughput.png")),
             Figure("Ping-pong per operation: local and cross-socket transfers, local and remote dirty reads",
                    plots.pingpong(ms, d / "pingpong.png"))]
+        iv = plots.intervals(ms, d / "intervals.png")
+        if iv:
+            summary.append(Figure("Ops per interval over the window (timed runs): will-it-scale's per-interval total, "
+                                  "with the least and most productive thread", iv))
         sc = plots.scaling(ms, d / "scaling.png")
         if sc:
             summary.append(Figure("Scaling: throughput and transfers per operation against the number of sockets", sc))

@@ -406,3 +406,46 @@ def checks(ms: list[RunMetrics], path: Path) -> Path:
     ax.set_title("Checks: the monitor's transfers and dirty reads against gem5's own evidence")
     ax.legend(fontsize=7)
     return _save(fig, path)
+
+
+def draw_intervals(ms: list[RunMetrics]):
+    """Timed runs only: ops per interval over the window (will-it-scale's `total:` line), one panel per
+    workload and machine size, one line per run (colour: policy, style: layout), with the least and most
+    productive thread's share as a band. None when no run is timed."""
+    from cohtb.analysis.steady import series
+
+    timed = [(m, series(m.run)) for m in ordered(ms)]
+    timed = [(m, s) for m, s in timed if s is not None]
+    if not timed:
+        return None
+    panels: dict[str, list] = {}
+    for m, s in timed:
+        panels.setdefault(f"{m.spec.workload}, {size_name(m)}", []).append((m, s))
+    cols = min(3, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.4 * rows), squeeze=False, layout="constrained")
+    for ax, (name, group) in zip(axes.flat, panels.items()):
+        for i, (m, s) in enumerate(group):
+            t = np.array(s.starts_us) + s.interval_us / 2
+            per_us = 1 / s.interval_us
+            colour = POLICY_COLOURS.get(m.spec.policy, MORE_COLOURS[i % len(MORE_COLOURS)])
+            threads = m.run.manifest.workload.threads
+            ax.plot(t, np.array(s.total) * per_us, color=colour, ls=LAYOUT_LINE.get(m.spec.layout, "-"), marker=".",
+                    label=short_label(m))
+            ax.fill_between(t, np.array(s.min) * per_us * threads, np.array(s.max) * per_us * threads, color=colour,
+                            alpha=0.12)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("µs into the window", fontsize=8)
+        ax.set_ylabel("ops per simulated µs", fontsize=8)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=6)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig.suptitle("Ops per interval over the window (line: all threads; band: threads x the least and the most "
+                 "productive thread, so a narrow band is a fair interval)", fontsize=10)
+    return fig
+
+
+def intervals(ms: list[RunMetrics], path: Path) -> Path | None:
+    fig = draw_intervals(ms)
+    return _save(fig, path) if fig is not None else None

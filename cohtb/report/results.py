@@ -119,7 +119,7 @@ def headline(results: list[SeedResult]) -> Table:
             cv = collapse_verdict(s)
             rows.append([e.seed, f"{e.title}: {s.series.label}", f"{_speedup(s.series.published[0].ratio)} (retry100)",
                          _series_text(s), cv.text])
-    return Table("", ["seed", "effect", "published", "simulated (range)", "reproduced"], rows)
+    return Table("Seeds: published vs simulated speed-up", ["seed", "effect", "published", "simulated (range)", "reproduced"], rows)
 
 
 def _series_text(s: SeriesResult) -> str:
