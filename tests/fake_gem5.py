@@ -56,7 +56,7 @@ def main() -> int:
         f.writelines(lines)
     roi = {"begin_tick": 2000, "end_tick": 30000, "roi_seconds": 28000 / 1e12, "exit_cause": "exiting with last active thread context",
            "final_tick": 40000, "sockets": sockets, "cores_per_socket": cps, "cores": cores, "cpu": "timing", "clock": "3GHz",
-           "params": {}, "workload_args": wargs,
+           "params": {"local_latency": 20, "socket_latency": 300}, "workload_args": wargs,
            "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate(contiguous_socket_map(cores, sockets))]}}
     with open(os.path.join(out, "roi.json"), "w") as f:
         json.dump(roi, f)

@@ -72,3 +72,22 @@ def test_without_gem5_launch_says_what_is_missing(tmp_path):
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 2
     assert "gem5 not found: set GEM5 to the path of a gem5.opt, or put gem5.opt on PATH" in proc.stderr
+
+
+def test_a_timed_run_measures_its_window(fake_gem5, tmp_path):
+    """A seed experiment's kind of run: warm-up, window, intervals and the start seed reach the workload, and the
+    run's throughput is over the window."""
+    spec = RunSpec("stat_path", "retry100", "split", 2, 2, warmup_us=2000, window_us=6000, interval_us=2000, seed=2)
+    assert spec.id == "stat_path-retry100-split-2x2-w6000us-s2" and spec.repetition_of.endswith("-w6000us")
+    [o] = launch.launch([spec], tmp_path, jobs=1)
+    assert o.status == "done", o.error
+    from cohtb.analysis.steady import fairness, series
+    from cohtb.sim.runs import load
+
+    run = load(tmp_path / spec.id)
+    w = run.manifest.workload
+    assert run.timed and w.measure.window_ns == 6_000_000 and w.measure.seed == 2 and w.measure.intervals == 3
+    assert run.measured_seconds == pytest.approx(0.006) and run.throughput == pytest.approx(w.ops / 0.006)
+    assert sum(series(run).total) == w.ops == sum(w.per_thread_ops)
+    f = fairness(run)
+    assert f.thread_min == min(w.per_thread_ops) and f.thread_max == max(w.per_thread_ops)
