@@ -121,7 +121,7 @@ def test_truncated_compressed_event_file(tmp_path, capsys):
 @pytest.mark.skipif(not REFERENCE.exists(), reason="no bundled runs")
 def test_report_and_compare_leave_a_read_only_copy_of_the_bundled_runs_untouched(tmp_path, capsys):
     ref = tmp_path / "reference-runs"
-    ids = ["lockref-locked-shared-2x4-ops60", "lockref-locked-split-2x4-ops60", "lockref-retry100-shared-2x4-ops60"]
+    ids = layout_pair_and_one_more()
     for i in ids:
         shutil.copytree(REFERENCE / i, ref / i)
     for p in [ref, *ref.rglob("*")]:
@@ -140,6 +140,21 @@ def test_report_and_compare_leave_a_read_only_copy_of_the_bundled_runs_untouched
     assert tree(ref) == {k: (v[0], v[1] | stat.S_IWUSR, v[2]) for k, v in before.items()}
     mode = (tmp_path / "report").stat().st_mode & 0o777
     assert mode == 0o777 & ~_umask() and (tmp_path / "report" / "report.html").stat().st_mode & 0o044
+
+
+def layout_pair_and_one_more() -> list[str]:
+    """Three bundled runs of the smallest machine: a shared/split layout pair, and another run of that size."""
+    from dataclasses import replace
+
+    from cohtb.sim.runs import discover
+
+    specs = sorted((r.spec for r in discover([REFERENCE])), key=lambda s: (s.cores, s.id))
+    ids = {s.id for s in specs}
+    for s in specs:
+        if s.layout == "shared" and replace(s, layout="split").id in ids:
+            third = next(o.id for o in specs if o.cores == s.cores and o.id not in (s.id, replace(s, layout="split").id))
+            return [s.id, replace(s, layout="split").id, third]
+    raise AssertionError("the bundled runs hold no shared/split pair")
 
 
 def _umask() -> int:

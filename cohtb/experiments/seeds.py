@@ -18,6 +18,7 @@ REPETITIONS = 3
 WARMUP_US = 50
 WINDOW_US = 200
 INTERVAL_US = 10
+SKEW_NS = 1000   # the workloads' default --skew-ns
 
 
 @dataclass(frozen=True)

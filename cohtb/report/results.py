@@ -14,7 +14,8 @@ from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
 from cohtb.experiments.reproduce import (PointResult, SeriesResult, Verdict, collapse_verdict, point_results,
                                          series_result, verdict)
-from cohtb.experiments.seeds import EXPERIMENTS, Experiment
+from cohtb.experiments.reproduce import NULL_EFFECT, RATIO_FACTOR
+from cohtb.experiments.seeds import EXPERIMENTS, INTERVAL_US, REPETITIONS, SKEW_NS, WARMUP_US, WINDOW_US, Experiment
 from cohtb.report.tables import Table
 
 COMMAND = "cohtb results"
@@ -137,13 +138,15 @@ def page(results: list[SeedResult], figures: dict[str, list[str]]) -> str:
            "`cohtb seeds --launch`); `tests/test_results.py` fails when this page is not what the runs give. "
            "Every number below is computed from those runs.", "",
            "## Headline", "", headline(results).markdown(), "## How to read", "",
-           textwrap.fill("Each configuration is run 3 times with perturbed starts (`--seed` 1-3: every thread waits a "
-                         "seeded-random 0-1 µs before its first operation), after a warm-up of 50 µs, over a window of "
-                         "200 µs of simulated time in 20 intervals (will-it-scale's measurement). A speed-up is "
-                         "new/base throughput; its range is over every pair of repetitions. A comparison is a "
-                         "reproduction only when its sign holds beyond that range; a published change under 5% is "
-                         "'no effect'. A simulated speed-up more than 2x off the published one is called out. No "
-                         "simulation parameter was set to approach a published number.", 100), ""]
+           textwrap.fill(f"Each configuration is run {REPETITIONS} times with perturbed starts (`--seed` 1-{REPETITIONS}: "
+                         f"every thread waits a seeded-random 0-{SKEW_NS} ns before its first operation), after a "
+                         f"warm-up of {WARMUP_US} µs, over a window of {WINDOW_US} µs of simulated time in "
+                         f"{WINDOW_US // INTERVAL_US} intervals (will-it-scale's measurement). A speed-up is new/base "
+                         "throughput; its range is over every pair of repetitions. A comparison is a reproduction only "
+                         f"when its sign holds beyond that range; a published change under {NULL_EFFECT:.0%} is 'no "
+                         f"effect'. A simulated speed-up more than {RATIO_FACTOR:g}x off the published one is called "
+                         "out. No simulation parameter was set to approach a published number.", 100,
+                         break_on_hyphens=False), ""]
     for res in results:
         e = res.experiment
         out += [f"## Seed {e.seed}: {e.title}", "", f"**Change.** {e.change}.", "",
