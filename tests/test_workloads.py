@@ -37,9 +37,9 @@ def test_runs_and_keeps_its_invariants(name, policy, layout):
     assert doc["ops"] == expected_ops
     if name in ("lockref", "dget_parent", "stat_path", "open_close"):
         assert doc["final_count"] == doc["expected_count"] == 1   # no reference lost
-        # lockref gets and puts per op: lockref/dget_parent/stat_path a get and a put; open_close the file's get
-        # and put and two dget_parent/dput on the directory
-        updates = expected_ops * (6 if name == "open_close" else 2)
+        # lockref gets and puts per op: lockref/dget_parent/stat_path a get and a put; open_close two gets and two
+        # puts on the file (the walk's reference, the open file's) and two dget_parent/dput on the directory
+        updates = expected_ops * (8 if name == "open_close" else 2)
         assert doc["lockref_updates"] == updates
         if policy == "locked":
             assert doc["locked_ops"] == updates

@@ -31,7 +31,8 @@ static struct dentry root, dir, files[MAX_THREADS];
 static struct inode root_inode, dir_inode, file_inodes[MAX_THREADS];
 static struct mount root_mount;
 static struct { unsigned seq; struct dentry *root; } __aligned_line fs_struct;   /* current->fs: set_root */
-static unsigned mount_lock __aligned_line;
+static unsigned mount_lock __aligned_line, rename_lock __aligned_line;
+static struct { int s_wb_err; } __aligned_line sb;   /* the file system's super_block */
 static struct { struct hlist_bl_node *first; } __aligned_line buckets[2 + MAX_THREADS];   /* 0 "/", 1 "aim", 2 + i file i */
 
 /* Each thread's own memory: the getname copy, the per-cpu mount count, its struct file. */
@@ -43,18 +44,11 @@ static struct {
 } __attribute__((aligned(4096))) mine[MAX_THREADS];
 
 static int split_layout;
+#define SLOT(i) (split_layout ? DENTRY_OF(&split_dentries[i]) : DENTRY_OF(&shared_dentries[i]))
 static struct lockref_tuning tuning;
 static struct lockref_stats stats[MAX_THREADS];
 static struct bench_run run;
 static uint64_t failures[MAX_THREADS][8] __aligned_line;
-
-static const char *next_component(struct nameidata *nd, const char *p) {
-  while (*p == '/') p++;
-  unsigned len;
-  nd->last.hash_len = hash_name((const unsigned char *)p, &len);
-  nd->last.name = (const unsigned char *)p;
-  return p + len;
-}
 
 /* dget_parent (fs/dcache.c): optimistic parent reference, checked against a concurrent rename. */
 static struct dentry *dget_parent(struct dentry *d, struct lockref_stats *st) {
@@ -62,50 +56,71 @@ static struct dentry *dget_parent(struct dentry *d, struct lockref_stats *st) {
   void *parent = READ_ONCE(*d->d_parent);                          /* READ_ONCE(dentry->d_parent) */
   if (parent != dir.object) return NULL;
   lockref_get(dir.d_lockref, &tuning, st);                         /* lockref_get_not_zero(&ret->d_lockref) */
-  if (READ_ONCE(*d->d_seq) != seq) return NULL;                    /* read_seqcount_retry(&dentry->d_seq, seq) */
+  if (READ_ONCE(*d->d_seq) != seq) {                               /* read_seqcount_retry(&dentry->d_seq, seq) */
+    lockref_put(dir.d_lockref, &tuning, st);                       /* dput(ret), then the locked way (never here) */
+    return NULL;
+  }
   return &dir;
 }
 
-/* fsnotify_parent (include/linux/fsnotify.h) -> __fsnotify_parent for a watched parent: take the
- * parent, send the event, drop the parent (dput -> fast_dput -> lockref_put_return). */
+/* fsnotify_parent (include/linux/fsnotify.h) -> __fsnotify_parent (fs/notify/fsnotify.c) for a parent
+ * with a watch: take the parent, read its watch mask, drop the parent (dput -> fast_dput ->
+ * lockref_put_return). The watch is assumed not to ask for open/close events, so no event is queued
+ * (queuing would write the group's notification list under its lock). */
 static int fsnotify_parent(struct dentry *d, struct lockref_stats *st) {
   (void)READ_ONCE(*d->d_flags);                                    /* DCACHE_FSNOTIFY_PARENT_WATCHED */
   struct dentry *parent = dget_parent(d, st);
   if (!parent) return -1;
-  (void)READ_ONCE(*parent->d_inode);                               /* __fsnotify_parent: d_inode(parent) */
+  struct inode *p_inode = READ_ONCE(*parent->d_inode);             /* __fsnotify_parent: p_inode = parent->d_inode */
+  (void)READ_ONCE(p_inode->later.i_fsnotify_mask);                 /* fsnotify_inode_watches_children(p_inode) */
   lockref_put(parent->d_lockref, &tuning, st);                     /* dput(parent) */
   return 0;
 }
 
-/* open(2): do_sys_openat2 -> do_filp_open -> path_openat (RCU walk, complete_walk) -> do_open ->
- * vfs_open -> do_dentry_open; then fsnotify_open. */
+/* open(2): do_sys_openat2 -> do_filp_open -> path_openat: the RCU walk and complete_walk, do_open ->
+ * vfs_open -> do_dentry_open (which takes its own path reference) and fsnotify_open; then
+ * terminate_walk drops the walk's reference. A failure drops what it took. */
 static int do_open(int id, struct lockref_stats *st) {
   memcpy(mine[id].name, mine[id].user_path, sizeof mine[id].name); /* getname -> strncpy_from_user */
   struct nameidata nd;
-  (void)READ_ONCE(fs_struct.seq);                                  /* path_init -> set_root */
+  unsigned m_seq = READ_ONCE(mount_lock);                          /* path_init: __read_seqcount_begin(&mount_lock) */
+  (void)READ_ONCE(rename_lock);                                     /* path_init: __read_seqcount_begin(&rename_lock) */
+  (void)READ_ONCE(fs_struct.seq);                                   /* path_init -> set_root */
   nd.path = READ_ONCE(fs_struct.root);
-  unsigned m_seq = READ_ONCE(mount_lock);
   nd.inode = READ_ONCE(*nd.path->d_inode);
   nd.seq = READ_ONCE(*nd.path->d_seq);
   const char *p = next_component(&nd, mine[id].name);             /* link_path_walk: "aim" */
   if (may_lookup(nd.inode)) return -1;
   if (walk_component(&nd, &buckets[1].first, &dir, &root_mount, &mount_lock)) return -1;
+  if (!(READ_ONCE(*nd.path->d_flags) & DCACHE_DIRECTORY_TYPE)) return -1;   /* link_path_walk: d_can_lookup */
   next_component(&nd, p);                                          /* open_last_lookups -> lookup_fast */
   if (may_lookup(nd.inode)) return -1;
   struct dentry *file = &files[id];
   if (walk_component(&nd, &buckets[2 + id].first, file, &root_mount, &mount_lock)) return -1;
   mine[id].mnt_count++;                                            /* complete_walk -> legitimize_path: mnt */
-  if (READ_ONCE(mount_lock) != m_seq) return -1;
+  if (READ_ONCE(mount_lock) != m_seq) { mine[id].mnt_count--; return -1; }
   lockref_get(file->d_lockref, &tuning, st);                       /* legitimize_path: lockref_get_not_dead */
-  if (READ_ONCE(*file->d_seq) != nd.seq) return -1;
-  if (READ_ONCE(*dir.d_inode) != (void *)&dir_inode) return -1;   /* try_to_unlazy: BUG_ON(nd->inode != parent->d_inode) */
+  /* legitimize_path: read_seqcount_retry(&d_seq); try_to_unlazy: BUG_ON(nd->inode != parent->d_inode),
+   * `parent` being nd->path.dentry: the file */
+  if (READ_ONCE(*file->d_seq) != nd.seq || READ_ONCE(*file->d_inode) != (void *)nd.inode) {
+    lockref_put(file->d_lockref, &tuning, st);                     /* terminate_walk -> path_put */
+    mine[id].mnt_count--;
+    return -1;
+  }
   struct inode *inode = READ_ONCE(*file->d_inode);                 /* do_dentry_open: f->f_inode = inode */
-  (void)READ_ONCE(inode->i_mode);                                  /* may_open, do_dentry_open: i_mode, i_fop */
-  (void)READ_ONCE(inode->i_op);
+  (void)READ_ONCE(inode->i_mode);                                  /* may_open: i_mode */
+  lockref_get(file->d_lockref, &tuning, st);                       /* do_dentry_open: path_get -> dget */
+  mine[id].mnt_count++;                                            /* do_dentry_open: path_get -> mntget */
+  (void)READ_ONCE(*file->d_sb);                                    /* do_dentry_open: file_sample_sb_err (d_sb) */
+  (void)READ_ONCE(sb.s_wb_err);
+  (void)READ_ONCE(inode->later.i_fop);                              /* do_dentry_open: fops_get(inode->i_fop) */
   mine[id].file.f_path = file;
   mine[id].file.f_inode = inode;
   mine[id].file.f_count = 1;
-  return fsnotify_parent(file, st);                                /* fsnotify_open -> fsnotify_file -> fsnotify_parent */
+  int err = fsnotify_parent(file, st);                             /* vfs_open -> fsnotify_open -> fsnotify_parent */
+  lockref_put(file->d_lockref, &tuning, st);                       /* path_openat: terminate_walk -> path_put -> dput */
+  mine[id].mnt_count--;                                            /*   and mntput */
+  return err;
 }
 
 /* close(2): filp_flush, fput -> __fput: fsnotify_close, then dput(dentry), mntput. */
@@ -130,23 +145,6 @@ static void worker(int id, void *arg) {
   }
 }
 
-static struct dentry make_dentry(int slot, const char *name, struct dentry *parent, struct hlist_bl_node **bucket,
-                                 struct inode *inode, uint32_t flags) {
-  struct dentry d = split_layout ? DENTRY_OF(&split_dentries[slot]) : DENTRY_OF(&shared_dentries[slot]);
-  size_t len = strlen(name);
-  memcpy(d.d_iname, name, len + 1);
-  unsigned hl;
-  d.d_name->hash_len = hash_name((const unsigned char *)name, &hl);
-  d.d_name->name = d.d_iname;
-  *d.d_parent = parent ? parent->object : d.object;
-  *d.d_inode = inode;
-  *d.d_flags = flags;
-  d.d_hash->pprev = bucket;
-  *bucket = d.d_hash;
-  d.d_lockref->count = 1;
-  return d;
-}
-
 int main(int argc, char **argv) {
   run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
   aux_name = "locked_ops";
@@ -154,13 +152,13 @@ int main(int argc, char **argv) {
   split_layout = !strcmp(flags[F_LAYOUT].value, "split");
   root_inode = (struct inode){.i_mode = 040755, .i_ino = 2, .i_nlink = 3};
   dir_inode = (struct inode){.i_mode = 040777, .i_ino = 3, .i_nlink = 2};
-  root = make_dentry(0, "/", NULL, &buckets[0].first, &root_inode, DCACHE_DIRECTORY_TYPE);
-  dir = make_dentry(1, "aim", &root, &buckets[1].first, &dir_inode, DCACHE_DIRECTORY_TYPE);
+  root = dentry_init(SLOT(0), "/", NULL, &buckets[0].first, &root_inode, DCACHE_DIRECTORY_TYPE, &sb);
+  dir = dentry_init(SLOT(1), "aim", &root, &buckets[1].first, &dir_inode, DCACHE_DIRECTORY_TYPE, &sb);
   for (int i = 0; i < run.threads; i++) {
     char name[16];
     snprintf(name, sizeof name, "f%d", i);
     file_inodes[i] = (struct inode){.i_mode = 0100644, .i_ino = 100 + i, .i_nlink = 1};
-    files[i] = make_dentry(2 + i, name, &dir, &buckets[2 + i].first, &file_inodes[i], DCACHE_REGULAR_TYPE);
+    files[i] = dentry_init(SLOT(2 + i), name, &dir, &buckets[2 + i].first, &file_inodes[i], DCACHE_REGULAR_TYPE, &sb);
     snprintf(mine[i].user_path, sizeof mine[i].user_path, "/aim/%s", name);
   }
   fs_struct.root = &root;

@@ -10,7 +10,10 @@
  *             own     one file per thread (stat1, "Separate file stat": the control without sharing)
  *   --policy  locked | cmpxchg | retry100 | trywait | unified   how lockref updates d_lockref
  *   --intruder-period-us P --intruder-hold-ns H   one more thread takes the file's d_lock for H ns every
- *             P us, as `ls /tmp` does through dcache_readdir (seed 004's trigger of the collapse)
+ *             P us: a transient lock holder, seed 004's trigger of the collapse. The seed does not know who
+ *             took the lock ("ls /tmp" made it likely); this is that holder as an abstraction, not
+ *             dcache_readdir's own sequence (which holds the *directory's* d_lock and takes the file's
+ *             only around dget_dlock)
  */
 #include "common/vfs.h"
 
@@ -39,13 +42,15 @@ static struct dentry_shared shared_dentries[3 + MAX_THREADS];
 static struct dentry_split split_dentries[3 + MAX_THREADS];
 static struct dentry root, tmp, tmpfs_root, files[MAX_THREADS];
 static size_t dentry_size;
-static struct inode root_inode, tmpfs_root_inode, file_inodes[MAX_THREADS];
+static struct inode root_inode;
+static struct shmem_inode tmpfs_root_inode, file_inodes[MAX_THREADS];
 static struct mount tmpfs_mount;
 static struct { unsigned seq; struct dentry *root; } __aligned_line fs_struct;   /* current->fs: set_root */
 static unsigned mount_lock __aligned_line;                                       /* the mount_lock seqcount */
+static unsigned rename_lock __aligned_line;                                      /* the rename_lock seqcount */
 /* dentry_hashtable: a bucket per dentry, each on its own line: 0 "/", 1 "tmp", 2 the tmpfs root, 3 + i file i */
 static struct { struct hlist_bl_node *first; } __aligned_line buckets[3 + MAX_THREADS];
-static struct { uint32_t s_dev; } __aligned_line tmpfs_sb;
+static struct { uint32_t s_dev; unsigned long s_flags; } __aligned_line tmpfs_sb;
 
 /* Each thread's own memory: the getname copy, the per-cpu mount count, the user's struct stat. */
 static struct {
@@ -56,21 +61,13 @@ static struct {
 } __attribute__((aligned(4096))) mine[MAX_THREADS];
 
 static int own_files, split_layout;
+#define SLOT(i) (split_layout ? DENTRY_OF(&split_dentries[i]) : DENTRY_OF(&shared_dentries[i]))
 static struct lockref_tuning tuning;
 static struct lockref_stats stats[MAX_THREADS];
 static struct bench_run run;
 static uint64_t intruder_period_ns, intruder_hold_ns, intruder_holds;
 static volatile int stop_intruder;
 static uint64_t walk_failures[MAX_THREADS][8] __aligned_line;
-
-/* The component of `name` at `p`, hashed into nd->last (hash_name, link_path_walk). */
-static const char *next_component(struct nameidata *nd, const char *p) {
-  while (*p == '/') p++;
-  unsigned len;
-  nd->last.hash_len = hash_name((const unsigned char *)p, &len);
-  nd->last.name = (const unsigned char *)p;
-  return p + len;
-}
 
 /* One stat(2): vfs_fstatat -> vfs_statx -> filename_lookup -> path_lookupat, vfs_statx_path, path_put,
  * cp_new_stat. Returns 0, or -1 if the RCU walk failed (it never should: nothing renames). */
@@ -80,11 +77,13 @@ static int do_stat(int id, struct lockref_stats *st) {
   memcpy(mine[id].name, path_name, sizeof path_name);
   if (own_files) mine[id].name[sizeof path_name - 2] = (char)('A' + id % 26);
 
-  /* path_init (LOOKUP_RCU): set_root reads current->fs under fs->seq; nd->path = root */
+  /* path_init (LOOKUP_RCU): the mount and rename sequence counts, then set_root reads current->fs
+   * under fs->seq; nd->path = root */
   struct nameidata nd;
-  (void)READ_ONCE(fs_struct.seq);
-  nd.path = READ_ONCE(fs_struct.root);
   unsigned m_seq = READ_ONCE(mount_lock);                         /* nd->m_seq = __read_seqcount_begin(&mount_lock) */
+  (void)READ_ONCE(rename_lock);                                    /* nd->r_seq = __read_seqcount_begin(&rename_lock) */
+  (void)READ_ONCE(fs_struct.seq);                                  /* set_root: read_seqcount_begin(&fs->seq) */
+  nd.path = READ_ONCE(fs_struct.root);
   nd.inode = READ_ONCE(*nd.path->d_inode);                        /* nd->inode = nd->path.dentry->d_inode */
   nd.seq = READ_ONCE(*nd.path->d_seq);                            /* nd->seq = __read_seqcount_begin(&d_seq) */
 
@@ -92,6 +91,7 @@ static int do_stat(int id, struct lockref_stats *st) {
   const char *p = next_component(&nd, mine[id].name);
   if (may_lookup(nd.inode)) return -1;                            /* may_lookup */
   if (walk_component(&nd, &buckets[1].first, &tmp, &tmpfs_mount, &mount_lock)) return -1;   /* walk_component */
+  if (!(READ_ONCE(*nd.path->d_flags) & DCACHE_DIRECTORY_TYPE)) return -1;   /* link_path_walk: d_can_lookup */
   /* link_path_walk: the last component, then lookup_last -> walk_component */
   next_component(&nd, p);
   if (may_lookup(nd.inode)) return -1;
@@ -101,15 +101,26 @@ static int do_stat(int id, struct lockref_stats *st) {
   mine[id].mnt_count++;                                            /* __legitimize_mnt: mnt_add_count, per cpu */
   if (READ_ONCE(mount_lock) != m_seq) return -1;                  /* __legitimize_mnt: read_seqretry(&mount_lock) */
   lockref_get(file->d_lockref, &tuning, st);                      /* lockref_get_not_dead(&dentry->d_lockref) */
-  if (READ_ONCE(*file->d_seq) != nd.seq) return -1;               /* read_seqcount_retry(&dentry->d_seq, seq) */
-  if (READ_ONCE(*tmpfs_root.d_inode) != (void *)&tmpfs_root_inode) return -1;   /* try_to_unlazy: BUG_ON(nd->inode != parent->d_inode) */
+  /* legitimize_path: read_seqcount_retry(&dentry->d_seq, seq); try_to_unlazy: BUG_ON(nd->inode !=
+   * parent->d_inode), its `parent` being nd->path.dentry: the file. A failure drops the reference. */
+  if (READ_ONCE(*file->d_seq) != nd.seq || READ_ONCE(*file->d_inode) != (void *)nd.inode) {
+    lockref_put(file->d_lockref, &tuning, st);
+    return -1;
+  }
 
   /* vfs_statx_path -> vfs_getattr -> vfs_getattr_nosec -> shmem_getattr -> generic_fillattr */
   struct inode *inode = READ_ONCE(*file->d_inode);                /* vfs_getattr_nosec: d_backing_inode */
+  (void)READ_ONCE(tmpfs_sb.s_flags);                               /* vfs_getattr_nosec: IS_NOATIME etc. (i_sb->s_flags) */
+  (void)READ_ONCE(inode->i_flags);                                 /* vfs_getattr_nosec: i_flags (S_AUTOMOUNT, ...) */
   (void)READ_ONCE(inode->i_op);                                    /* vfs_getattr_nosec: inode->i_op->getattr */
   inode = READ_ONCE(*file->d_inode);                               /* shmem_getattr: path->dentry->d_inode */
-  if (READ_ONCE(inode->alloced) - READ_ONCE(inode->swapped) != READ_ONCE(inode->nrpages)) return -1;   /* shmem_getattr */
-  (void)READ_ONCE(inode->fsflags);                                 /* shmem_getattr: info->fsflags */
+  struct shmem_inode *shmem = (struct shmem_inode *)((char *)inode - offsetof(struct shmem_inode, vfs_inode));   /* SHMEM_I */
+  (void)READ_ONCE(inode->i_mapping);                               /* shmem_getattr: inode->i_mapping->nrpages */
+  if (READ_ONCE(shmem->info.alloced) - READ_ONCE(shmem->info.swapped) != READ_ONCE(inode->i_data.nrpages)) {
+    lockref_put(file->d_lockref, &tuning, st);
+    return -1;
+  }
+  (void)READ_ONCE(shmem->info.fsflags);                            /* shmem_getattr: info->fsflags */
   struct kstat_view { uint64_t dev, ino, nlink, rdev, blocks; uint32_t mode, uid, gid; int64_t size, a, m, c; } k;
   k.dev = READ_ONCE(tmpfs_sb.s_dev);                               /* generic_fillattr: inode->i_sb->s_dev */
   k.ino = READ_ONCE(inode->i_ino);
@@ -122,8 +133,10 @@ static int do_stat(int id, struct lockref_stats *st) {
   k.a = READ_ONCE(inode->i_atime_sec);
   k.m = READ_ONCE(inode->i_mtime_sec);
   k.c = READ_ONCE(inode->i_ctime_sec);
+  (void)READ_ONCE(inode->i_blkbits);                               /* i_blocksize */
   k.blocks = READ_ONCE(inode->i_blocks);
-  (void)READ_ONCE(tmpfs_mount.mnt_root);                           /* vfs_statx_path: path_mounted, mnt_id */
+  (void)READ_ONCE(tmpfs_mount.mnt_root);                           /* vfs_statx_path: path_mounted */
+  (void)READ_ONCE(tmpfs_mount.mnt_id);                             /* vfs_statx_path: real_mount(path->mnt)->mnt_id */
 
   /* path_put -> dput -> fast_dput -> lockref_put_return (locked: spin_lock(&d_lock), count--); mntput */
   lockref_put(file->d_lockref, &tuning, st);
@@ -153,31 +166,13 @@ static void intruder(int id, void *arg) {
   uint64_t next = now_ns() + intruder_period_ns;
   while (!READ_ONCE(stop_intruder)) {
     if (now_ns() < next) { cpu_relax(); continue; }
-    spin_lock(&files[0].d_lockref->lock);                        /* dcache_readdir: spin_lock(&dentry->d_lock) */
+    spin_lock(&files[0].d_lockref->lock);                        /* a transient holder of the file's d_lock */
     uint64_t until = now_ns() + intruder_hold_ns;
     while (now_ns() < until) cpu_relax();
     spin_unlock(&files[0].d_lockref->lock);
     intruder_holds++;
     next += intruder_period_ns;
   }
-}
-
-/* A dentry named `name` in `parent` (NULL: the root), hashed into `bucket`, with `inode`. */
-static struct dentry make_dentry(int slot, const char *name, struct dentry *parent, struct hlist_bl_node **bucket,
-                                 struct inode *inode, uint32_t flags) {
-  struct dentry d = split_layout ? DENTRY_OF(&split_dentries[slot]) : DENTRY_OF(&shared_dentries[slot]);
-  size_t len = strlen(name);
-  memcpy(d.d_iname, name, len + 1);                                /* __d_alloc: a short name is inline */
-  unsigned hl;
-  d.d_name->hash_len = hash_name((const unsigned char *)name, &hl);
-  d.d_name->name = d.d_iname;
-  *d.d_parent = parent ? parent->object : d.object;
-  *d.d_inode = inode;
-  *d.d_flags = flags;
-  d.d_hash->pprev = bucket;                                        /* hashed: __d_rehash */
-  *bucket = d.d_hash;
-  d.d_lockref->count = 1;                                          /* the dcache's own reference */
-  return d;
 }
 
 int main(int argc, char **argv) {
@@ -192,10 +187,10 @@ int main(int argc, char **argv) {
   dentry_size = sizeof(struct dentry_shared);
 
   root_inode = (struct inode){.i_mode = 040755, .i_ino = 1, .i_nlink = 2};
-  tmpfs_root_inode = (struct inode){.i_mode = 041777, .i_ino = 1, .i_nlink = 2};
-  root = make_dentry(0, "/", NULL, &buckets[0].first, &root_inode, DCACHE_DIRECTORY_TYPE);
-  tmp = make_dentry(1, "tmp", &root, &buckets[1].first, NULL, DCACHE_DIRECTORY_TYPE | DCACHE_MOUNTED);
-  tmpfs_root = make_dentry(2, "/", NULL, &buckets[2].first, &tmpfs_root_inode, DCACHE_DIRECTORY_TYPE);
+  tmpfs_root_inode.vfs_inode = (struct inode){.i_mode = 041777, .i_ino = 1, .i_nlink = 2};
+  root = dentry_init(SLOT(0), "/", NULL, &buckets[0].first, &root_inode, DCACHE_DIRECTORY_TYPE, NULL);
+  tmp = dentry_init(SLOT(1), "tmp", &root, &buckets[1].first, NULL, DCACHE_DIRECTORY_TYPE | DCACHE_MOUNTED, NULL);
+  tmpfs_root = dentry_init(SLOT(2), "/", NULL, &buckets[2].first, &tmpfs_root_inode.vfs_inode, DCACHE_DIRECTORY_TYPE, &tmpfs_sb);
   tmpfs_mount = (struct mount){.mnt_parent = &tmpfs_mount, .mnt_mountpoint = tmp.object, .mnt_root = tmpfs_root.object,
                                .root_view = &tmpfs_root};
   fs_struct.root = &root;
@@ -205,9 +200,9 @@ int main(int argc, char **argv) {
     char name[32];
     memcpy(name, file_name, strlen((const char *)file_name) + 1);
     if (own_files) name[strlen(name) - 1] = (char)('A' + i % 26);
-    file_inodes[i] = (struct inode){.i_mode = 0100600, .i_ino = 100 + i, .i_nlink = 1, .i_blkbits = 12};
+    file_inodes[i].vfs_inode = (struct inode){.i_mode = 0100600, .i_ino = 100 + i, .i_nlink = 1, .i_blkbits = 12};
     /* each file in a bucket of its own, so with --files own no thread reads another's dentry */
-    files[i] = make_dentry(3 + i, name, &tmpfs_root, &buckets[3 + i].first, &file_inodes[i], DCACHE_REGULAR_TYPE);
+    files[i] = dentry_init(SLOT(3 + i), name, &tmpfs_root, &buckets[3 + i].first, &file_inodes[i].vfs_inode, DCACHE_REGULAR_TYPE, &tmpfs_sb);
   }
   touch_object(mine, sizeof mine[0] * run.threads);
 

@@ -54,7 +54,6 @@ struct flag {
   {"interval-us", "ops are counted per interval of this length within the window", NULL, "100000"},         \
   {"seed", "perturbs the start: thread i waits a seeded-random 0..--skew-ns before its first op (0: none)", NULL, "0"}, \
   {"skew-ns", "largest start skew with --seed", NULL, "1000"}
-#define MEASURE_FLAG_COUNT 6
 
 static const char *bench_name;
 
@@ -211,6 +210,7 @@ static struct bench_run bench_start(int argc, char **argv, struct flag *flags, i
     if (ms->seed && ms->skew_ns >= ms->warmup_ns) usage(flags, nflags, "--skew-ns must be shorter than the warm-up");
     ms->intervals = (int)(ms->window_ns / ms->interval_ns);
   } else {
+    if (ms->seed) usage(flags, nflags, "--seed perturbs a timed run; with --ops there is no warm-up to absorb it");
     ms->intervals = 1;
   }
   touch_object(interval_ops, sizeof interval_ops[0] * run.threads);
@@ -254,7 +254,7 @@ static inline int bench_next(struct bench_loop *l) {
   }
   uint64_t t = now_ns();
   if (!l->started) {
-    l->begin = run->t_release + ms->warmup_ns;
+    l->begin = __atomic_load_n(&run->t_release, __ATOMIC_ACQUIRE) + ms->warmup_ns;
     l->end = l->begin + ms->window_ns;
     if (ms->seed) {
       thread_ops[id].skew_ns = splitmix64(ms->seed * MAX_THREADS + (uint64_t)id) % (ms->skew_ns + 1);
@@ -269,7 +269,7 @@ static inline int bench_next(struct bench_loop *l) {
   l->started = 1;
   l->op_start = t;
   if (t >= l->end) {
-    if (id == 0 && run->m5) m5_work_end(0, 0);
+    if (id == 0 && run->m5 && l->window_opened) m5_work_end(0, 0);   /* only a window it opened */
     l->in_window = 0;
     return 0;
   }
@@ -332,7 +332,7 @@ static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extr
   /* With fixed work the region of interest is the whole run; a timed run's is the window, which
    * thread 0 marks from bench_next. */
   if (run->m5 && fixed) m5_work_begin(0, 0);
-  run->t_release = now_ns();
+  __atomic_store_n(&run->t_release, now_ns(), __ATOMIC_RELEASE);   /* before the gate opens */
   WRITE_ONCE(run->gate.go, 1);
   fn(0, arg);
   for (int i = 1; i < run->threads; i++) pthread_join(tid[i], NULL);

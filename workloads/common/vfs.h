@@ -75,26 +75,29 @@ struct dentry {
   unsigned char *d_iname;
   size_t iname_len;
   struct lockref *d_lockref;
+  void **d_sb;
   void *object;
 };
 
 #define DENTRY_OF(p) ((struct dentry){&(p)->d_flags, &(p)->d_seq, &(p)->d_hash, &(p)->d_parent, &(p)->d_name, \
-                                      &(p)->d_inode, (p)->d_iname, sizeof (p)->d_iname, &(p)->d_lockref, (p)})
+                                      &(p)->d_inode, (p)->d_iname, sizeof (p)->d_iname, &(p)->d_lockref, &(p)->d_sb, (p)})
 
 #define DCACHE_MOUNTED 0x00010000u     /* d_flags: a mount point (include/linux/dcache.h) */
 #define DCACHE_REGULAR_TYPE 0x00400000u
 #define DCACHE_DIRECTORY_TYPE 0x00200000u
 
-/* include/linux/fs.h struct inode, its first lines (the stat data generic_fillattr reads), and the
- * tmpfs fields shmem_getattr reads. */
+/* include/linux/fs.h struct inode: its first lines at the kernel's offsets (6.12, x86-64, with
+ * CONFIG_SECURITY and POSIX ACLs: the stat data generic_fillattr reads), then, on lines of their own at
+ * offsets that are only approximate, the later fields the walk reads. Inodes are read-only here. */
 struct inode {
-  uint16_t i_mode, i_opflags;
-  uint32_t i_uid, i_gid, i_flags;
-  void *i_acl, *i_default_acl;
-  const void *i_op;
-  void *i_sb;
-  void *i_mapping;
-  unsigned long i_ino;
+  uint16_t i_mode, i_opflags;       /* 0 */
+  uint32_t i_uid, i_gid, i_flags;   /* 4 */
+  void *i_acl, *i_default_acl;      /* 16 */
+  const void *i_op;                 /* 32 */
+  void *i_sb;                       /* 40 */
+  void *i_mapping;                  /* 48 */
+  void *i_security;                 /* 56 */
+  unsigned long i_ino;              /* 64 */
   uint32_t i_nlink, i_rdev;
   int64_t i_size;
   int64_t i_atime_sec, i_mtime_sec, i_ctime_sec;
@@ -103,9 +106,16 @@ struct inode {
   uint16_t i_bytes;
   uint8_t i_blkbits, i_write_hint;
   uint64_t i_blocks;
-  uint64_t nrpages;                 /* i_data.nrpages: later in struct inode in the kernel */
-  uint64_t alloced, swapped;        /* struct shmem_inode_info (tmpfs) */
-  uint32_t fsflags;
+  struct { const void *i_fop; uint32_t i_fsnotify_mask; } __aligned_line later;   /* i_fop, i_fsnotify_mask */
+  struct { uint64_t nrpages; } __aligned_line i_data;                             /* i_data.nrpages */
+} __aligned_line;
+_Static_assert(offsetof(struct inode, i_ino) == 64, "struct inode: i_ino at 64");
+
+/* mm/shmem.c struct shmem_inode_info: the tmpfs fields shmem_getattr reads, before the VFS inode
+ * (SHMEM_I is container_of). */
+struct shmem_inode {
+  struct { uint64_t alloced, swapped; uint32_t fsflags; } __aligned_line info;
+  struct inode vfs_inode;
 } __aligned_line;
 
 /* fs/mount.h struct mount: what __lookup_mnt compares, and the mounted root. */
@@ -114,7 +124,8 @@ struct mount {
   struct mount *mnt_parent;
   void *mnt_mountpoint;              /* the dentry object mounted on */
   void *mnt_root;                    /* mnt.mnt_root: the dentry object of the mounted root */
-  struct dentry *root_view;
+  int mnt_id;
+  struct dentry *root_view;          /* (cohtb's: mnt_root as a dentry view) */
 } __aligned_line;
 
 /* The part of struct nameidata (fs/namei.c) the walk keeps: the thread's own, on its stack. */
@@ -138,14 +149,15 @@ static inline uint64_t hash_name(const unsigned char *name, unsigned *len) {
   return ((uint64_t)n << 32) | (uint32_t)(hash >> 32);
 }
 
-/* dentry_cmp (fs/dcache.c): READ_ONCE of d_name.name, then the name bytes a word at a time. For an
- * inline name this reads d_iname, which for names longer than 8 bytes crosses into cache line 1. */
+/* dentry_cmp (fs/dcache.c): READ_ONCE of d_name.name, then the name bytes a word at a time
+ * (read_word_at_a_time on the dentry's side). For an inline name this reads d_iname, which for names
+ * longer than 8 bytes crosses into cache line 1. */
 static inline int dentry_cmp(struct dentry *d, const unsigned char *ct, unsigned len) {
   const unsigned char *cs = READ_ONCE(d->d_name->name);
   for (unsigned i = 0; i < len; i += 8) {
     uint64_t a = 0, b = 0;
     unsigned n = len - i < 8 ? len - i : 8;
-    memcpy(&a, (const void *)(cs + i), n);   /* load_unaligned_zeropad */
+    memcpy(&a, (const void *)(cs + i), n);   /* read_word_at_a_time */
     memcpy(&b, ct + i, n);
     if (a != b) return 1;
   }
@@ -155,6 +167,7 @@ static inline int dentry_cmp(struct dentry *d, const unsigned char *ct, unsigned
 /* __d_lookup_rcu (fs/dcache.c): one hash chain, one entry (the dentry looked for). */
 static inline struct dentry *d_lookup_rcu(struct dentry *parent, struct hlist_bl_node **bucket, struct dentry *child,
                                           const struct qstr *name, unsigned *seqp) {
+  (void)READ_ONCE(*parent->d_flags);                                /* parent->d_flags & DCACHE_OP_COMPARE */
   if (READ_ONCE(*bucket) != child->d_hash) return NULL;             /* hlist_bl_for_each_entry_rcu: the head */
   unsigned seq = READ_ONCE(*child->d_seq);                          /* raw_seqcount_begin(&dentry->d_seq) */
   if (READ_ONCE(*child->d_parent) != parent->object) return NULL;   /* dentry->d_parent != parent */
@@ -183,6 +196,7 @@ static inline int walk_component(struct nameidata *nd, struct hlist_bl_node **bu
   if (READ_ONCE(*parent->d_seq) != nd->seq) return -1;            /* lookup_fast: read_seqcount_retry(&parent->d_seq) */
   uint32_t flags = READ_ONCE(*d->d_flags);                         /* d_revalidate: DCACHE_OP_REVALIDATE? */
   flags = READ_ONCE(*d->d_flags);                                  /* handle_mounts -> __follow_mount_rcu */
+  (void)flags;
   if (flags & DCACHE_MOUNTED) {                                    /* __lookup_mnt: the mount hash */
     if (READ_ONCE(mnt->mnt_mountpoint) != d->object || !READ_ONCE(mnt->mnt_parent)) return -1;
     d = mnt->root_view;                                            /* path->dentry = mounted->mnt.mnt_root */
@@ -192,12 +206,40 @@ static inline int walk_component(struct nameidata *nd, struct hlist_bl_node **bu
     if (READ_ONCE(*mount_lock) & 1) return -1;                     /* read_seqretry(&mount_lock) */
   }
   struct inode *inode = READ_ONCE(*d->d_inode);                    /* step_into: inode = dentry->d_inode */
-  (void)(flags & DCACHE_REGULAR_TYPE);                             /* step_into: d_is_symlink */
+  (void)(READ_ONCE(*d->d_flags) & DCACHE_REGULAR_TYPE);             /* step_into: d_is_symlink */
   if (READ_ONCE(*d->d_seq) != nd->next_seq) return -1;             /* step_into: read_seqcount_retry */
   nd->path = d;
   nd->inode = inode;
   nd->seq = nd->next_seq;
   return 0;
+}
+
+/* link_path_walk: the component of the path at `p`, hashed into nd->last; returns its end. */
+static inline const char *next_component(struct nameidata *nd, const char *p) {
+  while (*p == '/') p++;
+  unsigned len;
+  nd->last.hash_len = hash_name((const unsigned char *)p, &len);
+  nd->last.name = (const unsigned char *)p;
+  return p + len;
+}
+
+/* __d_alloc + d_add (set-up, before the threads): `d` named `name` in `parent` (NULL: a root), hashed
+ * into `bucket`, with `inode`, one reference. */
+static inline struct dentry dentry_init(struct dentry d, const char *name, struct dentry *parent,
+                                        struct hlist_bl_node **bucket, struct inode *inode, uint32_t flags, void *sb) {
+  size_t len = strlen(name);
+  memcpy(d.d_iname, name, len + 1);                                /* __d_alloc: a short name is inline */
+  unsigned hl;
+  d.d_name->hash_len = hash_name((const unsigned char *)name, &hl);
+  d.d_name->name = d.d_iname;
+  *d.d_parent = parent ? parent->object : d.object;
+  *d.d_inode = inode;
+  *d.d_flags = flags;
+  *d.d_sb = sb;
+  d.d_hash->pprev = bucket;                                        /* __d_rehash */
+  *bucket = d.d_hash;
+  d.d_lockref->count = 1;   /* a file: its creator's pin (shmem_mknod's dget); a directory: 1 stands for its children's */
+  return d;
 }
 
 /* The JSON layout-map entry of a dentry: every field the walk touches. */
@@ -211,6 +253,7 @@ static void json_kdentry(const char *name, const struct dentry *d, size_t size) 
   json_field("d_inode", d->d_inode, 8);
   json_field("d_iname", d->d_iname, d->iname_len);
   json_field("d_lockref", d->d_lockref, sizeof *d->d_lockref);
+  json_field("d_sb", d->d_sb, 8);
   json_object_end();
 }
 
