@@ -1,4 +1,4 @@
-"""gem5 integration: a short 2x2 lockref run through cohtb launch, held against gem5's own evidence. Skipped,
+"""gem5 integration: short 2x2 runs through cohtb launch (lockref fixed work; stat_path timed), held against gem5's own evidence. Skipped,
 with the reason, when gem5 is absent (set GEM5 or put gem5.opt on PATH); must pass when it is present.
 `make test-gem5` runs it with the other gem5 tests."""
 
@@ -35,3 +35,29 @@ def test_lockref_2x2_cmpxchg(tmp_path):
     rec = reconcile(recs, header.num_sockets)
     totals, line = rec.totals(), rec.lines[lref.lines[0]]
     assert line.transfersMatched > 0 and totals.unexplained <= 0.01 * totals.matched, totals
+
+
+@pytest.mark.parametrize("layout", ["shared", "split"])
+def test_stat_path_2x2_timed_window(tmp_path, layout):
+    """Seed 004's workload as the seed experiments run it (a warm-up, then a window of simulated time): the
+    region of interest is the window, the dentry's count word sits where the kernel's layout puts it, and the
+    monitor's counts agree with gem5's evidence by the reconciliation's verdict."""
+    from cohtb.analysis.analyse import analyse
+
+    spec = RunSpec("stat_path", "retry100", layout, 2, 2, warmup_us=20, window_us=60, interval_us=10, seed=1)
+    [outcome] = launch([spec], tmp_path, jobs=1, timeout=1800)
+    assert outcome.status == "done", outcome.error
+    run = load(tmp_path / spec.id)
+    m, w = run.manifest, run.manifest.workload
+    assert w.measure.mode == "window" and w.measure.window_ns == 60_000 and len(w.intervals.total) == 6
+    assert sum(w.intervals.total) == w.ops == sum(w.per_thread_ops) and min(w.per_thread_ops) > 0
+    assert w.final_count == 1 and w.invariants == "ok"
+    # thread 0 opens and closes the region at its first op boundary past the window's: within a few µs
+    assert abs(m.roi.seconds - 60e-6) < 10e-6, m.roi.seconds
+    fields = {f"{f.object}.{f.name}": set(f.lines) for f in m.layout}
+    count, name = fields["file.d_lockref"], fields["file.d_iname"]
+    lookup = set().union(*(fields[f"file.{n}"] for n in ("d_flags", "d_seq", "d_parent", "d_name", "d_inode")))
+    assert count and not (count & lookup)
+    assert (count <= name) == (layout == "shared")       # before the reorder the name's tail shares the count's line
+    a = analyse(run, tmp_path / "analysis" / "counters.json", check_model=True)
+    assert a.model_check == "identical" and a.gem5.verdict.startswith("agrees"), a.gem5.verdict
