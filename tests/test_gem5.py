@@ -1,5 +1,6 @@
-"""gem5 integration: short 2x2 runs through cohtb launch (lockref fixed work; stat_path timed), held against gem5's own evidence. Skipped,
-with the reason, when gem5 is absent (set GEM5 or put gem5.opt on PATH); must pass when it is present.
+"""gem5 integration: short 2x2 runs through cohtb launch (lockref fixed work; stat_path timed), held against
+gem5's own evidence. Skipped, with the reason, when gem5 is absent (set GEM5 or put gem5.opt on PATH); must pass
+when it is present.
 `make test-gem5` runs it with the other gem5 tests."""
 
 import pytest
