@@ -106,16 +106,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def kept_runs(specs) -> tuple[list, list[str]]:
-    """The finished runs of these specs found in results/runs/ or reference-runs/, and the ids not found."""
+def kept_runs(specs, also: Path | None = None) -> tuple[list, list[str]]:
+    """The finished runs of these specs found in `also`, results/runs/ or reference-runs/, and the ids not
+    found. A run of that id recorded from another spec (an older warm-up, say) is an error, not a match."""
     from cohtb.sim.runs import load, resolve
 
     runs, missing = [], []
     for spec in specs:
         try:
-            runs.append(load(resolve(spec.id)))
+            run = load(also / spec.id if also is not None and (also / spec.id / "manifest.json").exists() else resolve(spec.id))
         except CohtbError:
             missing.append(spec.id)
+            continue
+        if run.spec != spec:
+            raise CohtbError(f"{run.path}: recorded from another spec than the experiment's ({run.spec} != {spec})")
+        runs.append(run)
     return runs, missing
 
 
@@ -125,9 +130,10 @@ def cmd_seeds(args: argparse.Namespace) -> int:
     from cohtb.report.results import point_table, seed_results
     from cohtb.experiments.reproduce import collapse_verdict
 
+    also = Path(args.runs)
     if args.seed is None:
         for e in EXPERIMENTS.values():
-            runs, missing = kept_runs(e.specs())
+            runs, missing = kept_runs(e.specs(), also)
             print(f"seed {e.seed}: {e.title} — {e.base_name} vs {e.new_name}; {len(runs)}/{len(e.specs())} runs kept")
         return 0
     if args.seed not in EXPERIMENTS:
@@ -138,7 +144,7 @@ def cmd_seeds(args: argparse.Namespace) -> int:
 
         if gem5.find() is None:
             raise CohtbError(f"--launch needs gem5: {gem5.why_missing()}")
-        _, missing = kept_runs(e.specs())
+        _, missing = kept_runs(e.specs(), also)
         todo = [s for s in e.specs() if s.id in missing]
         print(f"cohtb seeds: seed {e.seed}: {len(todo)} of {len(e.specs())} runs to record into {args.runs}", flush=True)
         outcomes = launch.launch(todo, Path(args.runs), args.jobs, args.timeout)
@@ -147,7 +153,7 @@ def cmd_seeds(args: argparse.Namespace) -> int:
             print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)
         if failed:
             return 1
-    runs, missing = kept_runs(e.specs())
+    runs, missing = kept_runs(e.specs(), also)
     if missing:
         raise CohtbError(f"seed {e.seed}: {len(missing)} runs are not recorded (first: {missing[0]}); "
                          f"`cohtb seeds --seed {e.seed} --launch` records them with gem5")
@@ -176,7 +182,7 @@ def cmd_results(args: argparse.Namespace) -> int:
     figures = {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] + [f"seed-{r.experiment.seed}-{s.series.label}.png"
                                                                           for s in r.series]
                for r in res if r.complete}
-    page = results.page(res, figures)
+    page = results.page(res, figures, ms)
     doc, readme = ROOT / "docs" / "results.md", ROOT / "README.md"
     block = results.readme_block(res)
     if args.check:

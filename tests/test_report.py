@@ -47,8 +47,9 @@ def test_report_tables_follow_the_construction(runs):
     md = (root / "report" / "report.md").read_text()
     assert (f"| locked/shared 2x2 | 4 | {OPS / 2e-6 / 1e6:.3f} | 10-40 | 0.25 | {transfers:.3f} | {transfers:.3f} | "
             f"{ROUNDS / OPS:.3f} |") in md
-    assert by_layout["shared"]["fairness"] == {"thread_min": 10, "thread_max": 40, "socket_min": 30, "socket_max": 70,
-                                               "ratio": 0.25, "socket_ratio": pytest.approx(30 / 70)}
+    # per thread of each socket: socket 0 (40 + 30) / 2 = 35, socket 1 (20 + 10) / 2 = 15
+    assert by_layout["shared"]["fairness"] == {"thread_min": 10, "thread_max": 40, "socket_min": 15, "socket_max": 35,
+                                               "ratio": 0.25, "socket_ratio": pytest.approx(15 / 35)}
     page = html.read_text()
     assert page.count("data:image/png;base64,") >= 5 and "Hottest lines" in page
 

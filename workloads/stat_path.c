@@ -13,7 +13,8 @@
  *             P us: a transient lock holder, seed 004's trigger of the collapse. The seed does not know who
  *             took the lock ("ls /tmp" made it likely); this is that holder as an abstraction, not
  *             dcache_readdir's own sequence (which holds the *directory's* d_lock and takes the file's
- *             only around dget_dlock)
+ *             only around dget_dlock). --intruder-holds N stops it after N holds: one transient holder,
+ *             after which a policy either recovers or stays collapsed
  */
 #include "common/vfs.h"
 
@@ -28,10 +29,11 @@ static struct flag flags[] = {
     LOCKREF_TUNING_FLAGS,
     {"intruder-period-us", "an intruder takes the file's d_lock every P microseconds (0: no intruder)", NULL, "0"},
     {"intruder-hold-ns", "how long the intruder holds the lock", NULL, "2000"},
+    {"intruder-holds", "how many times the intruder takes the lock (0: every period until the end)", NULL, "0"},
     FLAG_M5,
 };
 enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_FILES, F_RETRIES, F_WAIT,
-       F_IPERIOD, F_IHOLD, F_M5 };
+       F_IPERIOD, F_IHOLD, F_IHOLDS, F_M5 };
 
 static const char path_name[] = "/tmp/willitscale.XXXXXX";
 static const unsigned char *file_name = (const unsigned char *)path_name + 5;
@@ -65,7 +67,7 @@ static int own_files, split_layout;
 static struct lockref_tuning tuning;
 static struct lockref_stats stats[MAX_THREADS];
 static struct bench_run run;
-static uint64_t intruder_period_ns, intruder_hold_ns, intruder_holds;
+static uint64_t intruder_period_ns, intruder_hold_ns, intruder_max_holds, intruder_holds;
 static volatile int stop_intruder;
 static uint64_t walk_failures[MAX_THREADS][8] __aligned_line;
 
@@ -164,7 +166,7 @@ static void worker(int id, void *arg) {
 static void intruder(int id, void *arg) {
   (void)id; (void)arg;
   uint64_t next = now_ns() + intruder_period_ns;
-  while (!READ_ONCE(stop_intruder)) {
+  while (!READ_ONCE(stop_intruder) && (!intruder_max_holds || intruder_holds < intruder_max_holds)) {
     if (now_ns() < next) { cpu_relax(); continue; }
     spin_lock(&files[0].d_lockref->lock);                        /* a transient holder of the file's d_lock */
     uint64_t until = now_ns() + intruder_hold_ns;
@@ -182,6 +184,7 @@ int main(int argc, char **argv) {
   own_files = !strcmp(flags[F_FILES].value, "own");
   intruder_period_ns = flag_num(&flags[F_IPERIOD]) * 1000;
   intruder_hold_ns = flag_num(&flags[F_IHOLD]);
+  intruder_max_holds = flag_num(&flags[F_IHOLDS]);
   if (own_files && intruder_period_ns) usage(flags, NFLAGS(flags), "the intruder needs --files same");
   split_layout = !strcmp(flags[F_LAYOUT].value, "split");
   dentry_size = sizeof(struct dentry_shared);

@@ -10,8 +10,9 @@ from cohtb.sim.runs import Run
 
 @dataclass(frozen=True)
 class Fairness:
-    """Window ops of the least and the most productive thread and socket. `ratio` is min/max over
-    threads: 1 when every thread got as much done, near 0 when some starved."""
+    """Window ops of the least and the most productive thread, and of the least and most productive
+    socket per thread (a socket with fewer workers, beside an intruder, is not counted short). `ratio`
+    is min/max over threads: 1 when every thread got as much done, near 0 when some starved."""
 
     thread_min: int
     thread_max: int
@@ -38,11 +39,11 @@ def fairness(run: Run) -> Fairness | None:
     if not per_thread:
         return None
     socket_of = run.manifest.socket_of_core
-    sockets: dict[int, int] = {}
+    sockets: dict[int, list[int]] = {}
     for t, ops in enumerate(per_thread):
-        s = socket_of[t] if t < len(socket_of) else -1
-        sockets[s] = sockets.get(s, 0) + ops
-    return Fairness(min(per_thread), max(per_thread), min(sockets.values()), max(sockets.values()))
+        sockets.setdefault(socket_of[t] if t < len(socket_of) else -1, []).append(ops)
+    per_thread_of_socket = [sum(v) / len(v) for v in sockets.values()]
+    return Fairness(min(per_thread), max(per_thread), round(min(per_thread_of_socket)), round(max(per_thread_of_socket)))
 
 
 @dataclass(frozen=True)

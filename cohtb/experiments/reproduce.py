@@ -2,8 +2,9 @@
 
 A comparison is called a reproduction only when its sign holds beyond the spread: every repetition of
 `new` against every repetition of `base` (lo = min(new)/max(base), hi = max(new)/min(base)) is on the
-published side of 1. A published change under NULL_EFFECT (seed 000 on one node) is "no effect", and
-is reproduced when the simulated spread includes 1 or its mean change is under NULL_EFFECT too."""
+published side of 1. A published row its author calls no change (seed 000 on one node) is reproduced
+when the simulated mean change is under NULL_EFFECT. A reproduced change more than RATIO_FACTOR times
+larger or smaller than the published one (in percent) is called out."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import statistics
 from dataclasses import dataclass
 from typing import Protocol
 
-from cohtb.experiments.seeds import Point, Published, Series
+from cohtb.experiments.seeds import REPETITIONS, Point, Published, Series
 from cohtb.sim.plans import RunSpec
 
-NULL_EFFECT = 0.05   # |change| below 5% is "no effect"
-RATIO_FACTOR = 2.0   # a simulated speed-up more than 2x off the published one is called out
+NULL_EFFECT = 0.05   # a simulated |change| below 5% is "no change"
+RATIO_FACTOR = 2.0   # a simulated change more than 2x (or under half) the published one is called out
+COLLAPSED = 1.25     # collapsed: within 25% of the locked-only level
+RECOVERED = 0.9      # recovered: back to 90% of the level before the transient holder, or more
 
 
 class Measured(Protocol):
@@ -69,8 +72,7 @@ class Ratio:
 
 
 def expected_sign(pub: Published) -> int:
-    r = pub.ratio
-    return 0 if abs(r - 1) < NULL_EFFECT else (1 if r > 1 else -1)
+    return 0 if pub.null else (1 if pub.ratio > 1 else -1)
 
 
 @dataclass(frozen=True)
@@ -82,15 +84,17 @@ class Verdict:
 def verdict(pub: Published, sim: Ratio) -> Verdict:
     want = expected_sign(pub)
     if want == 0:
-        ok = sim.lo <= 1 <= sim.hi or abs(sim.mean - 1) < NULL_EFFECT
-        return Verdict(ok, "yes: no effect, as published" if ok else
-                       f"no: published no effect, simulated {(sim.mean - 1) * 100:+.0f}% beyond the spread")
+        ok = abs(sim.mean - 1) < NULL_EFFECT
+        return Verdict(ok, "yes: no change, as published" if ok else
+                       f"no: published no change, simulated {(sim.mean - 1) * 100:+.0f}%")
     if sim.sign == 0:
         return Verdict(False, "no: the simulated change is within the spread of the repetitions")
     if sim.sign != want:
         return Verdict(False, "no: opposite sign")
-    factor = max(sim.mean / pub.ratio, pub.ratio / sim.mean)
-    return Verdict(True, "yes" + (f" in sign; the speed-up differs by {factor:.1f}x" if factor > RATIO_FACTOR else ""))
+    factor = (sim.mean - 1) / (pub.ratio - 1)
+    if factor > RATIO_FACTOR or factor < 1 / RATIO_FACTOR:
+        return Verdict(True, f"yes in sign; the change is {factor:.1f}x the published one")
+    return Verdict(True, "yes")
 
 
 def _group(runs: list[Measured]) -> dict[str, list[Measured]]:
@@ -108,7 +112,8 @@ class PointResult:
 
     @property
     def complete(self) -> bool:
-        return bool(self.base) and bool(self.new)
+        """Every repetition of base and new is there: a verdict on fewer would have no spread to hold."""
+        return len(self.base) == len(self.new) == REPETITIONS
 
     @property
     def base_throughput(self) -> Spread:
@@ -130,23 +135,35 @@ def point_results(points: tuple[Point, ...], runs: list[Measured]) -> list[Point
 
 @dataclass
 class SeriesResult:
-    """Per run of a series: ops per interval; `falls` is the mean of the last quarter of the window over
-    the mean before the disturbance, per repetition."""
+    """Per policy, the repetitions of one time series. `falls` is, per repetition, the mean ops per interval
+    of the last quarter of the window over the mean before the disturbance; `late` the last quarter's mean."""
 
     series: Series
     runs: dict[str, list[Measured]]   # policy -> repetitions
 
-    def falls(self, policy: str) -> Spread | None:
-        vals = []
+    @property
+    def complete(self) -> bool:
+        return all(len(v) == REPETITIONS for v in self.runs.values())
+
+    def _parts(self, policy: str) -> list[tuple[list[int], list[int]]]:
+        out = []
         for m in self.runs.get(policy, []):
             s = interval_totals(m)
             if s is None:
                 continue
             interval_us, totals = s
-            before = [t for i, t in enumerate(totals) if (i + 1) * interval_us <= self.series.event_at_us]
-            late = totals[len(totals) * 3 // 4:]
-            if before and late and statistics.fmean(before) > 0:
-                vals.append(statistics.fmean(late) / statistics.fmean(before))
+            # the intervals that end before the disturbance (at least the first), and the last quarter
+            before = [t for i, t in enumerate(totals) if (i + 1) * interval_us <= self.series.event_at_us] or totals[:1]
+            out.append((before, totals[len(totals) * 3 // 4:]))
+        return out
+
+    def falls(self, policy: str) -> Spread | None:
+        vals = [statistics.fmean(late) / statistics.fmean(before) for before, late in self._parts(policy)
+                if late and statistics.fmean(before) > 0]
+        return Spread(tuple(vals)) if vals else None
+
+    def late(self, policy: str) -> Spread | None:
+        vals = [statistics.fmean(late) for _, late in self._parts(policy) if late]
         return Spread(tuple(vals)) if vals else None
 
 
@@ -163,16 +180,25 @@ def series_result(series: Series, runs: list[Measured]) -> SeriesResult:
     return SeriesResult(series, {t.policy: by.get(t.repetition_of, []) for t in series.runs})
 
 
-def collapse_verdict(res: SeriesResult, collapsing: str = "retry100") -> Verdict:
-    """Seed 004: retry100 falls beyond its spread, and every waiting policy stays above it."""
-    fall = res.falls(collapsing)
-    others = {p: res.falls(p) for p in res.runs if p != collapsing}
-    if fall is None or any(v is None for v in others.values()):
+def collapse_verdict(res: SeriesResult, collapsing: str = "retry100", locked: str = "locked") -> Verdict:
+    """Seed 004: after one transient lock holder, `collapsing` falls beyond its spread to the locked-only
+    level (its last quarter within COLLAPSED of the `locked` policy's), and every waiting policy recovers
+    (its last quarter at RECOVERED of its level before, or more, in every repetition)."""
+    if not res.complete:
         return Verdict(False, "no: runs missing")
+    fall, late, floor = res.falls(collapsing), res.late(collapsing), res.late(locked)
+    waiting = {p: res.falls(p) for p in res.runs if p not in (collapsing, locked)}
+    if fall is None or late is None or floor is None or any(v is None for v in waiting.values()):
+        return Verdict(False, "no: the runs have no intervals")
+    to_floor = late.mean / floor.mean
+    stuck = [p for p, v in waiting.items() if v.lo < RECOVERED]
+    keeps = ", ".join(f"{p} keeps {v.mean:.2f}" for p, v in waiting.items())
     if fall.hi >= 1:
-        return Verdict(False, f"no: {collapsing} does not fall beyond its spread ({fall.text()})")
-    held = [p for p, v in others.items() if v.lo > fall.hi]
-    if len(held) != len(others):
-        return Verdict(False, f"no: {', '.join(sorted(set(others) - set(held)))} fall as far as {collapsing}")
-    return Verdict(True, f"yes: {collapsing} falls to {fall.mean:.2f} of its level; "
-                         + ", ".join(f"{p} keeps {v.mean:.2f}" for p, v in others.items()))
+        return Verdict(False, f"no: {collapsing} does not fall beyond its spread ({fall.text()}); {keeps}")
+    if to_floor > COLLAPSED:
+        return Verdict(False, f"no: {collapsing} falls to {fall.mean:.2f} of its level but stays {to_floor:.2f}x the "
+                              f"locked-only level; {keeps}")
+    if stuck:
+        return Verdict(False, f"no: {', '.join(stuck)} do not recover to {RECOVERED:.0%}; {keeps}")
+    return Verdict(True, f"yes: {collapsing} falls to {fall.mean:.2f} of its level, {to_floor:.2f}x the locked-only "
+                         f"level; {keeps}")

@@ -64,8 +64,8 @@ def point_table(res: SeedResult) -> Table:
                          _speedup(pub.ratio), p.base_throughput.text(1e-6), p.new_throughput.text(1e-6),
                          f"{_speedup(p.ratio.mean)} ({_speedup(p.ratio.lo)} to {_speedup(p.ratio.hi)})", v.text])
     return Table(f"Seed {e.seed}: {e.base_name} -> {e.new_name}",
-                 ["simulated", "published", "published base -> new", "published", f"simulated {e.base_name} (ops/µs)",
-                  f"simulated {e.new_name} (ops/µs)", "simulated speed-up (range)", "reproduced"], rows,
+                 ["simulated", "published", "published base -> new", "published change", f"simulated {e.base_name} (ops/µs)",
+                  f"simulated {e.new_name} (ops/µs)", "simulated change (range)", "reproduced"], rows,
                  "Simulated: mean (min-max) of the repetitions; the range of the speed-up is over every pair of "
                  "repetitions. Reproduced: the sign holds beyond that range (docs/results.md, 'How to read').")
 
@@ -79,7 +79,7 @@ def fairness_table(res: SeedResult) -> Table:
                 rows.append([p.point.label, name, f"{min(f.ratio for f in fs):.2f}-{max(f.ratio for f in fs):.2f}",
                              f"{min(f.socket_ratio for f in fs):.2f}-{max(f.socket_ratio for f in fs):.2f}"])
     return Table(f"Seed {res.experiment.seed}: fairness (window ops, least / most)",
-                 ["simulated", "runs", "thread min/max (range over repetitions)", "socket min/max"], rows)
+                 ["simulated", "runs", "thread min/max (range over repetitions)", "socket min/max (per thread)"], rows)
 
 
 def representative(p: PointResult) -> tuple[RunMetrics, RunMetrics] | None:
@@ -108,8 +108,8 @@ def headline(results: list[SeedResult]) -> Table:
     rows = []
     for res in results:
         e = res.experiment
-        if not res.points or not all(p.complete for p in res.points):
-            rows.append([e.seed, e.title, "-", "-", f"not run ({len(res.missing)} runs missing)"])
+        if not res.complete:
+            rows.append([e.seed, e.title, "-", "-", f"not run ({len(res.missing)} of {len(e.specs())} runs missing)"])
             continue
         main = max(res.points, key=lambda p: p.base.spec.sockets if p.base else 0) if res.points else None
         pub = main.point.published[0]
@@ -128,24 +128,37 @@ def _series_text(s: SeriesResult) -> str:
     for policy in s.runs:
         f = s.falls(policy)
         if f is not None:
-            parts.append(f"{policy} {_speedup(f.mean)}")
+            parts.append(f"{policy} {_speedup(f.mean)} ({_speedup(f.lo)} to {_speedup(f.hi)})")
     return ", ".join(parts) or "-"
 
 
-def page(results: list[SeedResult], figures: dict[str, list[str]]) -> str:
+def provenance(ms: list[RunMetrics]) -> str:
+    """Where the runs are and which gem5 recorded them, from their manifests."""
+    if not ms:
+        return "no runs are recorded yet"
+    from cohtb.toolchain import ROOT
+
+    dirs = sorted({str(m.run.path.parent.relative_to(ROOT)) if m.run.path.is_relative_to(ROOT) else str(m.run.path.parent)
+                   for m in ms})
+    versions = sorted({str((m.run.manifest.model_extra or {}).get("gem5", {}).get("version", "?")) for m in ms})
+    return f"{len(ms)} runs in {', '.join(f'`{d}/`' for d in dirs)}, recorded with gem5 {', '.join(versions)}"
+
+
+def page(results: list[SeedResult], figures: dict[str, list[str]], ms: list[RunMetrics]) -> str:
     out = ["# Results: the seeds, simulated", "",
-           f"Written by `{COMMAND}` from the kept runs (`reference-runs/`, recorded with gem5 v24.0.0.1 by "
-           "`cohtb seeds --launch`); `tests/test_results.py` fails when this page is not what the runs give. "
-           "Every number below is computed from those runs.", "",
+           f"Written by `{COMMAND}` from the kept runs ({provenance(ms)}; `cohtb seeds --seed S --launch` records "
+           "them); `tests/test_results.py` fails when this page is not what the runs give. Every number below is "
+           "computed from those runs.", "",
            "## Headline", "", headline(results).markdown(), "## How to read", "",
            textwrap.fill(f"Each configuration is run {REPETITIONS} times with perturbed starts (`--seed` 1-{REPETITIONS}: "
                          f"every thread waits a seeded-random 0-{SKEW_NS} ns before its first operation), after a "
                          f"warm-up of {WARMUP_US} µs, over a window of {WINDOW_US} µs of simulated time in "
-                         f"{WINDOW_US // INTERVAL_US} intervals (will-it-scale's measurement). A speed-up is new/base "
-                         "throughput; its range is over every pair of repetitions. A comparison is a reproduction only "
-                         f"when its sign holds beyond that range; a published change under {NULL_EFFECT:.0%} is 'no "
-                         f"effect'. A simulated speed-up more than {RATIO_FACTOR:g}x off the published one is called "
-                         "out. No simulation parameter was set to approach a published number.", 100,
+                         f"{WINDOW_US // INTERVAL_US} intervals (will-it-scale's measurement; seed 004's collapse runs a "
+                         "longer window, below). A change is new/base throughput - 1; its range is over every pair of "
+                         "repetitions. A comparison is a reproduction only when its sign holds beyond that range; a "
+                         f"row the author calls no change is reproduced by a simulated change under {NULL_EFFECT:.0%}. "
+                         f"A reproduced change more than {RATIO_FACTOR:g}x (or under 1/{RATIO_FACTOR:g}) the published "
+                         "one is called out. No simulation parameter was set to approach a published number.", 100,
                          break_on_hyphens=False), ""]
     for res in results:
         e = res.experiment
@@ -167,15 +180,19 @@ def page(results: list[SeedResult], figures: dict[str, list[str]]) -> str:
                 out += [table.markdown(), textwrap.fill(text, 100), ""]
         for s in res.series:
             cv = collapse_verdict(s)
-            rows = [[policy, (s.falls(policy).text() if s.falls(policy) else "-")] for policy in s.runs]
-            out += [Table(f"Seed {e.seed}, {s.series.label}: ops per interval, last quarter of the window / before the "
-                          f"intruder's first hold (mean (min-max) of the repetitions)", ["policy", "late / early"],
-                          rows, f"Published (retry100): {s.series.published[0].new:,.0f} / "
-                                f"{s.series.published[0].base:,.0f} = {s.series.published[0].ratio:.2f}. "
-                                f"Reproduced: {cv.text}.").markdown()]
+            per_us = 1 / (s.series.runs[0].interval_us)
+            rows = [[policy, s.falls(policy).text() if s.falls(policy) else "-",
+                     s.late(policy).text(per_us) if s.late(policy) else "-"] for policy in s.runs]
+            out += [Table(f"Seed {e.seed}, {s.series.label}: ops per interval before the transient holder and in the "
+                          "last quarter of the window (mean (min-max) of the repetitions)",
+                          ["policy", "last quarter / before", "last quarter (ops/µs)"], rows,
+                          f"Published (retry100): {s.series.published[0].new:,.0f} / "
+                          f"{s.series.published[0].base:,.0f} = {s.series.published[0].ratio:.2f}. "
+                          f"Reproduced: {cv.text}.").markdown()]
         dis = disagreement(res)
         if dis:
-            out += ["**Where the simulation disagrees.** " + " ".join(dis) + f" Most likely reason: {e.differences}.", ""]
+            out += ["**Where the simulation disagrees.** " + " ".join(dis) + f" Differences that may explain it: "
+                    f"{e.differences}.", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from cohtb.experiments.reproduce import SeriesResult, interval_totals  # noqa: E402
+from cohtb.experiments.seeds import REPETITIONS  # noqa: E402
 from cohtb.report.plots import DPI, MORE_COLOURS, POLICY_COLOURS  # noqa: E402
 from cohtb.report.results import SeedResult  # noqa: E402
 
@@ -34,7 +35,7 @@ def draw_seed(res: SeedResult):
         ax.bar(x + (k - 0.5) * 0.38, mean, 0.38, yerr=[lo, hi], capsize=3, color=colour, label=name, edgecolor="#333333")
     ax.set_xticks(x, [p.point.label for p in points])
     ax.set_ylabel("operations per simulated µs")
-    ax.set_title("Simulated throughput (3 repetitions: mean, min-max)", fontsize=10)
+    ax.set_title(f"Simulated throughput ({REPETITIONS} repetitions: mean, min-max)", fontsize=10)
     ax.legend(fontsize=8)
     labels, sim, sim_lo, sim_hi, pub = [], [], [], [], []
     for p in points:
@@ -68,17 +69,18 @@ def draw_series(s: SeriesResult):
         if not totals:
             continue
         interval_us = totals[0][0]
-        rows = np.array([t[1] for t in totals], dtype=float) / (interval_us / 1e6) / 1e6   # ops per simulated µs
+        n = min(len(t[1]) for t in totals)
+        rows = np.array([t[1][:n] for t in totals], dtype=float) / interval_us   # ops per simulated µs
         t = (np.arange(rows.shape[1]) + 0.5) * interval_us
         colour = POLICY_COLOURS.get(policy, MORE_COLOURS[i % len(MORE_COLOURS)])
         ax.plot(t, rows.mean(axis=0), color=colour, label=policy, marker="o", ms=3)
         ax.fill_between(t, rows.min(axis=0), rows.max(axis=0), color=colour, alpha=0.2)
     ax.axvline(s.series.event_at_us, color="#333333", ls=":", lw=1)
-    ax.text(s.series.event_at_us, ax.get_ylim()[1], " intruder's first hold", va="top", fontsize=8)
+    ax.text(s.series.event_at_us, ax.get_ylim()[1], " the transient lock holder", va="top", fontsize=8)
     ax.set_xlabel("µs into the window (simulated)")
     ax.set_ylabel("operations per simulated µs, per interval")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8, title="policy (3 repetitions: mean, min-max)", title_fontsize=8)
+    ax.legend(fontsize=8, title=f"policy ({REPETITIONS} repetitions: mean, min-max)", title_fontsize=8)
     ax.set_title(f"{s.series.label}: will-it-scale's total per interval "
                  f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
                  fontsize=10)

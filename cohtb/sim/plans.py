@@ -42,7 +42,7 @@ class RunSpec:
 
     @property
     def id(self) -> str:
-        measure = f"ops{self.ops}" if self.ops else f"w{self.window_us}us"
+        measure = f"ops{self.ops}" if self.ops else f"warm{self.warmup_us}-win{self.window_us}-int{self.interval_us}"
         parts = [self.workload, self.policy, self.layout, f"{self.sockets}x{self.cores_per_socket}", measure]
         if self.intruder_period_us:
             parts.append(f"intruder{self.intruder_period_us}us" + (f"{self.intruder_hold_ns}ns" if self.intruder_hold_ns else ""))
