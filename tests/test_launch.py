@@ -78,7 +78,8 @@ def test_a_timed_run_measures_its_window(fake_gem5, tmp_path):
     """A seed experiment's kind of run: warm-up, window, intervals and the start seed reach the workload, and the
     run's throughput is over the window."""
     spec = RunSpec("stat_path", "retry100", "split", 2, 2, warmup_us=2000, window_us=6000, interval_us=2000, seed=2)
-    assert spec.id == "stat_path-retry100-split-2x2-w6000us-s2" and spec.repetition_of.endswith("-w6000us")
+    assert spec.id == "stat_path-retry100-split-2x2-warm2000-win6000-int2000-s2"
+    assert spec.repetition_of == "stat_path-retry100-split-2x2-warm2000-win6000-int2000"
     [o] = launch.launch([spec], tmp_path, jobs=1)
     assert o.status == "done", o.error
     from cohtb.analysis.steady import fairness, series
