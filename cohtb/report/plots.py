@@ -70,8 +70,9 @@ def policy_colour(policy: str) -> str:
 
 
 def short_label(m: RunMetrics) -> str:
-    """The run within its machine size: policy/layout (and the intruder)."""
-    return f"{m.spec.policy}/{m.spec.layout}" + (" +intruder" if m.spec.intruder_period_us else "")
+    """The run within its machine size: (workload, unless lockref) policy/layout (and the intruder)."""
+    s = f"{m.spec.policy}/{m.spec.layout}" + (" +intruder" if m.spec.intruder_period_us else "")
+    return s if m.spec.workload == "lockref" else f"{m.spec.workload} {s}"
 
 
 def _policies(ms: list[RunMetrics]) -> list[str]:
@@ -328,16 +329,15 @@ def matrices(ms: list[RunMetrics], path: Path) -> Path:
     return _save(draw_matrices(ms), path)
 
 
-def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str], list[RunMetrics]]:
-    """The runs without an intruder by (policy, layout), each in order of machine size; {} if no policy has runs at
-    more than one size (there is nothing to scale then)."""
-    series: dict[tuple[str, str], list[RunMetrics]] = {}
+def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str], list[RunMetrics]]:
+    """The runs without an intruder of the workloads run at more than one size, by (workload, policy, layout),
+    each in order of machine size; {} if no workload has runs at more than one size (nothing to scale)."""
+    series: dict[tuple[str, str, str], list[RunMetrics]] = {}
     for m in ordered(ms):
         if not m.spec.intruder_period_us:
-            series.setdefault((m.spec.policy, m.spec.layout), []).append(m)
-    if not any(len({m.spec.sockets for m in v}) > 1 for v in series.values()):
-        return {}
-    return series
+            series.setdefault((m.spec.workload, m.spec.policy, m.spec.layout), []).append(m)
+    scaled = {k[0] for k, v in series.items() if len({m.spec.sockets for m in v}) > 1}
+    return {k: v for k, v in series.items() if k[0] in scaled}
 
 
 def draw_scaling(ms: list[RunMetrics]):
@@ -350,10 +350,12 @@ def draw_scaling(ms: list[RunMetrics]):
     a1, a2 = fig.subplots(1, 2)
     sockets = sorted({m.spec.sockets for v in series.values() for m in v})
     cores = {m.spec.cores_per_socket for v in series.values() for m in v}
-    for (policy, layout), v in series.items():
+    workloads = {k[0] for k in series}
+    for (workload, policy, layout), v in series.items():
         xs = [m.spec.sockets for m in v]
         single = len(set(xs)) == 1
-        label = f"{policy}/{layout}" + (f" ({v[0].spec.sockets}x{v[0].spec.cores_per_socket} only)" if single else "")
+        label = (f"{policy}/{layout}" + (f" ({v[0].spec.sockets}x{v[0].spec.cores_per_socket} only)" if single else ""))
+        label = label if workloads == {"lockref"} else f"{workload} {label}"
         kw = dict(color=policy_colour(policy), linestyle="none" if single else LAYOUT_LINE.get(layout, "-."),
                   marker="o" if layout != "shared" else "s", markersize=6 if single else 5, label=label,
                   markerfacecolor="white" if single else policy_colour(policy))
