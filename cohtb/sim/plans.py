@@ -30,6 +30,7 @@ class RunSpec:
     window_us: NonNegativeInt = 0
     interval_us: NonNegativeInt = 0
     seed: NonNegativeInt = 0
+    skew_ns: NonNegativeInt = 0          # largest start skew with a seed; 0: the workload's default
 
     @property
     def cores(self) -> int:
@@ -50,6 +51,8 @@ class RunSpec:
             parts.append(self.cpu)
         if self.extra:
             parts.append(re.sub(r"[^A-Za-z0-9]+", "", "".join(self.extra)))
+        if self.skew_ns:
+            parts.append(f"skew{self.skew_ns}")
         if self.seed:
             parts.append(f"s{self.seed}")
         return "-".join(parts)
@@ -70,6 +73,8 @@ class RunSpec:
         else:
             args += ["--warmup-us", str(self.warmup_us), "--window-us", str(self.window_us),
                      "--interval-us", str(self.interval_us), "--seed", str(self.seed)]
+            if self.skew_ns:
+                args += ["--skew-ns", str(self.skew_ns)]
         if self.intruder_period_us:
             args += ["--intruder-period-us", str(self.intruder_period_us)]
             if self.intruder_hold_ns is not None:
