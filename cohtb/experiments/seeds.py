@@ -182,7 +182,7 @@ E004 = Experiment(
                     "dentries laid out as before (shared) and after (split) the reorder, retry100 (mainline "
                     "lockref) in both; 8 sockets x 4 cores. Collapse: split, one transient holder takes the file's "
                     "d_lock once for 2 µs, 50 µs into a 400 µs window; retry100 against the two waiting policies, "
-                    "and the locked policy as the locked-only level",
+                    "and the locked policy for reference",
     differences="32 threads on 8 sockets, not 20 threads on one Sapphire Rapids machine; no syscall entry/exit "
                 "(a large part of each real stat), so the contended lines weigh more per operation; the published "
                 "'after' also had patch 1/2 (wait for unlock, 256 polls), while the simulation changes only the "

@@ -44,6 +44,10 @@ def seed_results(ms: list[RunMetrics]) -> list[SeedResult]:
     return out
 
 
+def _fmt(v: float) -> str:
+    return f"{v:,.0f}" if v >= 1000 else f"{v:g}"
+
+
 def _speedup(r: float) -> str:
     return f"{(r - 1) * 100:+.0f}%"
 
@@ -60,7 +64,7 @@ def point_table(res: SeedResult) -> Table:
             continue
         for pub in p.point.published:
             v = verdict(pub, p.ratio)
-            rows.append([p.point.label, pub.configuration, f"{pub.base:,.6g} -> {pub.new:,.6g} {pub.unit}",
+            rows.append([p.point.label, pub.configuration, f"{_fmt(pub.base)} -> {_fmt(pub.new)} {pub.unit}",
                          _speedup(pub.ratio), p.base_throughput.text(1e-6), p.new_throughput.text(1e-6),
                          f"{_speedup(p.ratio.mean)} ({_speedup(p.ratio.lo)} to {_speedup(p.ratio.hi)})", v.text])
     return Table(f"Seed {e.seed}: {e.base_name} -> {e.new_name}",
@@ -118,7 +122,8 @@ def headline(results: list[SeedResult]) -> Table:
                      f"{_speedup(main.ratio.mean)} ({_speedup(main.ratio.lo)} to {_speedup(main.ratio.hi)})", v.text])
         for s in res.series:
             cv = collapse_verdict(s)
-            rows.append([e.seed, f"{e.title}: {s.series.label}", f"{_speedup(s.series.published[0].ratio)} (retry100)",
+            rows.append([e.seed, f"{e.title}: {s.series.label}",
+                         f"{_speedup(s.series.published[0].ratio)} (retry100, lasting)",
                          _series_text(s), cv.text])
     return Table("Seeds: published vs simulated speed-up", ["seed", "effect", "published", "simulated (range)", "reproduced"], rows)
 
@@ -126,9 +131,9 @@ def headline(results: list[SeedResult]) -> Table:
 def _series_text(s: SeriesResult) -> str:
     parts = []
     for policy in s.runs:
-        f = s.falls(policy)
+        f = s.trough(policy)
         if f is not None:
-            parts.append(f"{policy} {_speedup(f.mean)} ({_speedup(f.lo)} to {_speedup(f.hi)})")
+            parts.append(f"{policy} lowest interval {_speedup(f.mean)} ({_speedup(f.lo)} to {_speedup(f.hi)})")
     return ", ".join(parts) or "-"
 
 
@@ -181,11 +186,12 @@ def page(results: list[SeedResult], figures: dict[str, list[str]], ms: list[RunM
         for s in res.series:
             cv = collapse_verdict(s)
             per_us = 1 / (s.series.runs[0].interval_us)
-            rows = [[policy, s.falls(policy).text() if s.falls(policy) else "-",
+            rows = [[policy, s.trough(policy).text() if s.trough(policy) else "-",
+                     s.falls(policy).text() if s.falls(policy) else "-",
                      s.late(policy).text(per_us) if s.late(policy) else "-"] for policy in s.runs]
-            out += [Table(f"Seed {e.seed}, {s.series.label}: ops per interval before the transient holder and in the "
-                          "last quarter of the window (mean (min-max) of the repetitions)",
-                          ["policy", "last quarter / before", "last quarter (ops/µs)"], rows,
+            out += [Table(f"Seed {e.seed}, {s.series.label}: ops per interval after the transient holder, against the "
+                          "level before it (mean (min-max) of the repetitions)",
+                          ["policy", "lowest interval / before", "last quarter / before", "last quarter (ops/µs)"], rows,
                           f"Published (retry100): {s.series.published[0].new:,.0f} / "
                           f"{s.series.published[0].base:,.0f} = {s.series.published[0].ratio:.2f}. "
                           f"Reproduced: {cv.text}.").markdown()]
