@@ -110,7 +110,9 @@ E000 = Experiment(
                 "line is a larger share of each operation than in AIM7 and the effect is expected to be larger; "
                 "which 3.10 caller of dget_parent AIM7 hit is not in the seed (see docs/workloads.md); the author "
                 "calls the 2-node baseline abnormal (without lockref it still gains 79-96%), so the published "
-                "2-node ratios are inflated; the simulated lock is test-and-test-and-set, 3.10's a ticket lock",
+                "2-node ratios are inflated; and the simulated spinlock is test-and-test-and-set while 3.10's is a ticket "
+                "lock: a ticket lock hands the lock over in arrival order, across sockets, while test-and-test-and-set "
+                "lets a core on the holder's socket win it, unfair but keeping the lock's line on one socket",
     points=tuple(
         Point(f"{n} socket{'s' if n > 1 else ''}", timed("open_close", "locked", "shared", n),
               timed("open_close", "cmpxchg", "shared", n),

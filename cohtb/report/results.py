@@ -115,7 +115,7 @@ def headline(results: list[SeedResult]) -> Table:
         if not res.complete:
             rows.append([e.seed, e.title, "-", "-", f"not run ({len(res.missing)} of {len(e.specs())} runs missing)"])
             continue
-        main = max(res.points, key=lambda p: p.base.spec.sockets if p.base else 0) if res.points else None
+        main = max(res.points, key=lambda p: p.point.base.sockets) if res.points else None
         pub = main.point.published[0]
         v = verdict(pub, main.ratio)
         rows.append([e.seed, f"{e.title}: {e.base_name} -> {e.new_name}, {main.point.label}", _speedup(pub.ratio),
@@ -179,7 +179,7 @@ def page(results: list[SeedResult], figures: dict[str, list[str]], ms: list[RunM
             out += [f"![seed {e.seed}](results/{name})", ""]
         for p in res.points:
             pair = representative(p)
-            if pair and p.base.spec.sockets == max(q.base.spec.sockets for q in res.points):
+            if pair and p.point.base.sockets == max(q.point.base.sockets for q in res.points):
                 table, text = attribution(*pair)
                 table.title = f"Attribution, {p.point.label}, repetition 1: {table.title.split(': ', 1)[-1]}"
                 out += [table.markdown(), textwrap.fill(text, 100), ""]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -50,6 +51,13 @@ def draw_seed(res: SeedResult):
     bx.plot(pub, y, "D", color="#333333", markerfacecolor="white", label="published")
     bx.axvline(1, color="#999999", lw=1)
     bx.set_xscale("log")
+    lo = min([1.0, *pub, *(m - d for m, d in zip(sim, sim_lo))]) / 1.15
+    hi = max([1.0, *pub, *(m + d for m, d in zip(sim, sim_hi))]) * 1.15
+    bx.set_xlim(lo, hi)
+    steps = [0.1, 0.2, 0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 4, 5, 7, 10, 20, 50]
+    bx.set_xticks([v for v in steps if lo <= v <= hi])
+    bx.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    bx.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
     bx.set_yticks(y, labels, fontsize=7)
     bx.invert_yaxis()
     bx.set_xlabel(f"speed-up {e.new_name} / {e.base_name} (log)")
