@@ -106,18 +106,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def kept_runs(specs, also: Path | None = None) -> tuple[list, list[str]]:
-    """The finished runs of these specs found in `also`, results/runs/ or reference-runs/, and the ids not
-    found. A run of that id recorded from another spec (an older warm-up, say) is an error, not a match."""
-    from cohtb.sim.runs import load, resolve
+def kept_runs(specs, dirs: list[Path]) -> tuple[list, list[str]]:
+    """The finished runs of these specs found in the first of `dirs` that has each, and the ids not found.
+    A run of that id recorded from another spec (an older warm-up, say) is an error, not a match."""
+    from cohtb.sim.runs import load
 
     runs, missing = [], []
     for spec in specs:
-        try:
-            run = load(also / spec.id if also is not None and (also / spec.id / "manifest.json").exists() else resolve(spec.id))
-        except CohtbError:
+        found = next((d / spec.id for d in dirs if (d / spec.id / "manifest.json").exists()), None)
+        if found is None:
             missing.append(spec.id)
             continue
+        run = load(found)
         if run.spec != spec:
             raise CohtbError(f"{run.path}: recorded from another spec than the experiment's ({run.spec} != {spec})")
         runs.append(run)
@@ -130,10 +130,12 @@ def cmd_seeds(args: argparse.Namespace) -> int:
     from cohtb.report.results import point_table, seed_results
     from cohtb.experiments.reproduce import collapse_verdict
 
-    also = Path(args.runs)
+    from cohtb.mainjob import REFERENCE_RUNS
+
+    dirs = list(dict.fromkeys([Path(args.runs), Path("results/runs"), REFERENCE_RUNS]))
     if args.seed is None:
         for e in EXPERIMENTS.values():
-            runs, missing = kept_runs(e.specs(), also)
+            runs, missing = kept_runs(e.specs(), dirs)
             print(f"seed {e.seed}: {e.title} — {e.base_name} vs {e.new_name}; {len(runs)}/{len(e.specs())} runs kept")
         return 0
     if args.seed not in EXPERIMENTS:
@@ -144,7 +146,7 @@ def cmd_seeds(args: argparse.Namespace) -> int:
 
         if gem5.find() is None:
             raise CohtbError(f"--launch needs gem5: {gem5.why_missing()}")
-        _, missing = kept_runs(e.specs(), also)
+        _, missing = kept_runs(e.specs(), dirs)
         todo = [s for s in e.specs() if s.id in missing]
         print(f"cohtb seeds: seed {e.seed}: {len(todo)} of {len(e.specs())} runs to record into {args.runs}", flush=True)
         outcomes = launch.launch(todo, Path(args.runs), args.jobs, args.timeout)
@@ -153,7 +155,7 @@ def cmd_seeds(args: argparse.Namespace) -> int:
             print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)
         if failed:
             return 1
-    runs, missing = kept_runs(e.specs(), also)
+    runs, missing = kept_runs(e.specs(), dirs)
     if missing:
         raise CohtbError(f"seed {e.seed}: {len(missing)} runs are not recorded (first: {missing[0]}); "
                          f"`cohtb seeds --seed {e.seed} --launch` records them with gem5")
@@ -172,8 +174,10 @@ def cmd_results(args: argparse.Namespace) -> int:
     from cohtb.report import results, seed_plots
     from cohtb.toolchain import ROOT
 
+    from cohtb.mainjob import REFERENCE_RUNS
+
     specs = [s for e in EXPERIMENTS.values() for s in e.specs()]
-    runs, missing = kept_runs(specs)
+    runs, missing = kept_runs(specs, [REFERENCE_RUNS])   # the page is of the bundled runs, the same on every checkout
     if missing:
         print(f"cohtb results: {len(missing)} of {len(specs)} runs are not recorded; their seeds say so on the page",
               file=sys.stderr)
@@ -401,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--jobs", type=int, default=None, help="parallel gem5 runs (default: the machine's cores)")
     se.add_argument("--timeout", type=float, default=3600, help="seconds per run")
 
-    rs = verb("results", "write docs/results.md (and its figures) and the README's results block from the kept runs",
+    rs = verb("results", "write docs/results.md (and its figures) and the README's results block from the bundled runs",
               cmd_results)
     rs.add_argument("--check", action="store_true", help="only say whether they are current (exit 1 if not)")
 
