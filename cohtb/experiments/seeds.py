@@ -107,7 +107,7 @@ E000 = Experiment(
                     "cores, one thread per core; ops/s in a 200 µs window after 50 µs of warm-up",
     differences="4 cores per socket, not 10; threads, not 10-2000 AIM7 processes; only the dentry path of "
                 "open/close is simulated (no syscall entry, no file table, no AIM7 job mix), so the contended "
-                "line is a larger share of each operation than in AIM7 and the effect is expected to be larger; "
+                "line is a larger share of each operation than in AIM7; "
                 "which 3.10 caller of dget_parent AIM7 hit is not in the seed (see docs/workloads.md); the author "
                 "calls the 2-node baseline abnormal (without lockref it still gains 79-96%), so the published "
                 "2-node ratios are inflated; and the simulated spinlock is test-and-test-and-set while 3.10's is a ticket "
