@@ -54,7 +54,8 @@ def draw_seed(res: SeedResult):
     lo = min([1.0, *pub, *(m - d for m, d in zip(sim, sim_lo))]) / 1.15
     hi = max([1.0, *pub, *(m + d for m, d in zip(sim, sim_hi))]) * 1.15
     bx.set_xlim(lo, hi)
-    steps = [0.1, 0.2, 0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 4, 5, 7, 10, 20, 50]
+    steps = ([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50] if hi / lo > 4 else
+             [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 4])   # few enough not to collide
     bx.set_xticks([v for v in steps if lo <= v <= hi])
     bx.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     bx.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
