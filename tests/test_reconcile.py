@@ -128,3 +128,16 @@ def test_socket_maps_number_sockets_without_gaps(tmp_path):
     with pytest.raises(CohtbError, match="no core in socket 1"):
         ingest.ingest(trace, tmp_path / "t.events", [0, 2])
     assert not list(tmp_path.glob("t.events*"))
+
+
+def test_a_run_that_shared_nothing_agrees_with_nothing_to_pair():
+    """Per-CPU counters that never leave their core: no transfer, no dirty read, no gem5 evidence. That agrees;
+    transfers without any evidence (a stream not from gem5) are not checked."""
+    from cohtb.analysis.analyse import GemCheck
+    from cohtb.analysis.reconcile import LineCheck
+
+    quiet = GemCheck(event_format=2, evidence=0, totals=LineCheck(), lines={}, tolerance=0.01, contended=[], outside=[])
+    assert quiet.verdict.startswith("agrees: nothing to pair")
+    loud = GemCheck(event_format=2, evidence=0, totals=LineCheck(transfersMonitorOnly=3), lines={}, tolerance=0.01,
+                    contended=[], outside=[])
+    assert loud.verdict.startswith("not checked")

@@ -57,6 +57,8 @@ class GemCheck(BaseModel):
     def verdict(self) -> str:
         if self.event_format == LEGACY_VERSION:
             return "not checked: " + LEGACY_NOTE
+        if not self.evidence and not self.totals.matched and not self.totals.unexplained:
+            return "agrees: nothing to pair (no transfer, dirty read or gem5 evidence: nothing was shared)"
         if not self.evidence:
             return "not checked: the stream holds none of gem5's evidence (FWD_GETS, FWD_GETX, INV)"
         ok = not self.outside and self.totals.within_tolerance()
