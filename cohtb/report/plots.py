@@ -229,10 +229,14 @@ def draw_fields(ms: list[RunMetrics]):
                        fig.get_figwidth(), 11), fontsize=11)
     layouts = {k: _layouts([m for m in ms if k in [names for names, _ in field_lines(m)]]) for k in kinds}
     handles = [Patch(facecolor=colour[k], edgecolor=EDGE, linewidth=0.5,
-                     label=f"line of {', '.join(k)} (layout {', '.join(layouts[k])})") for k in kinds]
+                     label="\n".join(textwrap.wrap(f"line of {', '.join(k)} (layout {', '.join(layouts[k])})", 60)))
+               for k in kinds]
     handles += [Patch(facecolor="#bbbbbb", edgecolor=EDGE, linewidth=0.5, label="transfers"),
                 Patch(facecolor="#bbbbbb", alpha=0.45, hatch="...", edgecolor=EDGE, linewidth=0.5, label="dirty reads")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(2, len(handles)), fontsize=8)
+    ncol = max(1, min(len(handles), int(fig.get_figwidth() // 4.5)))
+    text_lines = sum(h.get_label().count("\n") + 1 for h in handles)
+    fig.set_figheight(5.0 + 0.2 * math.ceil(text_lines / ncol) + 0.1 * math.ceil(len(handles) / ncol))  # room for the legend
+    fig.legend(handles=handles, loc="outside lower center", ncol=ncol, fontsize=8)
     return fig
 
 
