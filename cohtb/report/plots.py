@@ -52,7 +52,8 @@ def ordered(ms: list[RunMetrics]) -> list[RunMetrics]:
 
 
 def size_name(m: RunMetrics) -> str:
-    return f"{m.spec.sockets} sockets x {m.spec.cores_per_socket} cores"
+    n = m.spec.sockets
+    return f"{n} socket{'s' if n > 1 else ''} x {m.spec.cores_per_socket} cores"
 
 
 def size_groups(ms: list[RunMetrics]) -> list[tuple[str, list[RunMetrics]]]:
@@ -416,8 +417,9 @@ def checks(ms: list[RunMetrics], path: Path) -> Path:
 
 def draw_intervals(ms: list[RunMetrics]):
     """Timed runs only: ops per interval over the window (will-it-scale's `total:` line), one panel per
-    workload and machine size, one line per run (colour: policy, style: layout), with the least and most
-    productive thread's share as a band. None when no run is timed."""
+    workload and machine size, one line per run (colour: policy, style: layout). (Per-thread min and max
+    per interval are a few ops at most in a short interval, so they are in the tables, not drawn.) None
+    when no run is timed."""
     from cohtb.analysis.steady import series
 
     timed = [(m, series(m.run)) for m in ordered(ms)]
@@ -435,11 +437,8 @@ def draw_intervals(ms: list[RunMetrics]):
             t = np.array(s.starts_us) + s.interval_us / 2
             per_us = 1 / s.interval_us
             colour = POLICY_COLOURS.get(m.spec.policy, MORE_COLOURS[i % len(MORE_COLOURS)])
-            threads = m.run.manifest.workload.threads
             ax.plot(t, np.array(s.total) * per_us, color=colour, ls=LAYOUT_LINE.get(m.spec.layout, "-"), marker=".",
                     label=short_label(m))
-            ax.fill_between(t, np.array(s.min) * per_us * threads, np.array(s.max) * per_us * threads, color=colour,
-                            alpha=0.12)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("µs into the window", fontsize=8)
         ax.set_ylabel("ops per simulated µs", fontsize=8)
@@ -447,8 +446,8 @@ def draw_intervals(ms: list[RunMetrics]):
         ax.legend(fontsize=6)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    fig.suptitle("Ops per interval over the window (line: all threads; band: threads x the least and the most "
-                 "productive thread, so a narrow band is a fair interval)", fontsize=10)
+    fig.suptitle("Ops per interval over the window, all threads (will-it-scale's per-interval total); "
+                 "colour: policy, line: layout", fontsize=10)
     return fig
 
 
