@@ -49,16 +49,7 @@ static void worker(int id, void *arg) {
 
 static void intruder(int id, void *arg) {
   (void)id; (void)arg;
-  uint64_t next = now_ns() + intruder_period_ns;
-  while (!READ_ONCE(stop_intruder)) {
-    if (now_ns() < next) { cpu_relax(); continue; }
-    spin_lock(&dentry.d_lockref->lock);
-    uint64_t until = now_ns() + intruder_hold_ns;
-    while (now_ns() < until) cpu_relax();
-    spin_unlock(&dentry.d_lockref->lock);
-    intruder_holds++;
-    next += intruder_period_ns;
-  }
+  intruder_holds = intruder_holds_lock(dentry.d_lockref, intruder_period_ns, intruder_hold_ns, 0, &stop_intruder);
 }
 
 int main(int argc, char **argv) {

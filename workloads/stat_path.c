@@ -163,18 +163,10 @@ static void worker(int id, void *arg) {
   }
 }
 
-static void intruder(int id, void *arg) {
+static void intruder(int id, void *arg) {   /* a transient holder of the file's d_lock */
   (void)id; (void)arg;
-  uint64_t next = now_ns() + intruder_period_ns;
-  while (!READ_ONCE(stop_intruder) && (!intruder_max_holds || intruder_holds < intruder_max_holds)) {
-    if (now_ns() < next) { cpu_relax(); continue; }
-    spin_lock(&files[0].d_lockref->lock);                        /* a transient holder of the file's d_lock */
-    uint64_t until = now_ns() + intruder_hold_ns;
-    while (now_ns() < until) cpu_relax();
-    spin_unlock(&files[0].d_lockref->lock);
-    intruder_holds++;
-    next += intruder_period_ns;
-  }
+  intruder_holds = intruder_holds_lock(files[0].d_lockref, intruder_period_ns, intruder_hold_ns, intruder_max_holds,
+                                       &stop_intruder);
 }
 
 int main(int argc, char **argv) {

@@ -146,20 +146,9 @@ class SeriesResult:
     def complete(self) -> bool:
         return all(len(v) == REPETITIONS for v in self.runs.values())
 
-    def _parts(self, policy: str) -> list[tuple[list[int], list[int]]]:
-        out = []
-        for m in self.runs.get(policy, []):
-            s = interval_totals(m)
-            if s is None:
-                continue
-            interval_us, totals = s
-            # the intervals that end before the disturbance (at least the first), and the last quarter
-            before = [t for i, t in enumerate(totals) if (i + 1) * interval_us <= self.series.event_at_us] or totals[:1]
-            out.append((before, totals[len(totals) * 3 // 4:]))
-        return out
-
     def _after(self, policy: str) -> list[tuple[list[int], list[int]]]:
-        """Per repetition: the intervals before the disturbance, and those from it on."""
+        """Per repetition: the intervals that end before the disturbance (at least the first), and those from
+        it on."""
         out = []
         for m in self.runs.get(policy, []):
             s = interval_totals(m)
@@ -169,6 +158,10 @@ class SeriesResult:
             at = max(1, int(self.series.event_at_us // interval_us))
             out.append((totals[:at], totals[at:]))
         return out
+
+    def _parts(self, policy: str) -> list[tuple[list[int], list[int]]]:
+        """Per repetition: the intervals before the disturbance, and the last quarter of the window."""
+        return [(before, (before + after)[len(before + after) * 3 // 4:]) for before, after in self._after(policy)]
 
     def trough(self, policy: str) -> Spread | None:
         """The lowest interval from the disturbance on, over the mean before it, per repetition."""

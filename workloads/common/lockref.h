@@ -118,6 +118,23 @@ static inline struct lockref_tuning lockref_tuning_from_flags(struct flag *flags
   return t;
 }
 
+/* A transient lock holder (seed 004's trigger): takes lr's spinlock for hold_ns every period_ns, until
+ * *stop or max_holds holds (0: no limit). Returns the holds. */
+static inline uint64_t intruder_holds_lock(struct lockref *lr, uint64_t period_ns, uint64_t hold_ns, uint64_t max_holds,
+                                           volatile int *stop) {
+  uint64_t holds = 0, next = now_ns() + period_ns;
+  while (!READ_ONCE(*stop) && (!max_holds || holds < max_holds)) {
+    if (now_ns() < next) { cpu_relax(); continue; }
+    spin_lock(&lr->lock);
+    uint64_t until = now_ns() + hold_ns;
+    while (now_ns() < until) cpu_relax();
+    spin_unlock(&lr->lock);
+    holds++;
+    next += period_ns;
+  }
+  return holds;
+}
+
 /* bench_next, with the thread's lockref statistics restarted when its window opens: they cover the
  * window, like the ops. */
 static inline int bench_next_lockref(struct bench_loop *l, struct lockref_stats *st) {
