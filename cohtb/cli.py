@@ -183,10 +183,7 @@ def cmd_results(args: argparse.Namespace) -> int:
               file=sys.stderr)
     ms = metrics_for(runs, None, check_model=False)
     res = results.seed_results(ms)
-    figures = {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] + [f"seed-{r.experiment.seed}-{s.series.label}.png"
-                                                                          for s in r.series]
-               for r in res if r.complete}
-    page = results.page(res, figures, ms)
+    page = results.page(res, seed_plots.figure_names(res), ms)
     doc, readme = ROOT / "docs" / "results.md", ROOT / "README.md"
     block = results.readme_block(res)
     if args.check:

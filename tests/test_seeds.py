@@ -95,7 +95,7 @@ def test_every_experiment_is_valid_runs_repeated_with_seeds():
 def fake_run(spec: RunSpec, throughput: float = 1.0, totals: list[int] | None = None):
     """What reproduce needs of a run: spec, throughput and, for a series, the workload's intervals."""
     w = SimpleNamespace(measure=SimpleNamespace(mode="window", interval_ns=spec.interval_us * 1000),
-                        intervals=SimpleNamespace(total=totals or []))
+                        intervals=SimpleNamespace(total=totals or [], min=[], max=[]))
     return SimpleNamespace(spec=spec, throughput=throughput, manifest=SimpleNamespace(workload=w))
 
 

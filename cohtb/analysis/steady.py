@@ -63,9 +63,10 @@ class Series:
 
 
 def series(run: Run) -> Series | None:
+    """The run's ops per interval, if it was timed (None for fixed work or runs from before timed windows)."""
     w = run.manifest.workload
-    if not run.timed or w.intervals is None:
+    if w.measure is None or w.measure.mode != "window" or w.intervals is None:
         return None
-    locked = (w.model_extra or {}).get("locked_ops_intervals")
+    locked = (getattr(w, "model_extra", None) or {}).get("locked_ops_intervals")
     return Series(w.measure.interval_ns / 1e3, w.intervals.total, w.intervals.min, w.intervals.max,
                   locked["total"] if isinstance(locked, dict) else None)

@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Protocol
 
+from cohtb.analysis.steady import series
 from cohtb.experiments.seeds import REPETITIONS, Point, Published, Series
 from cohtb.sim.plans import RunSpec
 
@@ -181,11 +182,9 @@ class SeriesResult:
 
 
 def interval_totals(m: Measured) -> tuple[float, list[int]] | None:
-    run = getattr(m, "run", m)
-    w = run.manifest.workload
-    if w.measure is None or w.intervals is None or w.measure.mode != "window":
-        return None
-    return w.measure.interval_ns / 1e3, list(w.intervals.total)
+    """(interval in µs, ops per interval) of a timed run (a RunMetrics or a Run), else None."""
+    s = series(getattr(m, "run", m))
+    return (s.interval_us, list(s.total)) if s else None
 
 
 def series_result(series: Series, runs: list[Measured]) -> SeriesResult:

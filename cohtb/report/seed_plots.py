@@ -102,16 +102,21 @@ def save(fig, path: Path) -> Path:
     return path
 
 
+def figure_names(results: list[SeedResult]) -> dict[str, list[str]]:
+    """seed -> the file names of its figures (complete seeds only): what write_all writes and the page shows."""
+    return {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] +
+            [f"seed-{r.experiment.seed}-{s.series.label}.png" for s in r.series] for r in results if r.complete}
+
+
 def write_all(results: list[SeedResult], into: Path) -> dict[str, list[str]]:
-    """Every seed's figures into `into`; returns seed -> file names."""
+    """Every complete seed's figures into `into`; returns figure_names."""
     into.mkdir(parents=True, exist_ok=True)
-    names: dict[str, list[str]] = {}
+    names = figure_names(results)
     for res in results:
-        if not res.complete:
-            continue
-        seed = res.experiment.seed
-        names[seed] = [save(draw_seed(res), into / f"seed-{seed}.png").name]
-        for s in res.series:
-            names[seed].append(save(draw_series(s), into / f"seed-{seed}-{s.series.label}.png").name)
+        if res.experiment.seed in names:
+            first, *rest = names[res.experiment.seed]
+            save(draw_seed(res), into / first)
+            for s, name in zip(res.series, rest):
+                save(draw_series(s), into / name)
     return names
 
