@@ -303,6 +303,25 @@ class _HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def cmd_kernel(args: argparse.Namespace) -> int:
+    from cohtb.fs import initramfs, kernel
+
+    if args.action == "list":
+        for v in kernel.VARIANTS.values():
+            print(f"{v.name:12s} d_lockref at {v.d_lockref_offset:3d}, dentry {v.dentry_size} bytes: {v.about}")
+        return 0
+    names = args.variant or list(kernel.VARIANTS)
+    for n in names:
+        kernel.variant(n)   # an unknown name fails before anything is built
+    ramfs = initramfs.build()
+    for n in names:
+        built = kernel.build(n, ramfs.list_path, ramfs.digest, args.jobs)
+        d = built.layout["dentry"]
+        lockref = next(f for f in d["fields"] if f["name"] == "d_lockref")
+        print(f"{n}: {built.vmlinux} (struct dentry {d['size']} bytes, d_lockref at {lockref['offset']})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     fmt = _HelpWithDefaults
     ap = argparse.ArgumentParser(prog="cohtb", description="Cache-coherence testbed: lockref ping-pong, counted.",
@@ -405,6 +424,12 @@ def build_parser() -> argparse.ArgumentParser:
     rs = verb("results", "write docs/results.md (and its figures) and the README's results block from the bundled runs",
               cmd_results)
     rs.add_argument("--check", action="store_true", help="only say whether they are current (exit 1 if not)")
+
+    ke = verb("kernel", "the full-system guest kernels: list the variants, or build them (cached; minutes each)",
+              cmd_kernel)
+    ke.add_argument("action", choices=["list", "build"], help="list the variants, or build them")
+    ke.add_argument("--variant", action="append", help="a variant to build (repeatable; default: every variant)")
+    ke.add_argument("--jobs", type=int, default=None, help="make -j (default: the machine's cores)")
 
     sy = verb("synth", "synthesize the monitor with Yosys and report its size", cmd_synth)
     sy.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")

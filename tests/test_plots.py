@@ -156,7 +156,7 @@ def test_scaling_ticks_are_sockets_and_every_series_is_drawn(ms, drawn):
         assert ax.get_xlabel() == "sockets (4 cores each)" and ax.get_ylabel()
         lines = ax.get_lines()
         assert len(lines) == len(series)
-        for line, ((workload, policy, layout), v) in zip(lines, series.items()):
+        for line, ((workload, policy, layout, extra), v) in zip(lines, series.items()):
             assert policy + "/" + layout in line.get_label()
             xs = [m.spec.sockets for m in v]
             assert list(line.get_xdata()) == xs

@@ -148,6 +148,19 @@ def test_oversubscribed_threads_keep_the_invariants():
     assert doc["threads"] == threads and doc["final_count"] == doc["expected_count"] == 1
 
 
+@pytest.mark.parametrize("name", ["lockref", "stat_path", "open_close"])
+@pytest.mark.parametrize("policy", ["locked", "cmpxchg", "retry100"])
+def test_ticket_spinlock_keeps_the_invariants(name, policy):
+    """--spinlock ticket: lockref's cmpxchg tests head == tail, the locked path queues by ticket. One thread per
+    CPU at most: a FIFO lock whose next owner is off its CPU stalls every waiter (a ticket lock's known weakness)."""
+    threads = min(CPUS, 2)
+    doc = run_native(name, threads, 3000, policy, "shared", ["--spinlock", "ticket"], timeout=120)
+    assert doc["flags"]["spinlock"] == "ticket"
+    assert doc["final_count"] == doc["expected_count"] == 1
+    if policy == "locked":
+        assert doc["locked_ops"] == doc["lockref_updates"] > 0
+
+
 @pytest.mark.skipif(CPUS < 2, reason="the intruder and a worker must run at the same time: needs 2 CPUs")
 def test_intruder_takes_the_lock_and_no_reference_is_lost():
     """The intruder's lock sends retry100 to the lock. Whether a worker sees the lock held depends on the

@@ -14,7 +14,7 @@ static struct flag flags[] = {
     LOCKREF_TUNING_FLAGS,
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_SPINLOCK, F_M5 };
 
 /* Each thread's child: its own line, read-only during the run. */
 struct child { void *d_parent; uint32_t d_seq; } __aligned_line;

@@ -19,7 +19,7 @@ static struct flag flags[] = {
     {"intruder-hold-ns", "how long the intruder holds the lock", NULL, "2000"},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_IPERIOD, F_IHOLD, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_SPINLOCK, F_IPERIOD, F_IHOLD, F_M5 };
 
 static struct dentry_view dentry;
 static struct lockref_tuning tuning;
@@ -49,7 +49,7 @@ static void worker(int id, void *arg) {
 
 static void intruder(int id, void *arg) {
   (void)id; (void)arg;
-  intruder_holds = intruder_holds_lock(dentry.d_lockref, intruder_period_ns, intruder_hold_ns, 0, &stop_intruder);
+  intruder_holds = intruder_holds_lock(dentry.d_lockref, tuning.spinlock, intruder_period_ns, intruder_hold_ns, 0, &stop_intruder);
 }
 
 int main(int argc, char **argv) {

@@ -22,7 +22,7 @@ static struct flag flags[] = {
     LOCKREF_TUNING_FLAGS,
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_SPINLOCK, F_M5 };
 
 /* "/", the shared directory "/aim" in it, and each thread's file "/aim/fN". */
 static struct dentry_shared shared_dentries[2 + MAX_THREADS];

@@ -32,7 +32,7 @@ static struct flag flags[] = {
     {"intruder-holds", "how many times the intruder takes the lock (0: every period until the end)", NULL, "0"},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_FILES, F_RETRIES, F_WAIT,
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_FILES, F_RETRIES, F_WAIT, F_SPINLOCK,
        F_IPERIOD, F_IHOLD, F_IHOLDS, F_M5 };
 
 static const char path_name[] = "/tmp/willitscale.XXXXXX";
@@ -165,7 +165,7 @@ static void worker(int id, void *arg) {
 
 static void intruder(int id, void *arg) {   /* a transient holder of the file's d_lock */
   (void)id; (void)arg;
-  intruder_holds = intruder_holds_lock(files[0].d_lockref, intruder_period_ns, intruder_hold_ns, intruder_max_holds,
+  intruder_holds = intruder_holds_lock(files[0].d_lockref, tuning.spinlock, intruder_period_ns, intruder_hold_ns, intruder_max_holds,
                                        &stop_intruder);
 }
 

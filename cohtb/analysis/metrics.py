@@ -58,11 +58,18 @@ def per_op(counts: dict[str, int], ops: int) -> dict[str, float]:
     return {k: v / ops for k, v in vals.items()}
 
 
+def extra_text(extra: tuple[str, ...]) -> str:
+    """A run's extra workload flags as name=value words ("--spinlock ticket" -> "spinlock=ticket")."""
+    return " ".join(f"{a.lstrip('-')}={b}" for a, b in zip(extra[::2], extra[1::2]))
+
+
 def run_label(spec) -> str:
-    """policy/layout SxC, with the workload unless lockref, the intruder, and the repetition after the first."""
+    """policy/layout SxC, with the workload unless lockref, its extra flags (name=value), the intruder, and the
+    repetition after the first."""
     s = f"{spec.policy}/{spec.layout} {spec.sockets}x{spec.cores_per_socket}"
     if spec.workload != "lockref":
         s = f"{spec.workload} {s}"
+    s += f" {extra_text(spec.extra)}" if spec.extra else ""
     s += " +intruder" if spec.intruder_period_us else ""
     return s + (f" #{spec.seed}" if spec.seed > 1 else "")
 

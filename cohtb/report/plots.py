@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap, LogNorm  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
-from cohtb.analysis.metrics import RunMetrics  # noqa: E402
+from cohtb.analysis.metrics import RunMetrics, extra_text  # noqa: E402
 
 POLICY_ORDER = ("locked", "cmpxchg", "retry100", "unified")
 LAYOUT_ORDER = ("shared", "split", "padded")
@@ -334,13 +334,13 @@ def matrices(ms: list[RunMetrics], path: Path) -> Path:
     return _save(draw_matrices(ms), path)
 
 
-def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str], list[RunMetrics]]:
-    """The runs without an intruder of the workloads run at more than one size, by (workload, policy, layout),
-    each in order of machine size; {} if no workload has runs at more than one size (nothing to scale)."""
-    series: dict[tuple[str, str, str], list[RunMetrics]] = {}
+def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str], list[RunMetrics]]:
+    """The runs without an intruder of the workloads run at more than one size, by (workload, policy, layout,
+    extra flags), each in order of machine size; {} if no workload has runs at more than one size."""
+    series: dict[tuple[str, str, str, str], list[RunMetrics]] = {}
     for m in ordered(ms):
         if not m.spec.intruder_period_us:
-            series.setdefault((m.spec.workload, m.spec.policy, m.spec.layout), []).append(m)
+            series.setdefault((m.spec.workload, m.spec.policy, m.spec.layout, extra_text(m.spec.extra)), []).append(m)
     scaled = {k[0] for k, v in series.items() if len({m.spec.sockets for m in v}) > 1}
     return {k: v for k, v in series.items() if k[0] in scaled}
 
@@ -356,10 +356,11 @@ def draw_scaling(ms: list[RunMetrics]):
     sockets = sorted({m.spec.sockets for v in series.values() for m in v})
     cores = {m.spec.cores_per_socket for v in series.values() for m in v}
     workloads = {k[0] for k in series}
-    for (workload, policy, layout), v in series.items():
+    for (workload, policy, layout, extra), v in series.items():
         xs = [m.spec.sockets for m in v]
         single = len(set(xs)) == 1
-        label = (f"{policy}/{layout}" + (f" ({v[0].spec.sockets}x{v[0].spec.cores_per_socket} only)" if single else ""))
+        label = (f"{policy}/{layout}" + (f" {extra}" if extra else "")
+                 + (f" ({v[0].spec.sockets}x{v[0].spec.cores_per_socket} only)" if single else ""))
         label = label if workloads == {"lockref"} else f"{workload} {label}"
         kw = dict(color=policy_colour(policy), linestyle="none" if single else LAYOUT_LINE.get(layout, "-."),
                   marker="o" if layout != "shared" else "s", markersize=6 if single else 5, label=label,

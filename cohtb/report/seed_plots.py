@@ -3,6 +3,7 @@ beside the published speed-up; and seed 004's collapse as ops per interval over 
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -25,7 +26,8 @@ def draw_seed(res: SeedResult):
     Right: the simulated speed-up (range) beside each published one, on a log scale."""
     e = res.experiment
     points = [p for p in res.points if p.complete]
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained",
+    rows = sum(len(p.point.published) for p in points)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, max(4.2, 0.36 * rows + 1.4)), layout="constrained",
                                  gridspec_kw={"width_ratios": [3, 2]})
     x = np.arange(len(points))
     for k, (name, spreads, colour) in enumerate(((e.base_name, [p.base_throughput for p in points], BASE_COLOUR),
@@ -34,7 +36,7 @@ def draw_seed(res: SeedResult):
         lo = mean - np.array([s.lo for s in spreads]) / 1e6
         hi = np.array([s.hi for s in spreads]) / 1e6 - mean
         ax.bar(x + (k - 0.5) * 0.38, mean, 0.38, yerr=[lo, hi], capsize=3, color=colour, label=name, edgecolor="#333333")
-    ax.set_xticks(x, [p.point.label for p in points])
+    ax.set_xticks(x, [textwrap.fill(p.point.label, 14) for p in points], fontsize=8)
     ax.set_ylabel("operations per simulated µs")
     ax.set_title(f"Simulated throughput ({REPETITIONS} repetitions: mean, min-max)", fontsize=10)
     ax.legend(fontsize=8)

@@ -22,6 +22,7 @@ from pathlib import Path
 from cohtb.sim import gem5 as gem5_finder
 from cohtb.trace import ingest
 from cohtb.atomic import write_json_atomic
+from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.trace.layout import load_pagemap, translate
 from cohtb.sim.manifest import MANIFEST_VERSION
@@ -85,6 +86,7 @@ def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcom
             "cohtb_run": MANIFEST_VERSION,
             "id": spec.id,
             "spec": spec.to_json(),
+            "workload_binary": {"path": str(binary(spec.workload)), "sha256": file_sha256(binary(spec.workload))},
             "gem5": {"binary": str(gem5), "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
                      "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause")},
             "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},

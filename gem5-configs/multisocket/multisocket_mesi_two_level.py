@@ -1,14 +1,17 @@
 """MESI_Two_Level with sockets: private L1s per core, one L2 bank and one directory per socket,
 line addresses interleaved across the sockets (the L2 bank of line L and its memory channel both
-belong to socket L mod S), connected by SocketNetwork."""
+belong to socket L mod S), connected by SocketNetwork. On a full-system board (X86Board) it also
+carries the FS plumbing of gem5's own MESITwoLevelCacheHierarchy: every sequencer on the IO bus, and
+one DMA controller per DMA port, on socket 0 (where the south bridge would be)."""
 
-from m5.objects import RubyPortProxy, RubySequencer, RubySystem
+from m5.objects import DMASequencer, RubyPortProxy, RubySequencer, RubySystem
 
 from gem5.coherence_protocol import CoherenceProtocol
 from gem5.components.boards.abstract_board import AbstractBoard
 from gem5.components.cachehierarchies.abstract_two_level_cache_hierarchy import AbstractTwoLevelCacheHierarchy
 from gem5.components.cachehierarchies.ruby.abstract_ruby_cache_hierarchy import AbstractRubyCacheHierarchy
 from gem5.components.cachehierarchies.ruby.caches.mesi_two_level.directory import Directory
+from gem5.components.cachehierarchies.ruby.caches.mesi_two_level.dma_controller import DMAController
 from gem5.components.cachehierarchies.ruby.caches.mesi_two_level.l1_cache import L1Cache
 from gem5.components.cachehierarchies.ruby.caches.mesi_two_level.l2_cache import L2Cache
 from gem5.isas import ISA
@@ -57,6 +60,8 @@ class MultiSocketMESITwoLevel(AbstractRubyCacheHierarchy, AbstractTwoLevelCacheH
                          core, self._sockets, line, board.processor.get_isa(), board.get_clock_domain())
             l1.sequencer = RubySequencer(version=i, dcache=l1.L1Dcache, clk_domain=l1.clk_domain)
             l1.ruby_system = self.ruby_system
+            if board.has_io_bus():
+                l1.sequencer.connectIOPorts(board.get_io_bus())
             core.connect_icache(l1.sequencer.in_ports)
             core.connect_dcache(l1.sequencer.in_ports)
             core.connect_walker_ports(l1.sequencer.in_ports, l1.sequencer.in_ports)
@@ -78,7 +83,16 @@ class MultiSocketMESITwoLevel(AbstractRubyCacheHierarchy, AbstractTwoLevelCacheH
         for d in self._directory_controllers:
             d.ruby_system = self.ruby_system
 
-        self.ruby_system.num_of_sequencers = len(self._l1_controllers)
+        self._dma_controllers = []
+        if board.has_dma_ports():
+            for i, port in enumerate(board.get_dma_ports()):
+                dma = DMAController(self.ruby_system.network, line)
+                dma.dma_sequencer = DMASequencer(version=i, in_ports=port)
+                dma.ruby_system = self.ruby_system
+                self._dma_controllers.append(dma)
+            self.ruby_system.dma_controllers = self._dma_controllers
+
+        self.ruby_system.num_of_sequencers = len(self._l1_controllers) + len(self._dma_controllers)
         self.ruby_system.l1_controllers = self._l1_controllers
         self.ruby_system.l2_controllers = self._l2_controllers
         self.ruby_system.directory_controllers = self._directory_controllers
@@ -88,6 +102,7 @@ class MultiSocketMESITwoLevel(AbstractRubyCacheHierarchy, AbstractTwoLevelCacheH
             by_socket[self.socket_of_core(i)].append(l1)
         for s in range(self._sockets):
             by_socket[s] += [self._l2_controllers[s], self._directory_controllers[s]]
+        by_socket[0] += self._dma_controllers
         self.ruby_system.network.connect_sockets(by_socket)
         self.ruby_system.network.setup_buffers()
         self.ruby_system.sys_port_proxy = RubyPortProxy()

@@ -24,15 +24,7 @@ static inline void cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory");
 #define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 
-/* ---------------------------------------------------------------- gem5 m5 pseudo-instructions */
-/* x86 encoding 0F 04 <func16> (gem5 util/m5/src/abi/x86/m5op.S); arguments in rdi, rsi.
- * They raise #UD on real hardware, so they run only when --m5 asks for them. */
-static inline void m5_work_begin(uint64_t id, uint64_t thread) {
-  __asm__ __volatile__(".byte 0x0F, 0x04\n\t.word 0x5a" : : "D"(id), "S"(thread) : "memory");
-}
-static inline void m5_work_end(uint64_t id, uint64_t thread) {
-  __asm__ __volatile__(".byte 0x0F, 0x04\n\t.word 0x5b" : : "D"(id), "S"(thread) : "memory");
-}
+#include "m5ops.h"
 
 /* ---------------------------------------------------------------- flags */
 struct flag {

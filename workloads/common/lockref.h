@@ -9,7 +9,7 @@ struct lockref {
   union {
     uint64_t lock_count;
     struct {
-      uint32_t lock;   /* 0 free, 1 held */
+      uint32_t lock;   /* a spinlock.h lock word: free when its two halves are equal */
       int32_t count;
     };
   };
@@ -26,10 +26,11 @@ struct lockref_tuning {
   enum lockref_policy policy;
   int retries;      /* cmpxchg attempts before locking (retry100, trywait, unified) */
   int wait_polls;   /* polls for unlock before locking (trywait) */
+  enum spinlock_kind spinlock;   /* the lock word's lock, taken on the locked path */
 };
 
 
-static inline int lockref_locked(struct lockref v) { return v.lock != 0; }
+static inline int lockref_locked(struct lockref v) { return spin_value_locked(v.lock); }
 
 /* The CMPXCHG_LOOP of lib/lockref.c: add delta while the lock is free. `budget` < 0 is unbounded
  * (2013). Returns 1 on success, 0 when it saw the lock held or ran out of budget. */
@@ -53,7 +54,7 @@ static inline int trywait_unlocked(struct lockref *lr, int polls, struct lockref
   st->waits++;
   for (int i = 0; i < polls; i++) {
     cpu_relax();
-    if (!(__atomic_load_n(&lr->lock, __ATOMIC_RELAXED))) return 1;
+    if (!spin_is_locked(&lr->lock)) return 1;
   }
   return 0;
 }
@@ -91,9 +92,9 @@ static inline void lockref_add(struct lockref *lr, int delta, const struct lockr
     case POLICY_UNIFIED: if (unified_loop(lr, delta, t->retries, st)) return; break;
   }
   st->locked_ops++;
-  spin_lock(&lr->lock);
+  spin_lock_kind(&lr->lock, t->spinlock);
   lr->count += delta;
-  spin_unlock(&lr->lock);
+  spin_unlock_kind(&lr->lock, t->spinlock);
 }
 
 static inline void lockref_get(struct lockref *lr, const struct lockref_tuning *t, struct lockref_stats *st) { lockref_add(lr, 1, t, st); }
@@ -105,30 +106,32 @@ static inline enum lockref_policy parse_policy(const char *s) {
   return POLICY_LOCKED;
 }
 
-/* The tuning flags every lockref benchmark takes, in this order (--wait-polls right after --retries). */
+/* The tuning flags every lockref benchmark takes, in this order (--wait-polls and --spinlock right after --retries). */
 #define LOCKREF_TUNING_FLAGS                                                                   \
   {"retries", "cmpxchg attempts before locking (retry100, trywait, unified)", NULL, "100"}, \
-  {"wait-polls", "polls for unlock before locking (trywait)", NULL, "100"}
+  {"wait-polls", "polls for unlock before locking (trywait)", NULL, "100"},                 \
+  {"spinlock", "the lock word's spinlock: tas (test-and-test-and-set) or ticket (x86, 2.6.25 .. 4.1)", spinlock_kinds, "tas"}
 
 /* The tuning from the parsed flags, given the index of --policy and of --retries. */
 static inline struct lockref_tuning lockref_tuning_from_flags(struct flag *flags, int nflags, int f_policy, int f_retries) {
   struct lockref_tuning t = {parse_policy(flags[f_policy].value), (int)flag_num(&flags[f_retries]),
-                             (int)flag_num(&flags[f_retries + 1])};
+                             (int)flag_num(&flags[f_retries + 1]),
+                             strcmp(flags[f_retries + 2].value, "ticket") ? SPIN_TAS : SPIN_TICKET};
   if (t.retries < 1) usage(flags, nflags, "--retries must be at least 1");
   return t;
 }
 
 /* A transient lock holder (seed 004's trigger): takes lr's spinlock for hold_ns every period_ns, until
  * *stop or max_holds holds (0: no limit). Returns the holds. */
-static inline uint64_t intruder_holds_lock(struct lockref *lr, uint64_t period_ns, uint64_t hold_ns, uint64_t max_holds,
-                                           volatile int *stop) {
+static inline uint64_t intruder_holds_lock(struct lockref *lr, enum spinlock_kind kind, uint64_t period_ns, uint64_t hold_ns,
+                                           uint64_t max_holds, volatile int *stop) {
   uint64_t holds = 0, next = now_ns() + period_ns;
   while (!READ_ONCE(*stop) && (!max_holds || holds < max_holds)) {
     if (now_ns() < next) { cpu_relax(); continue; }
-    spin_lock(&lr->lock);
+    spin_lock_kind(&lr->lock, kind);
     uint64_t until = now_ns() + hold_ns;
     while (now_ns() < until) cpu_relax();
-    spin_unlock(&lr->lock);
+    spin_unlock_kind(&lr->lock, kind);
     holds++;
     next += period_ns;
   }

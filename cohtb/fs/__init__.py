@@ -1,0 +1,1 @@
+"""Full-system runs: the guest kernel, its userland and its layouts."""

@@ -1,0 +1,77 @@
+"""The guest's userland, built into vmlinux as its initramfs: Debian's busybox-static, the project's /init,
+its m5 tool and the stat_file benchmark (kernel/guest/). Written as a gen_init_cpio list (the format
+CONFIG_INITRAMFS_SOURCE takes), so no root and no cpio archive are needed, and the kernel build reads
+copies kept in the cache under the list's digest."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from cohtb.atomic import atomic_dir
+from cohtb.digest import file_sha256, inputs_digest
+from cohtb.errors import CohtbError
+from cohtb.fs.kernel import KERNEL_DIR, cache_root
+from cohtb.toolchain import ROOT
+
+GUEST = KERNEL_DIR / "guest"
+GUEST_BUILD = ROOT / "build" / "guest"
+BUSYBOX_PATHS = (Path("/usr/bin/busybox"), Path("/bin/busybox"))
+DIRS = ("/bin", "/sbin", "/dev", "/proc", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/sbin")
+
+
+@dataclass(frozen=True)
+class Initramfs:
+    list_path: Path
+    digest: str
+    files: dict[str, Path]   # guest path -> the cached copy
+
+
+def is_static(path: Path) -> bool:
+    """An ELF without a program interpreter runs with no libc in the guest."""
+    r = subprocess.run(["readelf", "-l", str(path)], capture_output=True, text=True)
+    return r.returncode == 0 and "INTERP" not in r.stdout
+
+
+def busybox() -> Path:
+    for p in BUSYBOX_PATHS:
+        if p.exists() and is_static(p):
+            return p
+    raise CohtbError("no static busybox (install Debian's busybox-static: `make kernel` does)")
+
+
+def build_guest_programs() -> dict[str, Path]:
+    r = subprocess.run(["make", "-s", "-C", str(GUEST), f"OUT={GUEST_BUILD}"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise CohtbError(f"{GUEST}: the guest programs do not build:\n{r.stdout}{r.stderr}")
+    programs = {"/bin/stat_file": GUEST_BUILD / "stat_file", "/bin/cohtb-m5": GUEST_BUILD / "cohtb-m5"}
+    for guest_path, p in programs.items():
+        if not is_static(p):
+            raise CohtbError(f"{p}: not a static binary (the initramfs has no libc)")
+    return programs
+
+
+def contents() -> dict[str, tuple[Path, int]]:
+    """Guest path -> (host file, mode)."""
+    files = {"/init": (GUEST / "init", 0o755), "/bin/busybox": (busybox(), 0o755)}
+    files.update({g: (p, 0o755) for g, p in build_guest_programs().items()})
+    return files
+
+
+def build() -> Initramfs:
+    files = contents()
+    digest = inputs_digest([(g, file_sha256(p).encode() + f" {mode:o}".encode()) for g, (p, mode) in files.items()])[:16]
+    final = cache_root() / "kernel" / "initramfs" / digest
+    copies = {g: final / "files" / g.lstrip("/").replace("/", "_") for g in files}
+    if not (final / "initramfs.list").exists():
+        with atomic_dir(final) as tmp:
+            (tmp / "files").mkdir()
+            lines = [f"dir {d} 0755 0 0" for d in DIRS] + ["nod /dev/console 0600 0 0 c 5 1", "nod /dev/null 0666 0 0 c 1 3",
+                                                            "slink /bin/sh busybox 0777 0 0"]
+            for g, (p, mode) in files.items():
+                shutil.copy2(p, tmp / "files" / copies[g].name)
+                lines.append(f"file {g} {copies[g]} {mode:o} 0 0")
+            (tmp / "initramfs.list").write_text("\n".join(lines) + "\n")
+    return Initramfs(final / "initramfs.list", digest, copies)

@@ -1,0 +1,220 @@
+"""The guest kernels of full-system runs: Debian's linux-source-6.12, the project's config fragment and
+patches (kernel/), and the initramfs built into vmlinux, made into one cached build per variant.
+
+A variant is a list of patches on top of the ones every variant gets. Builds are cached under
+`cache_root()/kernel/`, keyed by everything that goes into them: the source tarball, the fragment, the
+patches and the initramfs. The patched tree and the object directory of a variant are kept (keyed
+without the initramfs), so a new initramfs only relinks."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cohtb.atomic import atomic_dir, write_json_atomic
+from cohtb.digest import inputs_digest
+from cohtb.errors import CohtbError
+from cohtb.toolchain import ROOT
+
+KERNEL_DIR = ROOT / "kernel"
+FRAGMENT = KERNEL_DIR / "config-fragment"
+PATCHES = KERNEL_DIR / "patches"
+SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")   # Debian's linux-source-6.12
+COMMON_PATCHES = ("boot-lapic-timer-period", "dcache-report-objects")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    patches: tuple[str, ...]   # beyond COMMON_PATCHES, in order
+    about: str
+    d_lockref_offset: int      # what the variant promises struct dentry looks like (tests check the DWARF)
+    dentry_size: int
+
+    def all_patches(self) -> tuple[str, ...]:
+        return COMMON_PATCHES + self.patches
+
+
+VARIANTS = {v.name: v for v in (
+    Variant("stock-6.12", (), "6.12 as shipped: d_lockref on its own cache line (6.11 on)", 128, 192),
+    Variant("pre611", ("dentry-pre611-layout",), "d_lockref back on the lookup line, as in 6.8 .. 6.10", 88, 184),
+    Variant("wait", ("lockref-wait-for-unlock",), "stock layout; lockref waits for a held lock in its cmpxchg loop",
+            128, 192),
+    Variant("pre611-wait", ("dentry-pre611-layout", "lockref-wait-for-unlock"), "pre611 layout with the wait", 88, 184),
+    Variant("lockref-off", ("lockref-off",), "stock layout; every lockref operation takes d_lock (seed 000's baseline)",
+            128, 192),
+)}
+
+# Options the runs depend on: a build whose .config lacks one is refused (merge_config only warns).
+REQUIRED = {"CONFIG_SMP": "y", "CONFIG_ARCH_USE_CMPXCHG_LOCKREF": "y", "CONFIG_TMPFS": "y", "CONFIG_SHMEM": "y",
+            "CONFIG_BLK_DEV_INITRD": "y", "CONFIG_SERIAL_8250_CONSOLE": "y", "CONFIG_DEBUG_INFO": "y",
+            "CONFIG_X86_MPPARSE": "y", "CONFIG_PREEMPT_NONE": "y", "CONFIG_HZ": "100"}
+
+
+def cache_root() -> Path:
+    """COHTB_CACHE, or the user's cache directory."""
+    if os.environ.get("COHTB_CACHE"):
+        return Path(os.environ["COHTB_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cohtb"
+
+
+def source_tarball() -> Path:
+    path = Path(os.environ.get("COHTB_LINUX_SOURCE", SOURCE_TARBALL))
+    if not path.exists():
+        raise CohtbError(f"{path}: no Linux source (install Debian's linux-source-6.12: `make kernel` does)")
+    return path
+
+
+def variant(name: str) -> Variant:
+    if name not in VARIANTS:
+        raise CohtbError(f"kernel variant '{name}': unknown (known: {', '.join(VARIANTS)})")
+    return VARIANTS[name]
+
+
+def patch_path(name: str) -> Path:
+    return PATCHES / f"{name}.patch"
+
+
+def tree_key(v: Variant, tarball: Path) -> str:
+    """What the patched tree and its objects are made from (not the initramfs)."""
+    st = tarball.stat()
+    parts = [("source", f"{tarball.name} {st.st_size} {int(st.st_mtime)}".encode()), ("fragment", FRAGMENT.read_bytes())]
+    parts += [(f"patch{i}:{p}", patch_path(p).read_bytes()) for i, p in enumerate(v.all_patches())]
+    return inputs_digest(parts)[:16]
+
+
+def _say(msg: str) -> None:
+    print(f"cohtb kernel: {msg}", flush=True)
+
+
+def pristine_source(tarball: Path) -> Path:
+    """The tarball, extracted once into the cache (into a temporary name, then renamed)."""
+    st = tarball.stat()
+    final = cache_root() / "kernel" / "src" / f"{tarball.name.split('.tar')[0]}-{st.st_size}"
+    if final.exists():
+        return final
+    _say(f"extracting {tarball} (about a minute)")
+    with atomic_dir(final) as tmp:
+        subprocess.run(["tar", "-xf", str(tarball), "-C", str(tmp), "--strip-components=1"], check=True)
+    return final
+
+
+def patched_tree(v: Variant, tarball: Path, into: Path) -> None:
+    """A hard-linked copy of the pristine tree with the variant's patches applied (patch writes new
+    files, so the pristine tree's links are never written through)."""
+    with atomic_dir(into) as tmp:
+        shutil.rmtree(tmp)
+        subprocess.run(["cp", "-al", str(pristine_source(tarball)), str(tmp)], check=True)
+        for p in v.all_patches():
+            r = subprocess.run(["patch", "-p1", "-s", "-N", "-i", str(patch_path(p))], cwd=tmp, capture_output=True,
+                               text=True)
+            if r.returncode != 0:
+                raise CohtbError(f"{patch_path(p)}: does not apply to {tarball.name}: {r.stdout.strip() or r.stderr.strip()}")
+
+
+def read_config(path: Path) -> dict[str, str]:
+    out = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"(CONFIG_\w+)=(.*)", line)
+        if m:
+            out[m.group(1)] = m.group(2).strip('"')
+        m = re.match(r"# (CONFIG_\w+) is not set", line)
+        if m:
+            out[m.group(1)] = "n"
+    return out
+
+
+def _make(args: list[str], cwd: Path, log, what: str) -> None:
+    """Runs make, its output to the log; prints a progress line every 30 s (the compile count)."""
+    proc = subprocess.Popen(["make", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    compiled, last = 0, time.monotonic()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        log.write(line)
+        if line.lstrip().startswith(("CC ", "AS ", "LD ")):
+            compiled += 1
+        if time.monotonic() - last > 30:
+            _say(f"{what}: {compiled} objects so far")
+            last = time.monotonic()
+    if proc.wait() != 0:
+        log.flush()
+        raise CohtbError(f"kernel {what} failed (make {' '.join(args)}); see {log.name}")
+
+
+def configure(src: Path, out: Path, initramfs_list: Path, log) -> dict[str, str]:
+    """tinyconfig + the fragment + the initramfs source, checked against REQUIRED."""
+    fragment = out / "cohtb.fragment"
+    fragment.write_text(FRAGMENT.read_text() + f'\nCONFIG_INITRAMFS_SOURCE="{initramfs_list}"\n')
+    _make([f"O={out}", "tinyconfig"], src, log, "tinyconfig")
+    r = subprocess.run([str(src / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(out), str(out / ".config"),
+                        str(fragment)], cwd=src, capture_output=True, text=True)
+    log.write(r.stdout + r.stderr)
+    if r.returncode != 0:
+        raise CohtbError(f"merge_config.sh failed; see {log.name}")
+    _make([f"O={out}", "olddefconfig"], src, log, "olddefconfig")
+    config = read_config(out / ".config")
+    wrong = {k: config.get(k, "unset") for k, want in REQUIRED.items() if config.get(k, "n") != want}
+    if wrong:
+        raise CohtbError(f"{FRAGMENT}: the built .config lacks {', '.join(f'{k}={REQUIRED[k]} (is {v})' for k, v in wrong.items())}")
+    return config
+
+
+@dataclass(frozen=True)
+class Built:
+    variant: Variant
+    dir: Path
+
+    @property
+    def vmlinux(self) -> Path:
+        return self.dir / "vmlinux"
+
+    @property
+    def layout(self) -> dict:
+        return json.loads((self.dir / "layout.json").read_text())
+
+    @property
+    def inputs(self) -> dict:
+        return json.loads((self.dir / "inputs.json").read_text())
+
+
+def build(name: str, initramfs_list: Path, initramfs_digest: str, jobs: int | None = None) -> Built:
+    """The variant's vmlinux with this initramfs, from the cache or built (minutes the first time)."""
+    from cohtb.fs import dwarf
+
+    v = variant(name)
+    tarball = source_tarball()
+    key = tree_key(v, tarball)
+    final = cache_root() / "kernel" / f"{v.name}-{inputs_digest([('tree', key.encode()), ('initramfs', initramfs_digest.encode())])[:16]}"
+    if (final / "vmlinux").exists() and (final / "layout.json").exists():
+        return Built(v, final)
+    work = cache_root() / "kernel" / "build" / f"{v.name}-{key}"
+    src, out = work / "src", work / "out"
+    if not (src / "Makefile").exists():
+        _say(f"{v.name}: patched tree ({', '.join(v.all_patches())})")
+        patched_tree(v, tarball, src)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    with open(work / "build.log", "w") as log:
+        config = configure(src, out, initramfs_list, log)
+        _say(f"{v.name}: make vmlinux (log: {work / 'build.log'}; about 3 minutes on 2 cores the first time)")
+        _make([f"O={out}", f"-j{jobs or os.cpu_count() or 1}", "vmlinux"], src, log, f"{v.name} vmlinux")
+    layout = dwarf.dentry_layout(out / "vmlinux")
+    dwarf.check_promise(v, layout)
+    with atomic_dir(final) as tmp:
+        shutil.copy2(out / "vmlinux", tmp / "vmlinux")
+        shutil.copy2(out / ".config", tmp / "config")
+        write_json_atomic(tmp / "layout.json", layout)
+        write_json_atomic(tmp / "inputs.json", {
+            "variant": v.name, "about": v.about, "source": str(tarball), "patches": list(v.all_patches()),
+            "tree_key": key, "initramfs": initramfs_digest, "build_seconds": round(time.monotonic() - t0, 1),
+            "config": {k: config.get(k) for k in sorted(REQUIRED)}})
+    _say(f"{v.name}: built in {time.monotonic() - t0:.0f} s -> {final}")
+    return Built(v, final)

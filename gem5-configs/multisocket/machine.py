@@ -1,0 +1,48 @@
+"""The simulated machine both cohtb configs build (SE: cohtb_se.py, full system: cohtb_fs.py): S sockets x
+C cores, the multi-socket MESI_Two_Level hierarchy and one memory channel per socket. Its parameters
+are defined here once."""
+
+import argparse
+
+from m5.objects import DDR4_2400_8x8
+
+from gem5.components.memory.memory import ChanneledMemory
+
+from .multisocket_mesi_two_level import MultiSocketMESITwoLevel
+
+
+def add_machine_args(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--sockets", type=int, default=8)
+    ap.add_argument("--cores-per-socket", type=int, default=4)
+    ap.add_argument("--clock", default="3GHz")
+    ap.add_argument("--l1d-size", default="32KiB")
+    ap.add_argument("--l1i-size", default="32KiB")
+    ap.add_argument("--l2-size", default="1MiB", help="per socket")
+    ap.add_argument("--local-latency", type=int, default=20, help="controller<->socket router link, cycles")
+    ap.add_argument("--local-bandwidth", type=int, default=32, help="bytes/cycle")
+    ap.add_argument("--socket-latency", type=int, default=300, help="socket<->socket link, cycles (100 ns at 3 GHz)")
+    ap.add_argument("--socket-bandwidth", type=int, default=8, help="bytes/cycle (about one UPI link at 3 GHz)")
+    ap.add_argument("--mem-size", default="1GiB")
+
+
+def check_machine(opts, config: str) -> None:
+    if opts.sockets & (opts.sockets - 1):
+        raise SystemExit(f"{config}: --sockets {opts.sockets}: gem5 interleaves memory channels by address bits, "
+                         "so sockets must be a power of two")
+
+
+def hierarchy_and_memory(opts):
+    hierarchy = MultiSocketMESITwoLevel(
+        sockets=opts.sockets, cores_per_socket=opts.cores_per_socket, l1d_size=opts.l1d_size, l1d_assoc=8,
+        l1i_size=opts.l1i_size, l1i_assoc=8, l2_size=opts.l2_size, l2_assoc=16, local_latency=opts.local_latency,
+        local_bandwidth=opts.local_bandwidth, socket_latency=opts.socket_latency,
+        socket_bandwidth=opts.socket_bandwidth)
+    memory = ChanneledMemory(DDR4_2400_8x8, num_channels=opts.sockets, interleaving_size=64, size=opts.mem_size)
+    return hierarchy, memory
+
+
+def machine_record(opts, hierarchy, cpu: str) -> dict:
+    """What roi.json says about the machine (the manifest's system and controllers)."""
+    return {"sockets": opts.sockets, "cores_per_socket": opts.cores_per_socket,
+            "cores": opts.sockets * opts.cores_per_socket, "cpu": cpu, "clock": opts.clock,
+            "controllers": hierarchy.controller_map()}
