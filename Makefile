@@ -6,10 +6,12 @@ STAMPS := .stamps
 TOOLS := .tools
 MILL_VERSION := $(shell cat .mill-version)
 MILL := $(TOOLS)/mill-$(MILL_VERSION)
-APT_PACKAGES := iverilog liblz4-dev yosys maven default-jdk-headless python3-venv g++ make zlib1g-dev binutils
+APT_PACKAGES := iverilog liblz4-dev yosys maven default-jdk-headless python3-venv g++ make zlib1g-dev binutils busybox-static
+# What building the full-system guest kernels needs (`make kernel`): the source and the kernel's build tools.
+KERNEL_PACKAGES := linux-source-6.12 dwarves flex bison libelf-dev libssl-dev bc cpio patch
 RTL_SOURCES := $(shell find rtl/src -name '*.scala') rtl/variants.txt build.sc .mill-version
 
-.PHONY: setup test test-gem5 run rtl contract workloads native clean
+.PHONY: setup test test-gem5 test-kernel kernel run rtl contract workloads native clean
 setup: $(STAMPS)/python rtl workloads native
 
 test: setup
@@ -17,7 +19,16 @@ test: setup
 
 # The gem5 integration tests alone (they need GEM5 or gem5.opt on PATH; minutes per run).
 test-gem5: setup
-	$(VENV)/bin/pytest -q -m gem5
+	$(VENV)/bin/pytest -q -m "gem5 and not kernel"
+
+# The full-system guest kernels: Debian's linux-source-6.12 and build tools, then every variant (cached; about
+# 5 minutes each the first time on 2 cores).
+kernel: setup $(STAMPS)/apt-kernel
+	$(VENV)/bin/cohtb kernel build
+
+# The kernel tests alone: the patches against the packaged source and a real build's DWARF (minutes).
+test-kernel: setup $(STAMPS)/apt-kernel
+	$(VENV)/bin/pytest -q -m kernel
 
 run: setup
 	$(VENV)/bin/cohtb run
@@ -29,6 +40,16 @@ $(STAMPS)/apt:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "setup: installing Debian packages: $$missing"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing >/dev/null; \
+	fi
+	@touch $@
+
+$(STAMPS)/apt-kernel:
+	@mkdir -p $(STAMPS)
+	@missing=$$(for p in $(KERNEL_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "kernel: installing Debian packages: $$missing"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing >/dev/null; \
 	fi

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from cohtb.errors import CohtbError
 
+SE_WARMUP_US = 50    # every thread has done tens of operations
+FS_WARMUP_US = 500   # a guest restored from its boot checkpoint starts with empty caches
+
 
 def cmd_run(args: argparse.Namespace) -> int:
     from cohtb import mainjob
@@ -238,8 +241,20 @@ def cmd_native(args: argparse.Namespace) -> int:
 def specs_from_args(args: argparse.Namespace):
     from cohtb.sim.plans import PLANS, RunSpec
 
+    if args.fs:
+        from cohtb.fs.launch import fs_specs
+
+        if not args.kernel:
+            raise CohtbError("--fs needs --kernel VARIANT[,VARIANT...] (`cohtb kernel list` names them)")
+        if args.ops:
+            raise CohtbError("--fs runs are timed: give --warmup-us/--window-us, not --ops")
+        seeds = list(range(1, args.repetitions + 1)) if args.repetitions else [args.seed]
+        return fs_specs(args.kernel.split(","), args.sockets, args.cores_per_socket,
+                        FS_WARMUP_US if args.warmup_us is None else args.warmup_us, args.window_us, args.interval_us,
+                        seeds, args.op, args.skew_ns)
     if args.workload:
-        timed = {} if args.ops else {"warmup_us": args.warmup_us, "window_us": args.window_us,
+        warmup = SE_WARMUP_US if args.warmup_us is None else args.warmup_us
+        timed = {} if args.ops else {"warmup_us": warmup, "window_us": args.window_us,
                                      "interval_us": args.interval_us, "seed": args.seed}
         return [RunSpec(args.workload, p, l, args.sockets, args.cores_per_socket, args.ops, args.intruder_period_us,
                         cpu=args.cpu, **timed)
@@ -371,12 +386,19 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("--matrix", default="default", help="named run plan: default (every seed's experiment), seed000 .. "
                     "seed004 (one), lockref-ops60 (the earlier fixed-work lockref matrix) or smoke (2x2)")
     la.add_argument("--workload", help="instead of a plan: one workload, with the options below")
+    la.add_argument("--fs", action="store_true", help="full-system runs of the guest kernels named by --kernel "
+                    "(stat(2) or open/close of one tmpfs file; kernels and boot checkpoints are built and cached first)")
+    la.add_argument("--kernel", help="with --fs: comma-separated kernel variants (`cohtb kernel list`)")
+    la.add_argument("--op", choices=["stat", "open_close"], default="stat", help="with --fs: the guest benchmark's operation")
+    la.add_argument("--repetitions", type=int, default=0, help="with --fs: seeds 1..N (perturbed starts); 0: --seed only")
+    la.add_argument("--skew-ns", type=int, default=0, help="largest start skew with a seed (0: the workload's default)")
     la.add_argument("--policy", default="locked", help="comma-separated policies (with --workload)")
     la.add_argument("--layout", default="shared", help="comma-separated layouts (with --workload)")
     la.add_argument("--sockets", type=int, default=2, help="sockets (a power of two; with --workload)")
     la.add_argument("--cores-per-socket", type=int, default=2, help="cores in each socket (with --workload)")
     la.add_argument("--ops", type=int, default=0, help="fixed work per thread (with --workload); 0: the timed window below")
-    la.add_argument("--warmup-us", type=int, default=50, help="simulated µs every thread runs before the window")
+    la.add_argument("--warmup-us", type=int, default=None, help="simulated µs every thread runs before the window "
+                    f"(default {SE_WARMUP_US}; {FS_WARMUP_US} with --fs: a restored guest starts with cold caches)")
     la.add_argument("--window-us", type=int, default=200, help="the measured window, simulated µs")
     la.add_argument("--interval-us", type=int, default=10, help="ops are counted per interval of this length")
     la.add_argument("--seed", type=int, default=0, help="start perturbation (per-thread skew); 0: none")

@@ -16,46 +16,28 @@ import m5
 from m5 import debug
 
 from gem5.components.boards.simple_board import SimpleBoard
-from gem5.components.memory.memory import ChanneledMemory
 from gem5.components.processors.cpu_types import CPUTypes
 from gem5.components.processors.simple_processor import SimpleProcessor
 from gem5.isas import ISA
 from gem5.resources.resource import BinaryResource
 from gem5.simulate.exit_event import ExitEvent
 from gem5.simulate.simulator import Simulator
-from m5.objects import DDR4_2400_8x8
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from multisocket.multisocket_mesi_two_level import MultiSocketMESITwoLevel  # noqa: E402
+from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory, machine_record  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__)
-ap.add_argument("--sockets", type=int, default=8)
-ap.add_argument("--cores-per-socket", type=int, default=4)
+add_machine_args(ap)
 ap.add_argument("--cpu", choices=["timing", "o3"], default="timing")
-ap.add_argument("--clock", default="3GHz")
-ap.add_argument("--l1d-size", default="32KiB")
-ap.add_argument("--l1i-size", default="32KiB")
-ap.add_argument("--l2-size", default="1MiB", help="per socket")
-ap.add_argument("--local-latency", type=int, default=20, help="controller<->socket router link, cycles")
-ap.add_argument("--local-bandwidth", type=int, default=32, help="bytes/cycle")
-ap.add_argument("--socket-latency", type=int, default=300, help="socket<->socket link, cycles (100 ns at 3 GHz)")
-ap.add_argument("--socket-bandwidth", type=int, default=8, help="bytes/cycle (about one UPI link at 3 GHz)")
-ap.add_argument("--mem-size", default="1GiB")
 ap.add_argument("--max-seconds", type=float, default=1.0, help="simulated-time safety limit")
 ap.add_argument("--binary", required=True)
 ap.add_argument("--out", required=True, help="run directory for roi.json and the workload's output")
 ap.add_argument("args", nargs=argparse.REMAINDER, help="workload arguments (after --)")
 opts = ap.parse_args()
 workload_args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
+check_machine(opts, "cohtb_se.py")
 
-if opts.sockets & (opts.sockets - 1):
-    sys.exit(f"cohtb_se.py: --sockets {opts.sockets}: gem5 interleaves memory channels by address bits, so sockets must be a power of two")
-
-hierarchy = MultiSocketMESITwoLevel(
-    sockets=opts.sockets, cores_per_socket=opts.cores_per_socket, l1d_size=opts.l1d_size, l1d_assoc=8,
-    l1i_size=opts.l1i_size, l1i_assoc=8, l2_size=opts.l2_size, l2_assoc=16, local_latency=opts.local_latency,
-    local_bandwidth=opts.local_bandwidth, socket_latency=opts.socket_latency, socket_bandwidth=opts.socket_bandwidth)
-memory = ChanneledMemory(DDR4_2400_8x8, num_channels=opts.sockets, interleaving_size=64, size=opts.mem_size)
+hierarchy, memory = hierarchy_and_memory(opts)
 processor = SimpleProcessor(cpu_type=CPUTypes.O3 if opts.cpu == "o3" else CPUTypes.TIMING, isa=ISA.X86,
                             num_cores=opts.sockets * opts.cores_per_socket)
 board = SimpleBoard(clk_freq=opts.clock, processor=processor, memory=memory, cache_hierarchy=hierarchy)
@@ -92,14 +74,9 @@ simulator.run()
 roi.update({
     "exit_cause": simulator.get_last_exit_event_cause(),
     "final_tick": m5.curTick(),
-    "sockets": opts.sockets,
-    "cores_per_socket": opts.cores_per_socket,
-    "cores": opts.sockets * opts.cores_per_socket,
-    "cpu": opts.cpu,
-    "clock": opts.clock,
     "params": {k: v for k, v in vars(opts).items() if k not in ("args", "out")},
     "workload_args": workload_args,
-    "controllers": hierarchy.controller_map(),
+    **machine_record(opts, hierarchy, opts.cpu),
 })
 if "begin_tick" in roi and "end_tick" in roi:
     roi["roi_seconds"] = (roi["end_tick"] - roi["begin_tick"]) / 1e12

@@ -2,7 +2,10 @@
 """A stand-in for gem5.opt in launcher tests (never used for results): takes gem5's command line as
 cohtb launch builds it, runs the workload natively, and writes what gem5 + cohtb_se.py would: simout,
 roi.json, the workload's output and a small gzip trace with a TLB mapping and a few transitions.
-FAKE_GEM5_FAIL_POLICY=<policy> makes runs of that policy fail; FAKE_GEM5_HANG_POLICY hangs them."""
+FAKE_GEM5_FAIL_POLICY=<policy> makes runs of that policy fail; FAKE_GEM5_HANG_POLICY hangs them.
+With cohtb_fs.py's --mode it stands in for a full-system boot (a checkpoint directory) or a restored run
+(the guest script's benchmark run natively, the kernel's object lines on the console, the result written
+back); FAKE_GEM5_NO_OBJECTS=1 leaves the object lines out (a kernel without the project's patch)."""
 
 import gzip
 import json
@@ -16,17 +19,71 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cohtb.contract import contiguous_socket_map  # noqa: E402  (the map cohtb's gem5 system builds)
 
 
+def fake_trace(path: str, line: int, cores: int) -> None:
+    """A line passed from core to core: a store miss and the previous owner's forward, 40 times."""
+    lines, tick = [], 2000
+    for i in range(40):
+        core = i % cores
+        tick += 500
+        lines.append(f"{tick:15d} {core:3d} {'L1Cache':>10s}{'Store':>20s} {'I':>6s}>{'IM':<6s} [{line:#x}, line {line:#x}] \n")
+        prev = (i - 1) % cores
+        if i:
+            lines.append(f"{tick + 100:15d} {prev:3d} {'L1Cache':>10s}{'Fwd_GETX':>20s} {'M':>6s}>{'I':<6s} [{line:#x}, line {line:#x}] \n")
+    with gzip.open(path, "wt") as f:
+        f.writelines(lines)
+
+
+def machine(sockets: int, cps: int) -> dict:
+    cores = sockets * cps
+    return {"sockets": sockets, "cores_per_socket": cps, "cores": cores, "cpu": "timing", "clock": "3GHz",
+            "params": {"local_latency": 20, "socket_latency": 300},
+            "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate(contiguous_socket_map(cores, sockets))]}}
+
+
+def full_system(opts: list[str], outdir: str) -> int:
+    get = lambda k: opts[opts.index(k) + 1]
+    out, sockets, cps = get("--out"), int(get("--sockets")), int(get("--cores-per-socket"))
+    os.makedirs(out, exist_ok=True)
+    roi = {"mode": get("--mode"), **machine(sockets, cps)}
+    if get("--mode") == "boot":
+        ckpt = Path(get("--checkpoint"))
+        ckpt.mkdir(parents=True)
+        (ckpt / "m5.cpt").write_text("[fake checkpoint]\n")
+        roi.update(exit_cause="checkpoint", checkpoint_tick=60_000_000_000, final_tick=60_000_000_000)
+    else:
+        script = Path(get("--script")).read_text().split("\n")[0]
+        bench = script.split(" > ")[0].split()
+        res = subprocess.run([str(Path(__file__).resolve().parents[1] / "build" / "guest" / "stat_file"),
+                              *[a for a in bench[1:] if a != "--m5"]], capture_output=True, text=True, check=True)
+        (Path(outdir) / "workload.json").write_text(res.stdout)
+        dentry, parent, inode = 0x743000, 0x357900, 0x61bab0
+        console = ["[    0.100000] Run /init as init process", "cohtb-guest: running the host's script"]
+        if not os.environ.get("FAKE_GEM5_NO_OBJECTS"):
+            console += [f"[    0.106596] cohtb-object cohtb-stat.54 dentry file {dentry:x} 192",
+                        f"[    0.106662] cohtb-object cohtb-stat.54 dentry parent {parent:x} 192",
+                        f"[    0.106693] cohtb-object cohtb-stat.54 inode file {inode:x} 552"]
+        (Path(outdir) / "board.pc.com_1.device").write_text("\n".join(console) + "\n")
+        fake_trace(os.path.join(outdir, "trace.gz"), dentry + 128, sockets * cps)   # the file's d_lockref line
+        roi.update(begin_tick=2000, end_tick=30000, roi_seconds=28000 / 1e12, exit_cause="m5_exit instruction encountered",
+                   final_tick=40000)
+    with open(os.path.join(out, "roi.json"), "w") as f:
+        json.dump(roi, f)
+    return 0
+
+
 def main() -> int:
     args = sys.argv[1:]
     outdir = next(a.split("=", 1)[1] for a in args if a.startswith("--outdir="))
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "simout.txt"), "w") as f:
+        f.write("gem5 Simulator System.\ngem5 version 24.0.0.1 (fake, for tests)\n")
+    if "--mode" in args:
+        return full_system(args, outdir)
     sep = args.index("--")
     opts, wargs = args[:sep], args[sep + 1:]
     get = lambda k: opts[opts.index(k) + 1]
     out, binary, sockets, cps = get("--out"), get("--binary"), int(get("--sockets")), int(get("--cores-per-socket"))
     policy = wargs[wargs.index("--policy") + 1]
-    os.makedirs(outdir, exist_ok=True)
-    with open(os.path.join(outdir, "simout.txt"), "w") as f:
-        f.write("gem5 Simulator System.\ngem5 version 24.0.0.1 (fake, for tests)\n")
     if os.environ.get("FAKE_GEM5_FAIL_POLICY") == policy:
         with open(os.path.join(outdir, "simerr.txt"), "w") as f:
             f.write("fatal: fake failure for the test\n")
@@ -38,26 +95,16 @@ def main() -> int:
     with open(os.path.join(out, "workload.stdout"), "w") as f:
         f.write(res.stdout)
     doc = json.loads(res.stdout)
-    cores = sockets * cps
-    lines = []
-    for obj in doc["layout_map"]["objects"][:1]:
-        page = obj["address"] & ~4095
-        lines.append(f"   1000: board.processor.cores0.core.mmu.dtb: Mapping {page:#x} to {page + 0x100000:#x}\n")
-        line = (obj["fields"][-1]["address"] + 0x100000) & ~63
-        tick = 2000
-        for i in range(40):
-            core = i % cores
-            tick += 500
-            lines.append(f"{tick:15d} {core:3d} {'L1Cache':>10s}{'Store':>20s} {'I':>6s}>{'IM':<6s} [{line:#x}, line {line:#x}] \n")
-            prev = (i - 1) % cores
-            if i:
-                lines.append(f"{tick + 100:15d} {prev:3d} {'L1Cache':>10s}{'Fwd_GETX':>20s} {'M':>6s}>{'I':<6s} [{line:#x}, line {line:#x}] \n")
+    obj = doc["layout_map"]["objects"][0]
+    page = obj["address"] & ~4095
+    tlb = f"   1000: board.processor.cores0.core.mmu.dtb: Mapping {page:#x} to {page + 0x100000:#x}\n"
+    fake_trace(os.path.join(outdir, "trace.gz"), (obj["fields"][-1]["address"] + 0x100000) & ~63, sockets * cps)
+    with gzip.open(os.path.join(outdir, "trace.gz"), "rt") as f:
+        transitions = f.read()
     with gzip.open(os.path.join(outdir, "trace.gz"), "wt") as f:
-        f.writelines(lines)
+        f.write(tlb + transitions)
     roi = {"begin_tick": 2000, "end_tick": 30000, "roi_seconds": 28000 / 1e12, "exit_cause": "exiting with last active thread context",
-           "final_tick": 40000, "sockets": sockets, "cores_per_socket": cps, "cores": cores, "cpu": "timing", "clock": "3GHz",
-           "params": {"local_latency": 20, "socket_latency": 300}, "workload_args": wargs,
-           "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate(contiguous_socket_map(cores, sockets))]}}
+           "final_tick": 40000, "workload_args": wargs, **machine(sockets, cps)}
     with open(os.path.join(out, "roi.json"), "w") as f:
         json.dump(roi, f)
     return 0

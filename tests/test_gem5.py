@@ -62,3 +62,29 @@ def test_stat_path_2x2_timed_window(tmp_path, layout):
     assert (count <= name) == (layout == "shared")       # before the reorder the name's tail shares the count's line
     a = analyse(run, tmp_path / "analysis" / "counters.json", check_model=True)
     assert a.model_check == "identical" and a.gem5.verdict.startswith("agrees"), a.gem5.verdict
+
+
+@pytest.mark.kernel
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/src/linux-source-6.12.tar.xz").exists(),
+                    reason="Debian's linux-source-6.12 is not installed (`make kernel` installs it)")
+def test_full_system_2x2_boot_and_measure(tmp_path, monkeypatch):
+    """The real kernel on 2x2: built (cached), booted to a checkpoint (about 2.5 minutes), restored into timing
+    CPUs and Ruby, stat(2) on one tmpfs file measured in a window; the dentry the kernel reported is where the
+    trace shows the file's count word ping-ponging, and the monitor agrees with gem5's evidence."""
+    from cohtb.fs.launch import fs_specs
+
+    [spec] = fs_specs(["pre611"], 2, 2, 300, 60, 20, [1])
+    [outcome] = launch([spec], tmp_path, jobs=1, timeout=3600)
+    assert outcome.status == "done", outcome.error
+    run = load(tmp_path / spec.id)
+    m, w = run.manifest, run.manifest.workload
+    assert w.benchmark == "stat_file" and w.invariants == "ok" and w.ops > 0 and len(w.intervals.total) == 3
+    assert (m.model_extra or {})["kernel"]["variant"] == "pre611"
+    fields = {f"{f.object}.{f.name}": f for f in m.layout}
+    lref = fields["file.d_lockref"]
+    assert lref.how == "kernel-report" and lref.paddr - fields["file.d_flags"].paddr == 88
+    assert set(lref.lines) & set(fields["file.d_iname"].lines)   # 6.10's layout: the name's tail shares the line
+    header, recs = run.events()
+    rec = reconcile(recs, header.num_sockets)
+    totals, line = rec.totals(), rec.lines[lref.lines[0]]
+    assert line.transfersMatched > 0 and totals.unexplained <= 0.01 * totals.matched, totals

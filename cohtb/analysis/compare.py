@@ -21,11 +21,15 @@ def pair_table(base: RunMetrics, new: RunMetrics) -> Table:
     if base.locked_share is not None and new.locked_share is not None:
         rows.append(["operations that took the lock", f"{base.locked_share * 100:.1f}%", f"{new.locked_share * 100:.1f}%",
                      pct(base.locked_share, new.locked_share)])
-    for field in dict.fromkeys(list(base.fields) + list(new.fields)):
+    fields = list(dict.fromkeys(list(base.fields) + list(new.fields)))
+    one_object = len({f.split(".", 1)[0] for f in fields}) == 1   # then the field's name alone says it
+    for field in fields:
         b, n = base.fields.get(field, {}), new.fields.get(field, {})
         if b.get("lines") and n.get("lines"):
             bv, nv = b["transfers"] + b["dirtyReads"], n["transfers"] + n["dirtyReads"]
-            rows.append([f"{field.split('.', 1)[-1]}: transfers + dirty reads/op", num(bv), num(nv), pct(bv, nv)])
+            if bv or nv:   # a field untouched in both runs says nothing about the change
+                name = field.split(".", 1)[-1] if one_object else field
+                rows.append([f"{name}: transfers + dirty reads/op", num(bv), num(nv), pct(bv, nv)])
     return Table(f"{base.label} -> {new.label}", ["", "base", "new", "% change"], rows)
 
 

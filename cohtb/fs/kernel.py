@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ FRAGMENT = KERNEL_DIR / "config-fragment"
 PATCHES = KERNEL_DIR / "patches"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")   # Debian's linux-source-6.12
 COMMON_PATCHES = ("boot-lapic-timer-period", "dcache-report-objects")
+FS_WORKLOAD = "stat_file"   # the guest benchmark (kernel/guest/stat_file.c)
 
 
 @dataclass(frozen=True)
@@ -38,19 +38,24 @@ class Variant:
     about: str
     d_lockref_offset: int      # what the variant promises struct dentry looks like (tests check the DWARF)
     dentry_size: int
+    policy: str                # the SE lockref policy it corresponds to (run specs, labels, compare)
+    layout: str                # the SE layout: split (6.11 on) or shared (before)
 
     def all_patches(self) -> tuple[str, ...]:
         return COMMON_PATCHES + self.patches
 
 
 VARIANTS = {v.name: v for v in (
-    Variant("stock-6.12", (), "6.12 as shipped: d_lockref on its own cache line (6.11 on)", 128, 192),
-    Variant("pre611", ("dentry-pre611-layout",), "d_lockref back on the lookup line, as in 6.8 .. 6.10", 88, 184),
+    Variant("stock-6.12", (), "6.12 as shipped: d_lockref on its own cache line (6.11 on)", 128, 192, "retry100",
+            "split"),
+    Variant("pre611", ("dentry-pre611-layout",), "d_lockref back on the lookup line, as in 6.8 .. 6.10", 88, 184,
+            "retry100", "shared"),
     Variant("wait", ("lockref-wait-for-unlock",), "stock layout; lockref waits for a held lock in its cmpxchg loop",
-            128, 192),
-    Variant("pre611-wait", ("dentry-pre611-layout", "lockref-wait-for-unlock"), "pre611 layout with the wait", 88, 184),
+            128, 192, "unified", "split"),
+    Variant("pre611-wait", ("dentry-pre611-layout", "lockref-wait-for-unlock"), "pre611 layout with the wait", 88, 184,
+            "unified", "shared"),
     Variant("lockref-off", ("lockref-off",), "stock layout; every lockref operation takes d_lock (seed 000's baseline)",
-            128, 192),
+            128, 192, "locked", "split"),
 )}
 
 # Options the runs depend on: a build whose .config lacks one is refused (merge_config only warns).
@@ -92,7 +97,8 @@ def tree_key(v: Variant, tarball: Path) -> str:
 
 
 def _say(msg: str) -> None:
-    print(f"cohtb kernel: {msg}", flush=True)
+    sys.stdout.write(f"cohtb kernel: {msg}\n")
+    sys.stdout.flush()
 
 
 def pristine_source(tarball: Path) -> Path:

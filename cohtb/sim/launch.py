@@ -17,6 +17,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 from cohtb.sim import gem5 as gem5_finder
@@ -50,17 +51,20 @@ def gem5_version(simout: Path) -> str:
     return m.group(1) if m else "unknown"
 
 
-def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcome:
+def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Path], list[str]],
+           finish: Callable[[Path, dict, list[str], float], dict]) -> Outcome:
+    """One gem5 run into runs_dir/<id>: command(tmp) is gem5's command line for a temporary run directory,
+    finish(tmp, roi, cmd, t0) the manifest from what it left there. The directory is renamed into place
+    only once its manifest is written; a failure leaves <id>.failed.json and nothing else."""
     final = runs_dir / spec.id
     failed = runs_dir / f"{spec.id}.failed.json"
     if (final / "manifest.json").exists():
         return Outcome(spec, "skipped")
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix=f".{spec.id}.", dir=runs_dir))
-    cmd = [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(gem5_finder.CONFIG),
-           "--sockets", str(spec.sockets), "--cores-per-socket", str(spec.cores_per_socket), "--cpu", spec.cpu,
-           "--binary", str(binary(spec.workload)), "--out", str(tmp), "--", *spec.workload_args()]
+    cmd: list[str] = []
     try:
+        cmd = command(tmp)
         try:   # on timeout, subprocess.run kills gem5 (a single process) before raising
             proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
             rc = proc.returncode
@@ -71,33 +75,9 @@ def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcom
         roi = json.loads((tmp / "roi.json").read_text()) if (tmp / "roi.json").exists() else {}
         if "roi_seconds" not in roi:
             raise CohtbError(f"the workload never reached work-end (gem5 exit: {roi.get('exit_cause', 'unknown')}):\n"
-                             f"{tail(tmp / 'workload.stderr')}\n{tail(tmp / 'gem5' / 'simerr.txt')}")
-        try:
-            workload = json.loads((tmp / "workload.stdout").read_text())
-        except (OSError, json.JSONDecodeError):
-            raise CohtbError(f"the workload printed no JSON result:\n{tail(tmp / 'workload.stderr')}") from None
-        trace = tmp / "gem5" / "trace.gz"
-        source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
-        socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
-        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=tmp / "pagemap.txt")
-        fields = translate(workload["layout_map"], load_pagemap(tmp / "pagemap.txt"), f"{spec.id}: layout map")
-        shutil.move(str(trace), tmp / "trace.gz")
-        manifest = {
-            "cohtb_run": MANIFEST_VERSION,
-            "id": spec.id,
-            "spec": spec.to_json(),
-            "workload_binary": {"path": str(binary(spec.workload)), "sha256": file_sha256(binary(spec.workload))},
-            "gem5": {"binary": str(gem5), "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
-                     "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause")},
-            "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
-            "controllers": roi["controllers"],
-            "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
-            "workload": workload,
-            "ingest": counts,
-            "files": {"events": "events.cohtb", "trace": "trace.gz", "pagemap": "pagemap.txt", "gem5": "gem5/"},
-            "layout": [f.to_json() for f in fields],
-        }
-        write_json_atomic(tmp / "manifest.json", manifest)
+                             f"{tail(tmp / 'workload.stderr')}\n{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
+                             f"{tail(tmp / 'gem5' / 'simerr.txt')}")
+        write_json_atomic(tmp / "manifest.json", finish(tmp, roi, cmd, t0))
         if final.exists():
             shutil.rmtree(final)   # an incomplete leftover (no manifest)
         os.rename(tmp, final)
@@ -110,6 +90,48 @@ def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcom
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def gem5_record(cmd: list[str], tmp: Path, t0: float, roi: dict) -> dict:
+    """The manifest's gem5 entry."""
+    return {"binary": cmd[0], "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
+            "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause")}
+
+
+def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcome:
+    """An SE run: the workload binary on cohtb_se.py."""
+    def command(tmp: Path) -> list[str]:
+        return [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(gem5_finder.CONFIG),
+                "--sockets", str(spec.sockets), "--cores-per-socket", str(spec.cores_per_socket), "--cpu", spec.cpu,
+                "--binary", str(binary(spec.workload)), "--out", str(tmp), "--", *spec.workload_args()]
+
+    def finish(tmp: Path, roi: dict, cmd: list[str], t0: float) -> dict:
+        try:
+            workload = json.loads((tmp / "workload.stdout").read_text())
+        except (OSError, json.JSONDecodeError):
+            raise CohtbError(f"the workload printed no JSON result:\n{tail(tmp / 'workload.stderr')}") from None
+        trace = tmp / "gem5" / "trace.gz"
+        source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
+        socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
+        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=tmp / "pagemap.txt")
+        fields = translate(workload["layout_map"], load_pagemap(tmp / "pagemap.txt"), f"{spec.id}: layout map")
+        shutil.move(str(trace), tmp / "trace.gz")
+        return {
+            "cohtb_run": MANIFEST_VERSION,
+            "id": spec.id,
+            "spec": spec.to_json(),
+            "workload_binary": {"path": str(binary(spec.workload)), "sha256": file_sha256(binary(spec.workload))},
+            "gem5": gem5_record(cmd, tmp, t0, roi),
+            "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
+            "controllers": roi["controllers"],
+            "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
+            "workload": workload,
+            "ingest": counts,
+            "files": {"events": "events.cohtb", "trace": "trace.gz", "pagemap": "pagemap.txt", "gem5": "gem5/"},
+            "layout": [f.to_json() for f in fields],
+        }
+
+    return record(spec, runs_dir, timeout, command, finish)
 
 
 class Progress:
@@ -147,19 +169,52 @@ def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeou
     gem5 = gem5_finder.require()
     for s in specs:
         s.validate()
-        binary(s.workload)
+        if not s.kernel:
+            binary(s.workload)
     runs_dir.mkdir(parents=True, exist_ok=True)
+    workers = jobs or os.cpu_count() or 1
+    todo = [s for s in specs if not (runs_dir / s.id / "manifest.json").exists()]
+    fs_ready = prepare_full_system([s for s in todo if s.kernel], gem5, timeout, workers)
     progress = Progress(len(specs))
     outcomes = []
 
     def one(spec: RunSpec) -> Outcome:
         progress.start()
-        o = run_one(spec, runs_dir, gem5, timeout)
+        if not spec.kernel:
+            o = run_one(spec, runs_dir, gem5, timeout)
+        elif isinstance(fs_ready.get(spec.id), str):
+            o = Outcome(spec, "failed", 0.0, fs_ready[spec.id])
+        elif spec.id in fs_ready:
+            from cohtb.fs.launch import run_fs_one
+
+            o = run_fs_one(spec, runs_dir, gem5, timeout, *fs_ready[spec.id])
+        else:
+            o = Outcome(spec, "skipped")
         progress.finish(o)
         return o
 
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         for fut in as_completed([pool.submit(one, s) for s in specs]):
             outcomes.append(fut.result())
     progress.close()
     return sorted(outcomes, key=lambda o: specs.index(o.spec))
+
+
+def prepare_full_system(specs: list[RunSpec], gem5: Path, timeout: float, workers: int) -> dict:
+    """Run id -> (kernel build, checkpoint) for full-system runs, or the error that prevents it: the kernels
+    built first (each uses every core), then one boot per (kernel, machine), `workers` at a time."""
+    if not specs:
+        return {}
+    from cohtb.fs import launch as fs_launch
+
+    built = fs_launch.prepare_kernels(specs)
+    boots = {(s.kernel, s.sockets, s.cores_per_socket): s for s in specs}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {k: pool.submit(fs_launch.checkpoint, built[k[0]], s, gem5, timeout) for k, s in boots.items()}
+    ready: dict = {}
+    for s in specs:
+        fut = futures[s.kernel, s.sockets, s.cores_per_socket]
+        err = fut.exception()
+        ready[s.id] = (f"no checkpoint: {err}" if isinstance(err, CohtbError) else
+                       f"no checkpoint: {type(err).__name__}: {err}") if err else (built[s.kernel], fut.result())
+    return ready

@@ -31,6 +31,9 @@ class RunSpec:
     interval_us: NonNegativeInt = 0
     seed: NonNegativeInt = 0
     skew_ns: NonNegativeInt = 0          # largest start skew with a seed; 0: the workload's default
+    # A full-system run: the guest kernel variant (cohtb/fs/kernel.py), whose lockref policy and dentry layout
+    # are `policy` and `layout`; the workload is the guest benchmark (stat_file). "": an SE run.
+    kernel: str = ""
 
     @property
     def cores(self) -> int:
@@ -45,6 +48,8 @@ class RunSpec:
     def id(self) -> str:
         measure = f"ops{self.ops}" if self.ops else f"warm{self.warmup_us}-win{self.window_us}-int{self.interval_us}"
         parts = [self.workload, self.policy, self.layout, f"{self.sockets}x{self.cores_per_socket}", measure]
+        if self.kernel:
+            parts[:3] = ["fs", self.workload, self.kernel]
         if self.intruder_period_us:
             parts.append(f"intruder{self.intruder_period_us}us" + (f"{self.intruder_hold_ns}ns" if self.intruder_hold_ns else ""))
         if self.cpu != "timing":
@@ -67,7 +72,9 @@ class RunSpec:
         return self.ops == 0
 
     def workload_args(self) -> list[str]:
-        args = ["--threads", str(self.threads), "--policy", self.policy, "--layout", self.layout, "--m5"]
+        args = ["--threads", str(self.threads), "--m5"]
+        if not self.kernel:   # the guest benchmark has no policy or layout: the kernel is them
+            args += ["--policy", self.policy, "--layout", self.layout]
         if self.ops:
             args += ["--ops", str(self.ops)]
         else:
@@ -84,11 +91,21 @@ class RunSpec:
     def validate(self) -> None:
         from cohtb.errors import CohtbError
 
-        w = WORKLOADS.get(self.workload)
-        if w is None:
-            raise CohtbError(f"run {self.id}: unknown workload '{self.workload}'")
-        if self.policy not in w.policies or self.layout not in w.layouts:
-            raise CohtbError(f"run {self.id}: {self.workload} takes policies {w.policies} and layouts {w.layouts}")
+        if self.kernel:
+            from cohtb.fs.kernel import FS_WORKLOAD, variant
+
+            v = variant(self.kernel)
+            if self.workload != FS_WORKLOAD or (self.policy, self.layout) != (v.policy, v.layout):
+                raise CohtbError(f"run {self.id}: a full-system run is {FS_WORKLOAD} with its kernel's policy and layout "
+                                 f"({v.policy}, {v.layout})")
+            if self.intruder_period_us or self.ops:
+                raise CohtbError(f"run {self.id}: a full-system run is timed and has no intruder")
+        else:
+            w = WORKLOADS.get(self.workload)
+            if w is None:
+                raise CohtbError(f"run {self.id}: unknown workload '{self.workload}'")
+            if self.policy not in w.policies or self.layout not in w.layouts:
+                raise CohtbError(f"run {self.id}: {self.workload} takes policies {w.policies} and layouts {w.layouts}")
         if self.sockets < 1 or self.sockets & (self.sockets - 1):
             raise CohtbError(f"run {self.id}: sockets must be a power of two (gem5 interleaves memory channels by address bits)")
         if self.threads < 1:

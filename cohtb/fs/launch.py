@@ -1,0 +1,169 @@
+"""Full-system runs: the variant's kernel (cached build), a checkpoint of its boot on the machine (cached),
+and the run restored from it, recorded as the same run directory as an SE run (manifest, events, layout).
+
+The layout map comes from the kernel itself: the project's patch prints where the benchmark file's dentry,
+its directory's dentry and its inode are (physical addresses), and the built vmlinux's DWARF gives their
+fields. The names match the SE stat_path workload's (file, tmpfs_root, file_inode), so runs compare."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from cohtb.atomic import atomic_dir, write_json_atomic
+from cohtb.digest import file_sha256, inputs_digest
+from cohtb.errors import CohtbError
+from cohtb.fs import initramfs, kernel
+from cohtb.sim.launch import Outcome, gem5_record, record, tail
+from cohtb.sim.manifest import MANIFEST_VERSION
+from cohtb.sim.plans import RunSpec
+from cohtb.toolchain import ROOT
+from cohtb.trace import ingest
+from cohtb.trace.layout import translate
+
+CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
+MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py"))]
+CONSOLE = "board.pc.com_1.device"   # the guest's serial console, in gem5's output directory
+RESULT = "workload.json"            # what the guest's script writes back (m5 writefile)
+# "cohtb-object <file> <type> <role> <phys hex> <size>" (kernel/patches/dcache-report-objects.patch)
+_OBJECT = re.compile(r"cohtb-object (\S+) (dentry|inode) (file|parent) ([0-9a-f]+) (\d+)")
+OBJECT_NAMES = {("dentry", "file"): "file", ("dentry", "parent"): "tmpfs_root", ("inode", "file"): "file_inode"}
+
+
+def _say(msg: str) -> None:
+    sys.stdout.write(f"cohtb launch --fs: {msg}\n")   # one write: boots report from parallel threads
+    sys.stdout.flush()
+
+
+def machine_args(spec: RunSpec) -> list[str]:
+    return ["--sockets", str(spec.sockets), "--cores-per-socket", str(spec.cores_per_socket)]
+
+
+def prepare_kernels(specs: list[RunSpec]) -> dict[str, kernel.Built]:
+    """Every variant the runs need, built (or found in the cache) one after another: make uses every core."""
+    ramfs = initramfs.build()
+    return {name: kernel.build(name, ramfs.list_path, ramfs.digest) for name in dict.fromkeys(s.kernel for s in specs)}
+
+
+def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -> Path:
+    """The boot of this kernel on this machine, saved once /init is up (minutes; cached)."""
+    key = inputs_digest([(f.name, f.read_bytes()) for f in MACHINE_FILES] + [("kernel", built.dir.name.encode())])
+    final = kernel.cache_root() / "kernel" / "checkpoints" / f"{built.dir.name}-{spec.sockets}x{spec.cores_per_socket}-{key[:12]}"
+    if (final / "ckpt" / "m5.cpt").exists():
+        return final
+    _say(f"booting {built.variant.name} on {spec.sockets}x{spec.cores_per_socket} for its checkpoint (minutes)")
+    t0 = time.monotonic()
+    with atomic_dir(final) as tmp:
+        cmd = [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", str(CONFIG), "--mode", "boot", *machine_args(spec),
+               "--kernel", str(built.vmlinux), "--checkpoint", str(tmp / "ckpt"), "--out", str(tmp)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        last = time.monotonic()
+        while proc.poll() is None:
+            time.sleep(2)
+            if time.monotonic() - t0 > timeout:
+                proc.kill()
+                raise CohtbError(f"the boot of {built.variant.name} ran past the {timeout:.0f} s timeout")
+            if time.monotonic() - last > 30:
+                last = time.monotonic()
+                _say(f"  {time.monotonic() - t0:.0f} s: {tail(tmp / 'gem5' / CONSOLE, 1).strip()[:100]}")
+        roi = json.loads((tmp / "roi.json").read_text()) if (tmp / "roi.json").exists() else {}
+        if proc.returncode != 0 or roi.get("exit_cause") != "checkpoint":
+            raise CohtbError(f"the boot of {built.variant.name} did not reach its checkpoint (gem5 exit "
+                             f"{proc.returncode}, '{roi.get('exit_cause')}'):\n{tail(tmp / 'gem5' / CONSOLE)}\n"
+                             f"{tail(tmp / 'gem5' / 'simerr.txt')}")
+        size = sum(f.stat().st_size for f in (tmp / "ckpt").iterdir())
+        write_json_atomic(tmp / "boot.json", {"host_seconds": round(time.monotonic() - t0, 1),
+                                              "simulated_seconds": roi["checkpoint_tick"] / 1e12, "bytes": size,
+                                              "kernel": built.dir.name, "command": cmd})
+    _say(f"checkpoint of {built.variant.name} {spec.sockets}x{spec.cores_per_socket}: "
+         f"{time.monotonic() - t0:.0f} s, {size / 1e6:.1f} MB")
+    return final
+
+
+def guest_script(spec: RunSpec) -> str:
+    """What the restored guest runs: the benchmark, its JSON written back to the host."""
+    args = " ".join(["/bin/stat_file", *spec.workload_args()])
+    return (f"{args} > /result.json\necho \"cohtb-guest: benchmark exit $?\"\n"
+            f"/bin/cohtb-m5 writefile {RESULT} < /result.json\n")
+
+
+def console_objects(console: Path, where: str) -> dict[str, tuple[int, int]]:
+    """name -> (physical address, size) of the objects the kernel reported for the benchmark's file."""
+    found = {}
+    for m in _OBJECT.finditer(console.read_text(errors="replace")):
+        found[OBJECT_NAMES[m.group(2), m.group(3)]] = (int(m.group(4), 16), int(m.group(5)))
+    missing = sorted(set(OBJECT_NAMES.values()) - set(found))
+    if missing:
+        raise CohtbError(f"{where}: the kernel did not report {', '.join(missing)} (no 'cohtb-object' line: a kernel "
+                         "without dcache-report-objects.patch?)")
+    return found
+
+
+def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kernel.Variant) -> dict:
+    """The SE workloads' layout-map format, physical addresses: the reported objects with their DWARF fields."""
+    struct_of = {"file": "dentry", "tmpfs_root": "dentry", "file_inode": "inode"}
+    out = []
+    for name, (addr, size) in objects.items():
+        fields = [{"name": f["name"], "address": addr + f["offset"], "size": f["size"]}
+                  for f in layout[struct_of[name]]["fields"]]
+        out.append({"name": name, "address": addr, "size": size, "fields": fields})
+    return {"cache_line": 64, "layout": variant.layout, "objects": out}
+
+
+def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built: kernel.Built,
+               ckpt: Path) -> Outcome:
+    def command(tmp: Path) -> list[str]:
+        (tmp / "guest.sh").write_text(guest_script(spec))
+        return [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(CONFIG), "--mode", "run",
+                *machine_args(spec), "--kernel", str(built.vmlinux), "--checkpoint", str(ckpt / "ckpt"),
+                "--script", str(tmp / "guest.sh"), "--out", str(tmp)]
+
+    def finish(tmp: Path, roi: dict, cmd: list[str], t0: float) -> dict:
+        try:
+            workload = json.loads((tmp / "gem5" / RESULT).read_text())
+        except (OSError, json.JSONDecodeError):
+            raise CohtbError(f"the guest wrote back no JSON result:\n{tail(tmp / 'gem5' / CONSOLE)}") from None
+        objects = console_objects(tmp / "gem5" / CONSOLE, f"{spec.id}: {CONSOLE}")
+        workload["layout_map"] = layout_map(objects, built.layout, built.variant)
+        trace = tmp / "gem5" / "trace.gz"
+        source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
+        socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
+        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source)   # physical already: no TLB log
+        fields = [replace(f, how="kernel-report") for f in translate(workload["layout_map"], None, f"{spec.id}: layout map")]
+        shutil.move(str(trace), tmp / "trace.gz")
+        boot = json.loads((ckpt / "boot.json").read_text())
+        return {
+            "cohtb_run": MANIFEST_VERSION,
+            "id": spec.id,
+            "spec": spec.to_json(),
+            "kernel": {**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
+            "checkpoint": {"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "simulated_seconds", "bytes")}},
+            "gem5": gem5_record(cmd, tmp, t0, roi),
+            "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
+            "controllers": roi["controllers"],
+            "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
+            "workload": workload,
+            "ingest": counts,
+            "files": {"events": "events.cohtb", "trace": "trace.gz", "console": f"gem5/{CONSOLE}", "gem5": "gem5/"},
+            "layout": [f.to_json() for f in fields],
+        }
+
+    return record(spec, runs_dir, timeout, command, finish)
+
+
+def fs_specs(kernels: list[str], sockets: int, cores_per_socket: int, warmup_us: int, window_us: int, interval_us: int,
+             seeds: list[int], op: str = "stat", skew_ns: int = 0) -> list[RunSpec]:
+    out = []
+    for name in kernels:
+        v = kernel.variant(name)
+        for seed in seeds:
+            out.append(RunSpec(kernel.FS_WORKLOAD, v.policy, v.layout, sockets, cores_per_socket, extra=("--op", op),
+                               warmup_us=warmup_us, window_us=window_us, interval_us=interval_us, seed=seed,
+                               skew_ns=skew_ns, kernel=name))
+    return out

@@ -1,0 +1,191 @@
+"""Full-system runs without gem5 or a kernel build: the DWARF layouts the variants promise (from pahole output
+of the built kernels, kept as fixtures), the patches and the initramfs, the guest benchmark natively, and the
+launch path end to end with a stand-in gem5 and a stand-in kernel build. Building the kernels themselves is
+`make test-kernel` (marker `kernel`); booting them in gem5 is `make test-gem5`."""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cohtb.errors import CohtbError
+from cohtb.fs import dwarf, initramfs, kernel
+from cohtb.fs import launch as fs_launch
+from cohtb.sim import launch
+from cohtb.sim.plans import RunSpec
+from cohtb.toolchain import ROOT
+
+FIXTURES = Path(__file__).parent / "fixtures" / "kernel"
+FAKE = Path(__file__).with_name("fake_gem5.py")
+
+
+def pahole_fixture(variant: str) -> dict:
+    return dwarf.parse_pahole((FIXTURES / f"pahole-{variant}.txt").read_text())
+
+
+@pytest.mark.parametrize("name", ["stock-6.12", "pre611"])
+def test_dentry_layout_is_what_the_variant_promises(name):
+    layout = pahole_fixture(name)
+    dwarf.check_promise(kernel.VARIANTS[name], layout)
+    fields = {f["name"]: f for f in layout["dentry"]["fields"]}
+    lockref_line = fields["d_lockref"]["offset"] // 64
+    lookup = ("d_seq", "d_parent", "d_name", "d_inode")
+    # 6.11 on: d_lockref's line holds none of what the RCU lookup reads; before: it holds the name's tail
+    shares = {n for n, f in fields.items() if f["offset"] // 64 <= lockref_line <= (f["offset"] + f["size"] - 1) // 64}
+    if name == "stock-6.12":
+        assert fields["d_lockref"]["offset"] == 128 and not shares & set(lookup + ("d_iname",))
+    else:
+        assert fields["d_lockref"]["offset"] == 88 and "d_iname" in shares
+    # nested unions are one field each, named by their members; attributes are not names
+    assert any(n == "d_lru/d_wait" for n in fields) and "d_u" in fields
+    assert not any("attribute" in f["name"] for s in layout.values() for f in s["fields"])
+    inode = {f["name"] for f in layout["inode"]["fields"]}
+    assert {"i_mode", "i_lock", "i_size", "i_dentry/i_rcu"} <= inode
+
+
+def test_a_broken_promise_is_an_error():
+    with pytest.raises(CohtbError, match="promises 128"):
+        dwarf.check_promise(kernel.VARIANTS["stock-6.12"], pahole_fixture("pre611"))
+
+
+def test_every_variant_names_patches_that_exist_and_are_documented():
+    for v in kernel.VARIANTS.values():
+        for p in v.all_patches():
+            text = kernel.patch_path(p).read_text()
+            head = text.split("\n--- a/")[0]
+            assert head.startswith("cohtb: ") and len(head.splitlines()) >= 5, p   # a title and line-by-line notes
+    assert set(kernel.VARIANTS) >= {"stock-6.12", "pre611", "wait", "lockref-off"}
+
+
+NO_SOURCE = pytest.mark.skipif(not Path(os.environ.get("COHTB_LINUX_SOURCE", kernel.SOURCE_TARBALL)).exists(),
+                               reason="Debian's linux-source-6.12 is not installed (`make kernel` installs it)")
+
+
+@pytest.mark.kernel
+@NO_SOURCE
+def test_the_patches_apply_to_the_packaged_source(tmp_path):
+    src = tmp_path / "src"
+    files = {line[6:].strip() for p in kernel.PATCHES.glob("*.patch") for line in p.read_text().splitlines()
+             if line.startswith("+++ b/")}
+    tarball = kernel.source_tarball()
+    top = subprocess.run(["tar", "-tf", str(tarball)], capture_output=True, text=True).stdout.split("/")[0]
+    subprocess.run(["tar", "-xf", str(tarball), "-C", str(tmp_path), *[f"{top}/{f}" for f in files]], check=True)
+    shutil.move(str(tmp_path / top), src)
+    for v in kernel.VARIANTS.values():
+        for p in v.all_patches():
+            r = subprocess.run(["patch", "-p1", "--dry-run", "-s", "-i", str(kernel.patch_path(p))], cwd=src,
+                               capture_output=True, text=True)
+            assert r.returncode == 0, (v.name, p, r.stdout)
+
+
+def test_the_initramfs_holds_init_busybox_and_the_guest_programs(monkeypatch, tmp_path):
+    monkeypatch.setenv("COHTB_CACHE", str(tmp_path))
+    ramfs = initramfs.build()
+    assert ramfs.list_path.is_relative_to(tmp_path)
+    lines = ramfs.list_path.read_text().splitlines()
+    files = {l.split()[1]: l.split()[2] for l in lines if l.startswith("file ")}
+    assert set(files) == {"/init", "/bin/busybox", "/bin/stat_file", "/bin/cohtb-m5"}
+    assert all(initramfs.is_static(Path(p)) for g, p in files.items() if g != "/init")
+    assert "nod /dev/console 0600 0 0 c 5 1" in lines and "slink /bin/sh busybox 0777 0 0" in lines
+    assert Path(files["/init"]).read_text().startswith("#!/bin/busybox sh")
+    assert initramfs.build().digest == ramfs.digest   # the same contents, the same cached list
+
+
+def test_the_guest_benchmark_runs_natively():
+    initramfs.build_guest_programs()
+    for op in ("stat", "open_close"):
+        out = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--threads", "2", "--op", op, "--warmup-us",
+                              "2000", "--window-us", "20000", "--interval-us", "5000"], capture_output=True, text=True,
+                             check=True).stdout
+        doc = json.loads(out)
+        assert doc["benchmark"] == "stat_file" and doc["invariants"] == "ok" and doc["ops"] > 0
+        assert len(doc["intervals"]["total"]) == 4 and sum(doc["per_thread_ops"]) == doc["ops"]
+        assert os.path.basename(doc["path"]).startswith(f"cohtb-{op}.") and not os.path.exists(doc["path"])
+
+
+def test_the_guest_m5_tool_refuses_unknown_commands():
+    initramfs.build_guest_programs()
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "cohtb-m5"), "bogus"], capture_output=True, text=True)
+    assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_full_system_specs_take_their_kernels_policy_and_layout():
+    specs = fs_launch.fs_specs(["pre611", "stock-6.12"], 2, 2, 500, 100, 20, [1, 2])
+    assert [(s.kernel, s.policy, s.layout, s.seed) for s in specs] == [
+        ("pre611", "retry100", "shared", 1), ("pre611", "retry100", "shared", 2),
+        ("stock-6.12", "retry100", "split", 1), ("stock-6.12", "retry100", "split", 2)]
+    assert specs[0].id == "fs-stat_file-pre611-2x2-warm500-win100-int20-opstat-s1"
+    for s in specs:
+        s.validate()
+        assert "--policy" not in s.workload_args() and "--op" in s.workload_args()
+    with pytest.raises(CohtbError, match="its kernel's policy"):
+        RunSpec("stat_file", "locked", "shared", 2, 2, window_us=100, interval_us=20, kernel="pre611").validate()
+    with pytest.raises(CohtbError, match="unknown"):
+        fs_launch.fs_specs(["nope"], 2, 2, 500, 100, 20, [1])
+
+
+@pytest.fixture
+def fake_full_system(monkeypatch, tmp_path):
+    """The stand-in gem5, and a stand-in kernel build: a vmlinux placeholder with the stock layout's DWARF."""
+    monkeypatch.setenv("GEM5", str(FAKE))
+    monkeypatch.setenv("COHTB_CACHE", str(tmp_path / "cache"))
+
+    def fake_build(name, list_path, digest, jobs=None):
+        d = tmp_path / "cache" / "kernel" / name
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "vmlinux").write_bytes(b"\x7fELF fake")
+        (d / "layout.json").write_text(json.dumps(pahole_fixture("stock-6.12" if name != "pre611" else "pre611")))
+        (d / "inputs.json").write_text(json.dumps({"variant": name, "patches": list(kernel.variant(name).all_patches())}))
+        return kernel.Built(kernel.variant(name), d)
+
+    monkeypatch.setattr(kernel, "build", fake_build)
+    return tmp_path
+
+
+def test_launch_fs_records_runs_like_se(fake_full_system):
+    runs = fake_full_system / "runs"
+    specs = fs_launch.fs_specs(["stock-6.12", "pre611"], 2, 2, 2000, 20000, 5000, [1])
+    outcomes = launch.launch(specs, runs, jobs=2, timeout=120)
+    assert [o.status for o in outcomes] == ["done", "done"], [o.error for o in outcomes]
+    for s in specs:
+        m = json.loads((runs / s.id / "manifest.json").read_text())
+        assert m["spec"]["kernel"] == s.kernel and m["kernel"]["variant"] == s.kernel
+        assert m["checkpoint"]["path"] and m["ingest"]["events"] > 0
+        fields = {f["object"] + "." + f["name"]: f for f in m["layout"]}
+        lockref = fields["file.d_lockref"]
+        want = 0x743000 + kernel.variant(s.kernel).d_lockref_offset
+        assert lockref["paddr"] == want and lockref["how"] == "kernel-report"
+        assert {"tmpfs_root.d_seq", "file_inode.i_mode"} <= set(fields)
+        assert (runs / s.id / "gem5" / fs_launch.CONSOLE).exists() and (runs / s.id / "events.cohtb").exists()
+    # one boot per kernel and machine, cached: a second launch of new runs boots nothing
+    boots = sorted((fake_full_system / "cache" / "kernel" / "checkpoints").iterdir())
+    assert len(boots) == 2 and all((b / "boot.json").exists() for b in boots)
+    more = fs_launch.fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [2])
+    assert launch.launch(more, runs, jobs=1, timeout=120)[0].status == "done"
+    assert sorted((fake_full_system / "cache" / "kernel" / "checkpoints").iterdir()) == boots
+
+
+def test_a_kernel_that_reports_no_objects_fails_the_run_clearly(fake_full_system, monkeypatch):
+    monkeypatch.setenv("FAKE_GEM5_NO_OBJECTS", "1")
+    runs = fake_full_system / "runs"
+    spec = fs_launch.fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [1])[0]
+    o = launch.launch([spec], runs, jobs=1, timeout=120)[0]
+    assert o.status == "failed" and "did not report" in o.error and "cohtb-object" in o.error
+    assert not (runs / spec.id).exists() and (runs / f"{spec.id}.failed.json").exists()
+
+
+@pytest.mark.kernel
+@NO_SOURCE
+@pytest.mark.parametrize("name", ["stock-6.12", "pre611"])
+def test_a_built_kernel_has_the_promised_layout_and_the_required_options(name):
+    """Builds the variant (or finds it in the cache: minutes the first time) and reads its own DWARF."""
+    ramfs = initramfs.build()
+    built = kernel.build(name, ramfs.list_path, ramfs.digest)
+    dwarf.check_promise(built.variant, dwarf.layouts(built.vmlinux))
+    config = kernel.read_config(built.dir / "config")
+    assert all(config.get(k) == v for k, v in kernel.REQUIRED.items())
+    assert built.inputs["patches"] == list(built.variant.all_patches())
+    assert b"cohtb-object" in built.vmlinux.read_bytes()   # the reporting patch is in
