@@ -198,7 +198,12 @@ E004 = Experiment(
                 "(a large part of each real stat), so the contended lines weigh more per operation; the published "
                 "'after' also had patch 1/2 (wait for unlock, 256 polls), while the simulation changes only the "
                 "layout; the published 'after' varied from 7.8 to 9 million ops/s between runs; the transient "
-                "holder is an abstraction of whatever took the lock (the seed does not know what did)",
+                "holder is an abstraction of whatever took the lock (the seed does not know what did). Why the layout "
+                "pair can come out even here: with 32 threads on 8 sockets every get and put moves the count word's "
+                "line across sockets in both layouts, and those transfers bound the throughput; splitting the line "
+                "removes the lookup's dirty reads of it (the attribution below shows them going to zero) but not the "
+                "transfers, while on one Sapphire Rapids socket a transfer is cheap and the removed reads weigh more. "
+                "The full-system runs of the real kernel (docs/fs.md) are the check on this",
     points=(Point("8 sockets", timed("stat_path", "retry100", "shared", 8), timed("stat_path", "retry100", "split", 8),
                   (Published("20-way stat, tmpfs", 5038006, 7842883, "ops/s", True, f"{SEED004}, patch 2/2 results"),)),),
     series=(Series("collapse", tuple(timed("stat_path", p, "split", 8, window_us=400, interval_us=20,
