@@ -82,7 +82,7 @@ def test_the_patches_apply_to_the_packaged_source(tmp_path):
 
 
 def test_the_initramfs_holds_init_busybox_and_the_guest_programs(monkeypatch, tmp_path):
-    monkeypatch.setenv("COHTB_CACHE", str(tmp_path))
+    monkeypatch.setenv("COHTB_KERNEL_CACHE", str(tmp_path))
     ramfs = initramfs.build()
     assert ramfs.list_path.is_relative_to(tmp_path)
     lines = ramfs.list_path.read_text().splitlines()
@@ -131,10 +131,10 @@ def test_full_system_specs_take_their_kernels_policy_and_layout():
 def fake_full_system(monkeypatch, tmp_path):
     """The stand-in gem5, and a stand-in kernel build: a vmlinux placeholder with the stock layout's DWARF."""
     monkeypatch.setenv("GEM5", str(FAKE))
-    monkeypatch.setenv("COHTB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("COHTB_KERNEL_CACHE", str(tmp_path / "cache"))
 
     def fake_build(name, list_path, digest, jobs=None):
-        d = tmp_path / "cache" / "kernel" / name
+        d = tmp_path / "cache" / name
         d.mkdir(parents=True, exist_ok=True)
         (d / "vmlinux").write_bytes(b"\x7fELF fake")
         (d / "layout.json").write_text(json.dumps(pahole_fixture("stock-6.12" if name != "pre611" else "pre611")))
@@ -161,11 +161,11 @@ def test_launch_fs_records_runs_like_se(fake_full_system):
         assert {"tmpfs_root.d_seq", "file_inode.i_mode"} <= set(fields)
         assert (runs / s.id / "gem5" / fs_launch.CONSOLE).exists() and (runs / s.id / "events.cohtb").exists()
     # one boot per kernel and machine, cached: a second launch of new runs boots nothing
-    boots = sorted((fake_full_system / "cache" / "kernel" / "checkpoints").iterdir())
+    boots = sorted((fake_full_system / "cache" / "checkpoints").iterdir())
     assert len(boots) == 2 and all((b / "boot.json").exists() for b in boots)
     more = fs_launch.fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [2])
     assert launch.launch(more, runs, jobs=1, timeout=120)[0].status == "done"
-    assert sorted((fake_full_system / "cache" / "kernel" / "checkpoints").iterdir()) == boots
+    assert sorted((fake_full_system / "cache" / "checkpoints").iterdir()) == boots
 
 
 def test_a_kernel_that_reports_no_objects_fails_the_run_clearly(fake_full_system, monkeypatch):

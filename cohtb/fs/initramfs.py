@@ -13,7 +13,7 @@ from pathlib import Path
 from cohtb.atomic import atomic_dir
 from cohtb.digest import file_sha256, inputs_digest
 from cohtb.errors import CohtbError
-from cohtb.fs.kernel import KERNEL_DIR, cache_root
+from cohtb.fs.kernel import KERNEL_DIR, kernel_cache
 from cohtb.toolchain import ROOT
 
 GUEST = KERNEL_DIR / "guest"
@@ -63,7 +63,7 @@ def contents() -> dict[str, tuple[Path, int]]:
 def build() -> Initramfs:
     files = contents()
     digest = inputs_digest([(g, file_sha256(p).encode() + f" {mode:o}".encode()) for g, (p, mode) in files.items()])[:16]
-    final = cache_root() / "kernel" / "initramfs" / digest
+    final = kernel_cache() / "initramfs" / digest
     copies = {g: final / "files" / g.lstrip("/").replace("/", "_") for g in files}
     if not (final / "initramfs.list").exists():
         with atomic_dir(final) as tmp:

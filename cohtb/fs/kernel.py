@@ -2,7 +2,7 @@
 patches (kernel/), and the initramfs built into vmlinux, made into one cached build per variant.
 
 A variant is a list of patches on top of the ones every variant gets. Builds are cached under
-`cache_root()/kernel/`, keyed by everything that goes into them: the source tarball, the fragment, the
+`kernel_cache()`, keyed by everything that goes into them: the source tarball, the fragment, the
 patches and the initramfs. The patched tree and the object directory of a variant are kept (keyed
 without the initramfs), so a new initramfs only relinks."""
 
@@ -64,11 +64,13 @@ REQUIRED = {"CONFIG_SMP": "y", "CONFIG_ARCH_USE_CMPXCHG_LOCKREF": "y", "CONFIG_T
             "CONFIG_X86_MPPARSE": "y", "CONFIG_PREEMPT_NONE": "y", "CONFIG_HZ": "100"}
 
 
-def cache_root() -> Path:
-    """COHTB_CACHE, or the user's cache directory."""
-    if os.environ.get("COHTB_CACHE"):
-        return Path(os.environ["COHTB_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cohtb"
+def kernel_cache() -> Path:
+    """COHTB_KERNEL_CACHE, or cohtb-kernel in the user's cache directory. Separate from the analysis cache
+    (COHTB_CACHE, private to every test run): kernels and boots take minutes, are keyed by all their inputs,
+    and are worth sharing between the user's runs and the kernel tests."""
+    if os.environ.get("COHTB_KERNEL_CACHE"):
+        return Path(os.environ["COHTB_KERNEL_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cohtb-kernel"
 
 
 def source_tarball() -> Path:
@@ -104,7 +106,7 @@ def _say(msg: str) -> None:
 def pristine_source(tarball: Path) -> Path:
     """The tarball, extracted once into the cache (into a temporary name, then renamed)."""
     st = tarball.stat()
-    final = cache_root() / "kernel" / "src" / f"{tarball.name.split('.tar')[0]}-{st.st_size}"
+    final = kernel_cache() / "src" / f"{tarball.name.split('.tar')[0]}-{st.st_size}"
     if final.exists():
         return final
     _say(f"extracting {tarball} (about a minute)")
@@ -198,10 +200,10 @@ def build(name: str, initramfs_list: Path, initramfs_digest: str, jobs: int | No
     v = variant(name)
     tarball = source_tarball()
     key = tree_key(v, tarball)
-    final = cache_root() / "kernel" / f"{v.name}-{inputs_digest([('tree', key.encode()), ('initramfs', initramfs_digest.encode())])[:16]}"
+    final = kernel_cache() / f"{v.name}-{inputs_digest([('tree', key.encode()), ('initramfs', initramfs_digest.encode())])[:16]}"
     if (final / "vmlinux").exists() and (final / "layout.json").exists():
         return Built(v, final)
-    work = cache_root() / "kernel" / "build" / f"{v.name}-{key}"
+    work = kernel_cache() / "build" / f"{v.name}-{key}"
     src, out = work / "src", work / "out"
     if not (src / "Makefile").exists():
         _say(f"{v.name}: patched tree ({', '.join(v.all_patches())})")

@@ -54,7 +54,7 @@ def prepare_kernels(specs: list[RunSpec]) -> dict[str, kernel.Built]:
 def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -> Path:
     """The boot of this kernel on this machine, saved once /init is up (minutes; cached)."""
     key = inputs_digest([(f.name, f.read_bytes()) for f in MACHINE_FILES] + [("kernel", built.dir.name.encode())])
-    final = kernel.cache_root() / "kernel" / "checkpoints" / f"{built.dir.name}-{spec.sockets}x{spec.cores_per_socket}-{key[:12]}"
+    final = kernel.kernel_cache() / "checkpoints" / f"{built.dir.name}-{spec.sockets}x{spec.cores_per_socket}-{key[:12]}"
     if (final / "ckpt" / "m5.cpt").exists():
         return final
     _say(f"booting {built.variant.name} on {spec.sockets}x{spec.cores_per_socket} for its checkpoint (minutes)")
