@@ -6,8 +6,8 @@ Two steps, one gem5 process each:
   --mode boot     AtomicSimpleCPU boots the kernel with Ruby in its noncaching atomic mode; the guest's
                   /init asks for a checkpoint once it is up, which is saved into --checkpoint, and the
                   run ends. One checkpoint serves every run of a (kernel, machine).
-  --mode run      restores --checkpoint into TimingSimpleCPUs and Ruby; /init reads --script from the
-                  host (m5 readfile) and runs it. ProtocolTrace is on between the benchmark's second
+  --mode run      restores --checkpoint into TimingSimpleCPUs and Ruby; /init reads --payload from the
+                  host (m5 readfile: a tar of run/, with the benchmark and run/run.sh) and runs it. ProtocolTrace is on between the benchmark's second
                   m5 work-begin (its window) and its work-end, as in SE; the benchmark's JSON comes back
                   through m5 writefile into the gem5 output directory.
 
@@ -15,7 +15,7 @@ Writes OUT/roi.json (ticks, machine, controllers) like cohtb_se.py.
 
     gem5.opt --outdir=OUT/gem5 cohtb_fs.py --mode boot --kernel VMLINUX --checkpoint CKPT --out OUT
     gem5.opt --outdir=OUT/gem5 --debug-file=trace.gz cohtb_fs.py --mode run --kernel VMLINUX \
-        --checkpoint CKPT --script SCRIPT --out OUT
+        --checkpoint CKPT --payload TAR --out OUT
 """
 
 import argparse
@@ -44,14 +44,14 @@ add_machine_args(ap)
 ap.add_argument("--mode", choices=["boot", "run"], required=True)
 ap.add_argument("--kernel", required=True, help="the guest vmlinux (initramfs built in)")
 ap.add_argument("--checkpoint", required=True, help="boot: the directory to save into; run: to restore from")
-ap.add_argument("--script", help="run: the shell script the guest runs (gem5's readfile)")
+ap.add_argument("--payload", help="run: the tar the guest unpacks and runs (run/run.sh; gem5's readfile)")
 ap.add_argument("--kernel-arg", action="append", default=[], help="one more kernel command-line argument")
 ap.add_argument("--max-seconds", type=float, default=5.0, help="simulated-time safety limit")
 ap.add_argument("--out", required=True, help="run directory for roi.json")
 opts = ap.parse_args()
 check_machine(opts, "cohtb_fs.py")
-if opts.mode == "run" and not opts.script:
-    sys.exit("cohtb_fs.py: --mode run needs --script")
+if opts.mode == "run" and not opts.payload:
+    sys.exit("cohtb_fs.py: --mode run needs --payload")
 
 clock_hz = int(float(opts.clock.rstrip("GHz")) * 1e9) if opts.clock.endswith("GHz") else None
 if clock_hz is None:
@@ -77,7 +77,7 @@ board.workload.object_file = os.path.abspath(opts.kernel)
 board.workload.command_line = " ".join(kernel_args)
 board.exit_on_work_items = True
 if opts.mode == "run":
-    board.readfile = os.path.abspath(opts.script)
+    board.readfile = os.path.abspath(opts.payload)
     board._checkpoint = Path(opts.checkpoint).absolute()
 
 os.makedirs(opts.out, exist_ok=True)

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -51,10 +52,12 @@ def full_system(opts: list[str], outdir: str) -> int:
         (ckpt / "m5.cpt").write_text("[fake checkpoint]\n")
         roi.update(exit_cause="checkpoint", checkpoint_tick=60_000_000_000, final_tick=60_000_000_000)
     else:
-        script = Path(get("--script")).read_text().split("\n")[0]
+        with tarfile.open(get("--payload")) as tar:   # what /init would unpack
+            tar.extractall(Path(out) / "guest", filter="data")
+        script = (Path(out) / "guest" / "run" / "run.sh").read_text().split("\n")[0]
         bench = script.split(" > ")[0].split()
-        res = subprocess.run([str(Path(__file__).resolve().parents[1] / "build" / "guest" / "stat_file"),
-                              *[a for a in bench[1:] if a != "--m5"]], capture_output=True, text=True, check=True)
+        res = subprocess.run([str(Path(out) / "guest" / bench[0].lstrip("/")), *[a for a in bench[1:] if a != "--m5"]],
+                             capture_output=True, text=True, check=True)
         (Path(outdir) / "workload.json").write_text(res.stdout)
         dentry, parent, inode = 0x743000, 0x357900, 0x61bab0
         console = ["[    0.100000] Run /init as init process", "cohtb-guest: running the host's script"]

@@ -1,5 +1,6 @@
-"""The guest's userland, built into vmlinux as its initramfs: Debian's busybox-static, the project's /init,
-its m5 tool and the stat_file benchmark (kernel/guest/). Written as a gen_init_cpio list (the format
+"""The guest's userland, built into vmlinux as its initramfs: Debian's busybox-static, the project's /init and
+its m5 tool (kernel/guest/). The benchmark is not in it: each run hands the guest a payload (a tar of run/,
+the benchmark and its script), so a changed benchmark needs no new kernel and no new boot. Written as a gen_init_cpio list (the format
 CONFIG_INITRAMFS_SOURCE takes), so no root and no cpio archive are needed, and the kernel build reads
 copies kept in the cache under the list's digest."""
 
@@ -56,8 +57,23 @@ def build_guest_programs() -> dict[str, Path]:
 def contents() -> dict[str, tuple[Path, int]]:
     """Guest path -> (host file, mode)."""
     files = {"/init": (GUEST / "init", 0o755), "/bin/busybox": (busybox(), 0o755)}
-    files.update({g: (p, 0o755) for g, p in build_guest_programs().items()})
+    files["/bin/cohtb-m5"] = (build_guest_programs()["/bin/cohtb-m5"], 0o755)
     return files
+
+
+def payload(script: str, into: Path) -> Path:
+    """The run's payload: run/run.sh and run/stat_file in a tar (what /init unpacks after the restore)."""
+    import io
+    import tarfile
+
+    programs = build_guest_programs()
+    with tarfile.open(into, "w") as tar:
+        tar.add(programs["/bin/stat_file"], arcname="run/stat_file")
+        data = script.encode()
+        info = tarfile.TarInfo("run/run.sh")
+        info.size, info.mode = len(data), 0o755
+        tar.addfile(info, io.BytesIO(data))
+    return into
 
 
 def build() -> Initramfs:

@@ -159,8 +159,12 @@ def _make(args: list[str], cwd: Path, log, what: str) -> None:
 
 def configure(src: Path, out: Path, initramfs_list: Path, log) -> dict[str, str]:
     """tinyconfig + the fragment + the initramfs source, checked against REQUIRED."""
+    # The list is copied to a fixed path: a new initramfs then changes no option (which would rebuild
+    # everything) and only relinks.
+    fixed_list = out / "cohtb-initramfs.list"
+    shutil.copyfile(initramfs_list, fixed_list)
     fragment = out / "cohtb.fragment"
-    fragment.write_text(FRAGMENT.read_text() + f'\nCONFIG_INITRAMFS_SOURCE="{initramfs_list}"\n')
+    fragment.write_text(FRAGMENT.read_text() + f'\nCONFIG_INITRAMFS_SOURCE="{fixed_list}"\n')
     _make([f"O={out}", "tinyconfig"], src, log, "tinyconfig")
     r = subprocess.run([str(src / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(out), str(out / ".config"),
                         str(fragment)], cwd=src, capture_output=True, text=True)

@@ -87,8 +87,8 @@ def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -
 
 
 def guest_script(spec: RunSpec) -> str:
-    """What the restored guest runs: the benchmark, its JSON written back to the host."""
-    args = " ".join(["/bin/stat_file", *spec.workload_args()])
+    """What the restored guest runs (run/run.sh of the payload): the benchmark, its JSON written back."""
+    args = " ".join(["/run/stat_file", *spec.workload_args()])
     return (f"{args} > /result.json\necho \"cohtb-guest: benchmark exit $?\"\n"
             f"/bin/cohtb-m5 writefile {RESULT} < /result.json\n")
 
@@ -119,10 +119,10 @@ def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kerne
 def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built: kernel.Built,
                ckpt: Path) -> Outcome:
     def command(tmp: Path) -> list[str]:
-        (tmp / "guest.sh").write_text(guest_script(spec))
+        initramfs.payload(guest_script(spec), tmp / "payload.tar")
         return [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(CONFIG), "--mode", "run",
                 *machine_args(spec), "--kernel", str(built.vmlinux), "--checkpoint", str(ckpt / "ckpt"),
-                "--script", str(tmp / "guest.sh"), "--out", str(tmp)]
+                "--payload", str(tmp / "payload.tar"), "--out", str(tmp)]
 
     def finish(tmp: Path, roi: dict, cmd: list[str], t0: float) -> dict:
         try:
@@ -143,6 +143,8 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
             "id": spec.id,
             "spec": spec.to_json(),
             "kernel": {**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
+            "workload_binary": {"path": str(initramfs.GUEST_BUILD / "stat_file"),
+                                "sha256": file_sha256(initramfs.GUEST_BUILD / "stat_file")},
             "checkpoint": {"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "simulated_seconds", "bytes")}},
             "gem5": gem5_record(cmd, tmp, t0, roi),
             "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},

@@ -287,10 +287,15 @@ struct worker_ctx {
   worker_fn fn;
   void *arg;
   int id;
+  int cpu;      /* the thread's index: it pins itself to CPU cpu modulo the allowed ones */
+  int pinned;   /* whether that worked */
 };
 
 static void *worker_trampoline(void *p) {
   struct worker_ctx *w = p;
+  /* Pin before arriving: a thread spinning at the gate on its creator's CPU would hold that CPU until
+   * the scheduler's tick (10 ms in the full-system guest) and hold up the creation of the next one. */
+  w->pinned = pin_thread(pthread_self(), w->cpu);
   __atomic_add_fetch(&w->run->gate.arrived, 1, __ATOMIC_SEQ_CST);
   while (!READ_ONCE(w->run->gate.go)) cpu_relax();
   w->fn(w->id, w->arg);
@@ -310,17 +315,17 @@ static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extr
   struct worker_ctx ctx[MAX_THREADS];
   run->pinned = 0;
   for (int i = 1; i < total; i++) {
-    ctx[i] = (struct worker_ctx){run, i < run->threads ? fn : extra_fn, arg, i < run->threads ? i : i - run->threads};
+    ctx[i] = (struct worker_ctx){run, i < run->threads ? fn : extra_fn, arg, i < run->threads ? i : i - run->threads, i, 0};
     int rc = pthread_create(&tid[i], NULL, worker_trampoline, &ctx[i]);
     if (rc != 0) {
       fprintf(stderr, "%s: pthread_create of thread %d failed: %s (in gem5 SE each thread needs its own CPU)\n",
               bench_name, i, strerror(rc));
       exit(3);
     }
-    run->pinned += pin_thread(tid[i], i);
   }
   run->pinned += pin_thread(pthread_self(), 0);
   while (READ_ONCE(run->gate.arrived) != total - 1) cpu_relax();
+  for (int i = 1; i < total; i++) run->pinned += ctx[i].pinned;
   /* With fixed work the region of interest is the whole run; a timed run's is the window, which
    * thread 0 marks from bench_next. */
   if (run->m5 && fixed) m5_work_begin(0, 0);
