@@ -9,23 +9,18 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from cohtb.atomic import atomic_dir, write_json_atomic
 from cohtb.digest import file_sha256, inputs_digest
 from cohtb.errors import CohtbError
 from cohtb.fs import initramfs, kernel
-from cohtb.sim.launch import Outcome, gem5_record, record, tail
-from cohtb.sim.manifest import MANIFEST_VERSION
+from cohtb.sim.launch import Outcome, finished_run, record, tail
 from cohtb.sim.plans import RunSpec
 from cohtb.toolchain import ROOT
-from cohtb.trace import ingest
-from cohtb.trace.layout import translate
 
 CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
 MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py"))]
@@ -131,30 +126,12 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
             raise CohtbError(f"the guest wrote back no JSON result:\n{tail(tmp / 'gem5' / CONSOLE)}") from None
         objects = console_objects(tmp / "gem5" / CONSOLE, f"{spec.id}: {CONSOLE}")
         workload["layout_map"] = layout_map(objects, built.layout, built.variant)
-        trace = tmp / "gem5" / "trace.gz"
-        source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
-        socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
-        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source)   # physical already: no TLB log
-        fields = [replace(f, how="kernel-report") for f in translate(workload["layout_map"], None, f"{spec.id}: layout map")]
-        shutil.move(str(trace), tmp / "trace.gz")
         boot = json.loads((ckpt / "boot.json").read_text())
-        return {
-            "cohtb_run": MANIFEST_VERSION,
-            "id": spec.id,
-            "spec": spec.to_json(),
-            "kernel": {**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
-            "workload_binary": {"path": str(initramfs.GUEST_BUILD / "stat_file"),
-                                "sha256": file_sha256(initramfs.GUEST_BUILD / "stat_file")},
-            "checkpoint": {"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "simulated_seconds", "bytes")}},
-            "gem5": gem5_record(cmd, tmp, t0, roi),
-            "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
-            "controllers": roi["controllers"],
-            "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
-            "workload": workload,
-            "ingest": counts,
-            "files": {"events": "events.cohtb", "trace": "trace.gz", "console": f"gem5/{CONSOLE}", "gem5": "gem5/"},
-            "layout": [f.to_json() for f in fields],
-        }
+        return finished_run(
+            spec, tmp, roi, cmd, t0, workload, initramfs.GUEST_BUILD / "stat_file", None, layout_how="kernel-report",
+            files={"console": f"gem5/{CONSOLE}"},
+            kernel={**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
+            checkpoint={"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "simulated_seconds", "bytes")}})
 
     return record(spec, runs_dir, timeout, command, finish)
 

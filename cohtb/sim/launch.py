@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 from pathlib import Path
 
@@ -98,6 +98,36 @@ def gem5_record(cmd: list[str], tmp: Path, t0: float, roi: dict) -> dict:
             "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause")}
 
 
+def finished_run(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, workload: dict, workload_binary: Path,
+                 pagemap: Path | None, layout_how: str | None = None, files: dict | None = None, **extra) -> dict:
+    """What every run does with gem5's output: the trace ingested (pagemap: the TLB mappings of an SE run; None:
+    the trace's addresses are physical already), the layout map placed, the trace kept, and the manifest."""
+    trace = tmp / "gem5" / "trace.gz"
+    source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
+    socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
+    counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=pagemap)
+    fields = translate(workload["layout_map"], load_pagemap(pagemap) if pagemap else None, f"{spec.id}: layout map")
+    if layout_how:
+        fields = [replace(f, how=layout_how) for f in fields]
+    shutil.move(str(trace), tmp / "trace.gz")
+    return {
+        "cohtb_run": MANIFEST_VERSION,
+        "id": spec.id,
+        "spec": spec.to_json(),
+        **extra,
+        "workload_binary": {"path": str(workload_binary), "sha256": file_sha256(workload_binary)},
+        "gem5": gem5_record(cmd, tmp, t0, roi),
+        "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
+        "controllers": roi["controllers"],
+        "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
+        "workload": workload,
+        "ingest": counts,
+        "files": {"events": "events.cohtb", "trace": "trace.gz", **({"pagemap": "pagemap.txt"} if pagemap else {}),
+                  **(files or {}), "gem5": "gem5/"},
+        "layout": [f.to_json() for f in fields],
+    }
+
+
 def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcome:
     """An SE run: the workload binary on cohtb_se.py."""
     def command(tmp: Path) -> list[str]:
@@ -110,26 +140,7 @@ def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcom
             workload = json.loads((tmp / "workload.stdout").read_text())
         except (OSError, json.JSONDecodeError):
             raise CohtbError(f"the workload printed no JSON result:\n{tail(tmp / 'workload.stderr')}") from None
-        trace = tmp / "gem5" / "trace.gz"
-        source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
-        socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
-        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=tmp / "pagemap.txt")
-        fields = translate(workload["layout_map"], load_pagemap(tmp / "pagemap.txt"), f"{spec.id}: layout map")
-        shutil.move(str(trace), tmp / "trace.gz")
-        return {
-            "cohtb_run": MANIFEST_VERSION,
-            "id": spec.id,
-            "spec": spec.to_json(),
-            "workload_binary": {"path": str(binary(spec.workload)), "sha256": file_sha256(binary(spec.workload))},
-            "gem5": gem5_record(cmd, tmp, t0, roi),
-            "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
-            "controllers": roi["controllers"],
-            "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
-            "workload": workload,
-            "ingest": counts,
-            "files": {"events": "events.cohtb", "trace": "trace.gz", "pagemap": "pagemap.txt", "gem5": "gem5/"},
-            "layout": [f.to_json() for f in fields],
-        }
+        return finished_run(spec, tmp, roi, cmd, t0, workload, binary(spec.workload), tmp / "pagemap.txt")
 
     return record(spec, runs_dir, timeout, command, finish)
 
