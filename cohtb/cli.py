@@ -9,8 +9,7 @@ from pathlib import Path
 
 from cohtb.errors import CohtbError
 
-SE_WARMUP_US = 50    # every thread has done tens of operations
-FS_WARMUP_US = 500   # a guest restored from its boot checkpoint starts with empty caches
+from cohtb.experiments.seeds import FS_WARMUP_US, WARMUP_US as SE_WARMUP_US  # noqa: E402  (the seeds' warm-ups)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -383,8 +382,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--allow-mismatch", action="store_true", help="compare runs of different machines or workloads")
 
     la = verb("launch", "run gem5 simulations (needs gem5: GEM5 or gem5.opt on PATH)", cmd_launch)
-    la.add_argument("--matrix", default="default", help="named run plan: default (every seed's experiment), seed000 .. "
-                    "seed004 (one), lockref-ops60 (the earlier fixed-work lockref matrix) or smoke (2x2)")
+    la.add_argument("--matrix", default="default", help="named run plan: default (every seed's SE experiment), seed000 .. "
+                    "seed004 (one), seed004-fs (the real kernel), lockref-ops60 (the earlier fixed-work lockref matrix) or smoke (2x2)")
     la.add_argument("--workload", help="instead of a plan: one workload, with the options below")
     la.add_argument("--fs", action="store_true", help="full-system runs of the guest kernels named by --kernel "
                     "(stat(2) or open/close of one tmpfs file; kernels and boot checkpoints are built and cached first)")
@@ -437,7 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     se = verb("seeds", "the experiment of each seed: list them, record one with gem5 (--launch), print published vs "
               "simulated", cmd_seeds)
-    se.add_argument("--seed", help="the seed: 000, 001, 002, 003 or 004 (without: list the experiments)")
+    se.add_argument("--seed", help="the seed: 000, 001, 002, 003, 004 or 004-fs (the real kernel; without: list the "
+                    "experiments)")
     se.add_argument("--launch", action="store_true", help="first record the runs that are missing (needs gem5)")
     se.add_argument("--runs", default="results/runs", help="where --launch puts run directories")
     se.add_argument("--jobs", type=int, default=None, help="parallel gem5 runs (default: the machine's cores)")
