@@ -4,8 +4,7 @@ cohtb launch builds it, runs the workload natively, and writes what gem5 + cohtb
 roi.json, the workload's output and a small gzip trace with a TLB mapping and a few transitions.
 FAKE_GEM5_FAIL_POLICY=<policy> makes runs of that policy fail; FAKE_GEM5_HANG_POLICY hangs them.
 With cohtb_fs.py's --mode it stands in for a full-system boot (a checkpoint directory) or a restored run
-(the guest script's benchmark run natively, the kernel's object lines on the console, the result written
-back); FAKE_GEM5_NO_OBJECTS=1 leaves the object lines out (a kernel without the project's patch)."""
+(the guest script's benchmark run natively, the kernel's object lines and the result written back); FAKE_GEM5_NO_OBJECTS=1 leaves the object lines out (a kernel without the project's patch)."""
 
 import gzip
 import json
@@ -54,18 +53,20 @@ def full_system(opts: list[str], outdir: str) -> int:
     else:
         with tarfile.open(get("--payload")) as tar:   # what /init would unpack
             tar.extractall(Path(out) / "guest", filter="data")
-        script = (Path(out) / "guest" / "run" / "run.sh").read_text().split("\n")[0]
-        bench = script.split(" > ")[0].split()
-        res = subprocess.run([str(Path(out) / "guest" / bench[0].lstrip("/")), *[a for a in bench[1:] if a != "--m5"]],
-                             capture_output=True, text=True, check=True)
-        (Path(outdir) / "workload.json").write_text(res.stdout)
+        script = next(l for l in (Path(out) / "guest" / "run" / "run.sh").read_text().splitlines() if "stat_file" in l)
+        bench = script.split(" 2> ")[0].split()
         dentry, parent, inode = 0x743000, 0x357900, 0x61bab0
-        console = ["[    0.100000] Run /init as init process", "cohtb-guest: running the host's script"]
-        if not os.environ.get("FAKE_GEM5_NO_OBJECTS"):
-            console += [f"[    0.106596] cohtb-object cohtb-stat.54 dentry file {dentry:x} 192",
-                        f"[    0.106662] cohtb-object cohtb-stat.54 dentry parent {parent:x} 192",
-                        f"[    0.106693] cohtb-object cohtb-stat.54 inode file {inode:x} 552"]
-        (Path(outdir) / "board.pc.com_1.device").write_text("\n".join(console) + "\n")
+        res = subprocess.run([str(Path(out) / "guest" / bench[0].lstrip("/")),
+                              *[a for a in bench[1:] if a not in ("--m5", "--guest")]], capture_output=True, text=True,
+                             check=True)
+        doc = json.loads(res.stdout)
+        name = os.path.basename(doc["path"])
+        doc["kernel_objects"] = ["cohtb-object cohtb-m5 dentry file 37f7e8 184"]   # /bin/cohtb-m5's, at boot
+        doc["kernel_objects"] += [] if os.environ.get("FAKE_GEM5_NO_OBJECTS") else [
+            f"cohtb-object {name} dentry file {dentry:x} 192", f"cohtb-object {name} dentry parent {parent:x} 192",
+            f"cohtb-object {name} inode file {inode:x} 552"]
+        (Path(outdir) / "workload.json").write_text(json.dumps(doc))   # what stat_file --guest writes back
+        (Path(outdir) / "board.pc.com_1.device").write_text("cohtb-guest: running the host's payload\n")
         fake_trace(os.path.join(outdir, "trace.gz"), dentry + 128, sockets * cps)   # the file's d_lockref line
         roi.update(begin_tick=2000, end_tick=30000, roi_seconds=28000 / 1e12, exit_cause="m5_exit instruction encountered",
                    final_tick=40000)

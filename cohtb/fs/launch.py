@@ -25,7 +25,8 @@ from cohtb.toolchain import ROOT
 CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
 MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py"))]
 CONSOLE = "board.pc.com_1.device"   # the guest's serial console, in gem5's output directory
-RESULT = "workload.json"            # what the guest's script writes back (m5 writefile)
+RESULT = "workload.json"            # what the guest's script writes back (m5 writefile), into gem5's outdir
+STDERR = "workload.stderr"
 # "cohtb-object <file> <type> <role> <phys hex> <size>" (kernel/patches/dcache-report-objects.patch)
 _OBJECT = re.compile(r"cohtb-object (\S+) (dentry|inode) (file|parent) ([0-9a-f]+) (\d+)")
 OBJECT_NAMES = {("dentry", "file"): "file", ("dentry", "parent"): "tmpfs_root", ("inode", "file"): "file_inode"}
@@ -82,16 +83,21 @@ def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -
 
 
 def guest_script(spec: RunSpec) -> str:
-    """What the restored guest runs (run/run.sh of the payload): the benchmark, its JSON written back."""
-    args = " ".join(["/run/stat_file", *spec.workload_args()])
-    return (f"{args} > /result.json\necho \"cohtb-guest: benchmark exit $?\"\n"
-            f"/bin/cohtb-m5 writefile {RESULT} < /result.json\n")
+    """What the restored guest runs (run/run.sh of the payload): the benchmark alone. Every process costs
+    milliseconds of simulated time and the serial console tens of µs per character, so stat_file --guest does
+    the rest itself: printk off the console, the kernel's object lines into its JSON, the JSON back to the host
+    (m5 writefile); its errors come back the same way, if any."""
+    args = " ".join(["/run/stat_file", *spec.workload_args(), "--guest"])
+    return (f"{args} 2> /stderr.txt || /bin/cohtb-m5 writefile {STDERR} < /stderr.txt\n")
 
 
-def console_objects(console: Path, where: str) -> dict[str, tuple[int, int]]:
-    """name -> (physical address, size) of the objects the kernel reported for the benchmark's file."""
+def kernel_objects(lines: list[str], file_name: str, where: str) -> dict[str, tuple[int, int]]:
+    """name -> (physical address, size) of the objects the kernel reported for the benchmark's file (its log
+    lines, which stat_file --guest copies into its JSON; other cohtb-* files are reported too)."""
     found = {}
-    for m in _OBJECT.finditer(console.read_text(errors="replace")):
+    for m in (_OBJECT.search(line) for line in lines):
+        if m is None or m.group(1) != file_name:
+            continue
         found[OBJECT_NAMES[m.group(2), m.group(3)]] = (int(m.group(4), 16), int(m.group(5)))
     missing = sorted(set(OBJECT_NAMES.values()) - set(found))
     if missing:
@@ -123,8 +129,10 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
         try:
             workload = json.loads((tmp / "gem5" / RESULT).read_text())
         except (OSError, json.JSONDecodeError):
-            raise CohtbError(f"the guest wrote back no JSON result:\n{tail(tmp / 'gem5' / CONSOLE)}") from None
-        objects = console_objects(tmp / "gem5" / CONSOLE, f"{spec.id}: {CONSOLE}")
+            raise CohtbError(f"the guest wrote back no JSON result:\n{tail(tmp / 'gem5' / STDERR)}\n"
+                             f"{tail(tmp / 'gem5' / CONSOLE)}") from None
+        objects = kernel_objects(workload.get("kernel_objects", []), Path(workload["path"]).name,
+                                 f"{spec.id}: gem5/{RESULT} kernel_objects")
         workload["layout_map"] = layout_map(objects, built.layout, built.variant)
         boot = json.loads((ckpt / "boot.json").read_text())
         return finished_run(
