@@ -33,27 +33,25 @@ test-kernel: setup $(STAMPS)/apt-kernel
 run: setup
 	$(VENV)/bin/cohtb run
 
-# Debian packages: Icarus Verilog (second simulator), lz4 (FST waves), Yosys (synthesis check),
-# Maven + JDK (Mill and Chisel come from Maven Central).
-$(STAMPS)/apt:
+# Installs the Debian packages of $(1) that are missing (with sudo unless root), saying so as $(2).
+define apt_install
 	@mkdir -p $(STAMPS)
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
-	  echo "setup: installing Debian packages: $$missing"; \
+	  echo "$(2): installing Debian packages: $$missing"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing >/dev/null; \
 	fi
 	@touch $@
+endef
+
+# Debian packages: Icarus Verilog (second simulator), lz4 (FST waves), Yosys (synthesis check),
+# Maven + JDK (Mill and Chisel come from Maven Central), busybox-static (the full-system guest's shell).
+$(STAMPS)/apt:
+	$(call apt_install,$(APT_PACKAGES),setup)
 
 $(STAMPS)/apt-kernel:
-	@mkdir -p $(STAMPS)
-	@missing=$$(for p in $(KERNEL_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "kernel: installing Debian packages: $$missing"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing >/dev/null; \
-	fi
-	@touch $@
+	$(call apt_install,$(KERNEL_PACKAGES),kernel)
 
 $(STAMPS)/python: pyproject.toml $(STAMPS)/apt
 	@mkdir -p $(STAMPS)
