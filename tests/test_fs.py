@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cohtb.errors import CohtbError
-from cohtb.fs import dwarf, initramfs, kernel
+from cohtb.fs import dwarf, initramfs, kernel, symbols
 from cohtb.fs import launch as fs_launch
 from cohtb.sim import launch
 from cohtb.sim.plans import RunSpec
@@ -142,6 +142,8 @@ def fake_full_system(monkeypatch, tmp_path):
         return kernel.Built(kernel.variant(name), d)
 
     monkeypatch.setattr(kernel, "build", fake_build)
+    # the placeholder has no symbol table: one global on the fake trace's line (the file's d_lockref line)
+    monkeypatch.setattr(symbols, "data_symbols", lambda vmlinux: [symbols.Symbol(0x743000 + 128 + 8, 4, "fake_global")])
     return tmp_path
 
 
@@ -154,6 +156,8 @@ def test_launch_fs_records_runs_like_se(fake_full_system):
         m = json.loads((runs / s.id / "manifest.json").read_text())
         assert m["spec"]["kernel"] == s.kernel and m["kernel"]["variant"] == s.kernel
         assert m["checkpoint"]["path"] and m["ingest"]["events"] > 0
+        assert m["atomic_setup"]["simulated_seconds"] == 0.001   # fake_gem5: checkpoint at 60 ms, switch at 61
+        assert m["kernel_symbols"] == [{"line": (0x743000 + 128) // 64, "symbols": ["fake_global"]}]
         fields = {f["object"] + "." + f["name"]: f for f in m["layout"]}
         lockref = fields["file.d_lockref"]
         want = 0x743000 + kernel.variant(s.kernel).d_lockref_offset
@@ -177,6 +181,24 @@ def test_a_kernel_that_reports_no_objects_fails_the_run_clearly(fake_full_system
     assert not (runs / spec.id).exists() and (runs / f"{spec.id}.failed.json").exists()
 
 
+def test_kernel_globals_are_named_on_every_line_they_cover():
+    syms = [symbols.Symbol(0x1000, 4, "a_lock"), symbols.Symbol(0x1038, 16, "straddles"),
+            symbols.Symbol(0x2000, 64 * 3, "table"), symbols.Symbol(0x3000, 0, "empty_marker")]
+    lines = {0x1000 // 64, 0x1040 // 64, 0x2040 // 64, 0x2100 // 64, 0x3000 // 64, 0x5000 // 64}
+    assert symbols.name_lines(lines, syms) == [
+        {"line": 0x40, "symbols": ["a_lock", "straddles"]}, {"line": 0x41, "symbols": ["straddles"]},
+        {"line": 0x81, "symbols": ["table"]}, {"line": 0xc0, "symbols": ["empty_marker"]}]
+
+
+def test_a_run_that_never_left_the_atomic_cpus_fails_clearly(fake_full_system, monkeypatch):
+    monkeypatch.setenv("FAKE_GEM5_NO_SWITCH", "1")
+    runs = fake_full_system / "runs"
+    spec = fs_launch.fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [1])[0]
+    o = launch.launch([spec], runs, jobs=1, timeout=120)[0]
+    assert o.status == "failed" and "switchcpu" in o.error
+    assert not (runs / spec.id).exists()
+
+
 @pytest.mark.kernel
 @NO_SOURCE
 @pytest.mark.parametrize("name", ["stock-6.12", "pre611"])
@@ -185,6 +207,9 @@ def test_a_built_kernel_has_the_promised_layout_and_the_required_options(name):
     ramfs = initramfs.build()
     built = kernel.build(name, ramfs.list_path, ramfs.digest)
     dwarf.check_promise(built.variant, dwarf.layouts(built.vmlinux))
+    # its globals are placed in physical memory: tasklist_lock is in the image, above the 16 MiB load address
+    lock = next(s for s in symbols.data_symbols(built.vmlinux) if s.name == "tasklist_lock")
+    assert 0x1000000 <= lock.paddr < 0x40000000 and lock.size == 8
     config = kernel.read_config(built.dir / "config")
     assert all(config.get(k) == v for k, v in kernel.REQUIRED.items())
     assert built.inputs["patches"] == list(built.variant.all_patches())

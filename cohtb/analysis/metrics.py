@@ -103,10 +103,12 @@ def compute(run: Run, a: Analysis) -> RunMetrics:
         m.fields[f.label] = {"lines": f.lines, "source": source, "shares_line_with": sorted(
             {n for line in f.lines for n in (region_of_line[line].fields if line in region_of_line else []) if n != f.label}),
             **per_op(total, ops)}
+    symbols_of_line = {k.line: k.symbols for k in run.manifest.kernel_symbols}
     for h in sorted((h for h in a.rtl.hot if h.valid), key=lambda h: -h.count)[:8]:
         st = a.ideal.lines.get(h.line) or LineStats()
         remote = st.crossSocketTransfers + st.dirtyReadsRemote
         m.hot.append({"line": h.line, "fields": region_of_line[h.line].fields if h.line in region_of_line else [],
+                      "symbols": symbols_of_line.get(h.line, []),
                       "count": h.count, "error": h.error, "ideal_items": st.pingpong, "transfers": st.transfers,
                       "dirty_reads": st.dirty_reads, "remote_share": remote / st.pingpong if st.pingpong else 0.0,
                       "gem5": (a.gem5.lines.get(h.line) or LineCheck()).to_json()})

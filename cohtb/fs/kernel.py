@@ -61,7 +61,8 @@ VARIANTS = {v.name: v for v in (
 # Options the runs depend on: a build whose .config lacks one is refused (merge_config only warns).
 REQUIRED = {"CONFIG_SMP": "y", "CONFIG_ARCH_USE_CMPXCHG_LOCKREF": "y", "CONFIG_TMPFS": "y", "CONFIG_SHMEM": "y",
             "CONFIG_BLK_DEV_INITRD": "y", "CONFIG_SERIAL_8250_CONSOLE": "y", "CONFIG_DEBUG_INFO": "y",
-            "CONFIG_X86_MPPARSE": "y", "CONFIG_PREEMPT_NONE": "y", "CONFIG_HZ": "100"}
+            "CONFIG_X86_MPPARSE": "y", "CONFIG_PREEMPT_NONE": "y", "CONFIG_HZ": "100", "CONFIG_SLUB_TINY": "n",
+            "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE": "y"}
 
 
 def kernel_cache() -> Path:

@@ -17,10 +17,11 @@ from pathlib import Path
 from cohtb.atomic import atomic_dir, write_json_atomic
 from cohtb.digest import file_sha256, inputs_digest
 from cohtb.errors import CohtbError
-from cohtb.fs import initramfs, kernel
+from cohtb.fs import initramfs, kernel, symbols
 from cohtb.sim.launch import Outcome, finished_run, record, tail
 from cohtb.sim.plans import RunSpec
 from cohtb.toolchain import ROOT
+from cohtb.trace import events
 
 CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
 MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py"))]
@@ -126,6 +127,8 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
                 "--payload", str(tmp / "payload.tar"), "--out", str(tmp)]
 
     def finish(tmp: Path, roi: dict, cmd: list[str], t0: float) -> dict:
+        if roi.get("error"):
+            raise CohtbError(f"{spec.id}: {roi['error']}")
         try:
             workload = json.loads((tmp / "gem5" / RESULT).read_text())
         except (OSError, json.JSONDecodeError):
@@ -135,11 +138,17 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
                                  f"{spec.id}: gem5/{RESULT} kernel_objects")
         workload["layout_map"] = layout_map(objects, built.layout, built.variant)
         boot = json.loads((ckpt / "boot.json").read_text())
-        return finished_run(
+        manifest = finished_run(
             spec, tmp, roi, cmd, t0, workload, initramfs.GUEST_BUILD / "stat_file", None, layout_how="kernel-report",
             files={"console": f"gem5/{CONSOLE}"},
             kernel={**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
-            checkpoint={"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "simulated_seconds", "bytes")}})
+            checkpoint={"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "simulated_seconds", "bytes")}},
+            # The set-up on atomic CPUs, from the checkpoint to the switch to timing ones.
+            atomic_setup={"simulated_seconds": round(roi["switch_tick"] / 1e12 - boot["simulated_seconds"], 9)})
+        # The kernel's globals among the trace's lines, by name (the reported objects' fields are the layout).
+        _, recs = events.read_all(tmp / manifest["files"]["events"])
+        manifest["kernel_symbols"] = symbols.name_lines(set(recs["line"].tolist()), symbols.data_symbols(built.vmlinux))
+        return manifest
 
     return record(spec, runs_dir, timeout, command, finish)
 

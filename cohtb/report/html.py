@@ -59,14 +59,17 @@ def hot_table(m: RunMetrics) -> Table:
     rows = []
     for h in m.hot:
         g = LineCheck(**h["gem5"])
-        rows.append([f"{h['line']:#x}", ", ".join(f.split(".", 1)[-1] for f in h["fields"]) or "-",
+        named = [f.split(".", 1)[-1] for f in h["fields"]] or [f"kernel {s}" for s in h.get("symbols", [])]
+        named = named if len(named) <= 4 else [*named[:3], f"{len(named) - 3} more"]
+        rows.append([f"{h['line']:#x}", ", ".join(named) or "-",
                      f"{h['count']:,} (±{h['error']:,})", f"{h['transfers']:,}", f"{h['dirty_reads']:,}",
                      f"{h['remote_share'] * 100:.0f}%", f"{g.matched:,}", f"{g.transfersMonitorOnly + g.dirtyReadsMonitorOnly:,}",
                      f"{g.transfersGem5Only + g.dirtyReadsGem5Only:,}", f"{g.explained:,}"])
     return Table(f"Hottest lines (shared cache lines, as perf c2c shows them): {m.label}",
                  ["line", "fields", "monitor count (Space-Saving)", "transfers", "dirty reads (HITM)", "cross-socket",
                   "matched in gem5", "monitor only", "gem5 only", "explained"], rows,
-                 "Monitor count: the hardware's Space-Saving table (count - error <= true <= count). "
+                 "Fields: the layout map's, or for a full-system run the kernel globals on the line (vmlinux symbols; slab "
+                 "and per-CPU lines have none). Monitor count: the hardware's Space-Saving table (count - error <= true <= count). "
                  "Transfers, dirty reads and cross-socket share: the unbounded model's exact counts for that line. "
                  "Matched, monitor only, gem5 only, explained: the line's pairing with gem5's evidence (docs/gem5.md).")
 

@@ -105,6 +105,12 @@ class LayoutRecord(BaseModel):
         return LayoutField(self.object, self.name, self.vaddr, self.size, self.paddr, self.how, self.line_size)
 
 
+class LineSymbols(BaseModel):
+    """A full-system run's kernel globals on one line of its trace (cohtb/fs/symbols.py)."""
+    line: conint(ge=0)
+    symbols: list[str]
+
+
 class Manifest(_Open):
     cohtb_run: int
     id: str
@@ -115,6 +121,7 @@ class Manifest(_Open):
     workload: WorkloadResult
     files: Files
     layout: list[LayoutRecord]
+    kernel_symbols: list[LineSymbols] = []   # full-system runs: vmlinux data symbols by line
 
     @property
     def socket_of_core(self) -> list[int]:

@@ -168,6 +168,7 @@ struct bench_measure {
 struct bench_run {
   int threads;
   int m5;
+  int switch_cpu;   /* full system: the set-up ran on atomic CPUs; switch to timing ones at the gate */
   struct bench_measure measure;
   struct start_gate gate;
   uint64_t t_start, t_end;   /* of the measured part: the window, or the whole fixed-work run */
@@ -326,6 +327,10 @@ static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extr
   run->pinned += pin_thread(pthread_self(), 0);
   while (READ_ONCE(run->gate.arrived) != total - 1) cpu_relax();
   for (int i = 1; i < total; i++) run->pinned += ctx[i].pinned;
+  /* Every thread waits at the gate: the set-up (process start, thread creation, pinning) is over, and
+   * the full-system machine leaves its atomic CPUs for timing ones here, with cold caches; the warm-up
+   * that follows warms them. */
+  if (run->m5 && run->switch_cpu) m5_switch_cpu();
   /* With fixed work the region of interest is the whole run; a timed run's is the window, which
    * thread 0 marks from bench_next. */
   if (run->m5 && fixed) m5_work_begin(0, 0);

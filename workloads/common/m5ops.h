@@ -27,6 +27,9 @@ static inline uint64_t m5_read_file(void *buf, uint64_t len, uint64_t offset) { 
 static inline uint64_t m5_write_file(const void *buf, uint64_t len, uint64_t offset, const char *name) {
   return M5OP4(0x4F, buf, len, offset, name);
 }
+/* Asks the simulation to switch CPU models (gem5's switchcpu exit: cohtb_fs.py hands the machine from its
+ * atomic CPUs, fast and cacheless, to its timing CPUs and Ruby). */
+static inline void m5_switch_cpu(void) { (void)M5OP(0x52, 0, 0, 0); }
 static inline void m5_work_begin(uint64_t id, uint64_t thread) { (void)M5OP(0x5a, id, thread, 0); }
 static inline void m5_work_end(uint64_t id, uint64_t thread) { (void)M5OP(0x5b, id, thread, 0); }
 
