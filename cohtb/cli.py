@@ -216,9 +216,24 @@ def cmd_soak(args: argparse.Namespace) -> int:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
+    if args.target == "ecp5":
+        from cohtb.atomic import write_json_atomic
+        from cohtb.monitor import ecp5
+
+        reports = ecp5.place_and_route(args.variant, args.freq, tuple(args.seed or [1]), args.device, args.package,
+                                       Path(args.keep) if args.keep else None,
+                                       progress=lambda s: print(s, flush=True))
+        if args.json:
+            write_json_atomic(Path(args.json), {"reports": [r.to_json() for r in reports]})
+        missed = [r.seed for r in reports if not r.meets]
+        if missed:
+            print(f"cohtb synth: the {args.variant} monitor misses {args.freq:g} MHz (seed{'s' if len(missed) > 1 else ''} "
+                  f"{', '.join(map(str, missed))}); critical path: {'; '.join(reports[0].critical_path)}")
+            return 1
+        return 0
     from cohtb.monitor import synth
 
-    print(f"synthesizing the {args.variant} monitor with Yosys (Xilinx 7-series mapping)...", flush=True)
+    print(f"synthesizing the {args.variant} monitor with Yosys (Xilinx 7-series mapping, an estimate)...", flush=True)
     report = synth.synthesize(args.variant)
     print(report.summary())
     return 0
@@ -453,8 +468,17 @@ def build_parser() -> argparse.ArgumentParser:
     ke.add_argument("--variant", action="append", help="a variant to build (repeatable; default: every variant)")
     ke.add_argument("--jobs", type=int, default=None, help="make -j (default: the machine's cores)")
 
-    sy = verb("synth", "synthesize the monitor with Yosys and report its size", cmd_synth)
+    sy = verb("synth", "synthesize the monitor: its size on Xilinx 7-series (Yosys), or a real place and route "
+                       "on a Lattice ECP5 with its Fmax (Yosys + nextpnr-ecp5)", cmd_synth)
     sy.add_argument("--variant", default="default", help="monitor configuration (rtl/variants.txt)")
+    sy.add_argument("--target", choices=["xc7", "ecp5"], default="xc7",
+                    help="xc7: Yosys' Xilinx mapping, cells only; ecp5: synth_ecp5, place and route, timing")
+    sy.add_argument("--freq", type=float, default=125.0, help="ecp5: the clock constraint, MHz (default 125)")
+    sy.add_argument("--seed", type=int, action="append", help="ecp5: nextpnr seed (repeatable; default 1)")
+    sy.add_argument("--device", default="85k", help="ecp5: 25k, 45k or 85k (default 85k: LFE5U-85F)")
+    sy.add_argument("--package", default="CABGA381", help="ecp5: the package (default CABGA381)")
+    sy.add_argument("--keep", help="ecp5: keep the netlist, logs and nextpnr reports in this directory")
+    sy.add_argument("--json", help="ecp5: write the reports here as JSON")
     return ap
 
 

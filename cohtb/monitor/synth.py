@@ -1,4 +1,5 @@
-"""FPGA readiness of the emitted monitor: Yosys synthesis to Xilinx 7-series primitives.
+"""FPGA readiness of the emitted monitor: Yosys synthesis to Xilinx 7-series primitives (an estimate; the
+real place-and-route flow, on a Lattice ECP5, is cohtb/monitor/ecp5.py).
 
 Fails on simulation-only constructs outside `ifndef SYNTHESIS` guards and on any inferred latch;
 reports LUTs, flip-flops, carry chains and distributed/block RAM cells.
@@ -42,6 +43,25 @@ def simulation_only_constructs(path: Path) -> list[str]:
     return found
 
 
+def checked_sources(variant: str) -> list[Path]:
+    """The emitted RTL of a variant, refused if a synthesis run would see a simulation-only construct."""
+    files = sources(variant)
+    bad = [hit for f in files for hit in simulation_only_constructs(f)]
+    if bad:
+        raise CohtbError("simulation-only constructs in synthesizable RTL:\n  " + "\n  ".join(bad[:20]))
+    return files
+
+
+def yosys_cells(stat: str) -> dict[str, int]:
+    """Cell counts from Yosys' `stat` output (the flattened top's table)."""
+    cells: Counter = Counter()
+    for line in stat.splitlines():
+        m = re.match(r"\s+([A-Z][A-Z0-9_]+)\s+(\d+)$", line)
+        if m:
+            cells[m.group(1)] += int(m.group(2))
+    return dict(cells)
+
+
 @dataclass
 class SynthReport:
     cells: dict[str, int]
@@ -72,10 +92,7 @@ def synthesize(variant: str = "default", log: Path | None = None) -> SynthReport
     yosys = find_tool("yosys")
     if yosys is None:
         raise CohtbError("yosys not found (the set-up installs Debian's yosys: make setup)")
-    files = sources(variant)
-    bad = [hit for f in files for hit in simulation_only_constructs(f)]
-    if bad:
-        raise CohtbError("simulation-only constructs in synthesizable RTL:\n  " + "\n  ".join(bad[:20]))
+    files = checked_sources(variant)
     script = "\n".join([
         "read_verilog -sv -DSYNTHESIS " + " ".join(str(f) for f in files),
         "hierarchy -check -top CoherenceMonitor",
@@ -96,9 +113,5 @@ def synthesize(variant: str = "default", log: Path | None = None) -> SynthReport
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
             raise CohtbError("yosys synthesis failed:\n  " + "\n  ".join(tail))
-        cells: Counter = Counter()
-        for line in stat.read_text().splitlines():
-            m = re.match(r"\s+([A-Z][A-Z0-9_]+)\s+(\d+)$", line)
-            if m:
-                cells[m.group(1)] += int(m.group(2))
-    return SynthReport(dict(cells), time.monotonic() - t0)
+        cells = yosys_cells(stat.read_text())
+    return SynthReport(cells, time.monotonic() - t0)

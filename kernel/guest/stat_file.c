@@ -9,6 +9,10 @@
  *
  *   --op   stat | open_close   what each operation is
  *   --dir  D                   where the file is created (default /tmp: tmpfs in the guest)
+ *   --pad-dentries N           create N files first (pad.<pid>.<i>, removed at the end). A 184-byte dentry
+ *                              (the 6.10 layout) starts at any 8-byte offset of a line, and which lookup
+ *                              fields share d_lockref's line depends on it; each dentry allocated first
+ *                              moves the file's to the next slot of the CPU's slab (+184 bytes, +56 mod 64).
  *   --guest                    in the gem5 guest: printk off the serial console (klogctl), the kernel's
  *                              cohtb-object lines for the file put into the JSON, and the JSON written
  *                              back to the host with m5 writefile (workload.json) instead of stdout. Every
@@ -28,11 +32,12 @@ static struct flag flags[] = {
     FLAG_THREADS,
     FLAG_MEASURE("system calls (stat, or open+close pairs)"),
     {"op", "what each operation is", ops_kinds, "stat"},
-    {"dir", "directory of the file (tmpfs in the guest)", NULL, "/tmp"},
+    {"dir", "directory of the file (tmpfs in the guest)", FLAG_TEXT, "/tmp"},
+    {"pad-dentries", "files created first, one dentry each: the file's dentry takes a later slab slot", NULL, "0"},
     {"guest", "in the gem5 guest: quiet console, the kernel's object lines in the JSON, JSON via m5 writefile", NULL, NULL},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_OP, F_DIR, F_GUEST, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_OP, F_DIR, F_PAD, F_GUEST, F_M5 };
 
 /* The kernel log's "cohtb-object <name> ..." lines for this file, as a JSON array of strings. */
 static void json_kernel_objects(const char *name) {
@@ -87,6 +92,14 @@ int main(int argc, char **argv) {
   }
   open_close = !strcmp(flags[F_OP].value, "open_close");
   snprintf(path, sizeof path, "%s/cohtb-%s.%d", flags[F_DIR].value, flags[F_OP].value, (int)getpid());
+  int pads = (int)flag_num(&flags[F_PAD]);
+  for (int i = 0; i < pads; i++) {   /* d_alloc for each: the next object of this CPU's dentry slab */
+    char pad[300];
+    snprintf(pad, sizeof pad, "%s/pad.%d.%d", flags[F_DIR].value, (int)getpid(), i);
+    int pfd = open(pad, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (pfd < 0) { fprintf(stderr, "stat_file: cannot create %s: %s\n", pad, strerror(errno)); return 3; }
+    close(pfd);
+  }
   int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);   /* shmem_mknod -> d_instantiate: the kernel reports it */
   if (fd < 0) { fprintf(stderr, "stat_file: cannot create %s: %s\n", path, strerror(errno)); return 3; }
   close(fd);
@@ -104,6 +117,11 @@ int main(int argc, char **argv) {
   uint64_t failed = 0;
   for (int i = 0; i < run.threads; i++) failed += failures[i][0];
   unlink(path);
+  for (int i = 0; i < pads; i++) {
+    char pad[300];
+    snprintf(pad, sizeof pad, "%s/pad.%d.%d", flags[F_DIR].value, (int)getpid(), i);
+    unlink(pad);
+  }
   json_begin();
   json_run("stat_file", &run, flags, NFLAGS(flags));
   json_str("path", path);

@@ -30,9 +30,10 @@ static inline void cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory");
 struct flag {
   const char *name;   /* without the leading -- */
   const char *help;
-  const char **choices; /* NULL-terminated, or NULL for a number */
+  const char **choices; /* NULL-terminated, or NULL for a number, or FLAG_TEXT for any text */
   const char *value;  /* default, then the parsed text */
 };
+static const char *FLAG_TEXT[] = {NULL};   /* no choices listed: any text (a path) */
 
 /* The flags every workload has, in one wording. */
 #define FLAG_THREADS {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"}
@@ -58,7 +59,7 @@ static void usage(struct flag *flags, int n, const char *why, ...) {
   fprintf(stderr, "\nusage: %s [flags]\n", bench_name);
   for (int i = 0; i < n; i++) {
     fprintf(stderr, "  --%-18s %s (default %s", flags[i].name, flags[i].help, flags[i].value ? flags[i].value : "off");
-    if (flags[i].choices) {
+    if (flags[i].choices && *flags[i].choices) {
       fprintf(stderr, "; one of");
       for (const char **c = flags[i].choices; *c; c++) fprintf(stderr, " %s", *c);
     }
@@ -104,7 +105,7 @@ static void parse_flags(int argc, char **argv, struct flag *flags, int n) {
     if (flags[i].choices) {
       const char **c;
       for (c = flags[i].choices; *c && strcmp(*c, v); c++) {}
-      if (!*c) usage(flags, n, "--%s: '%s' is not a choice", flags[i].name, v);
+      if (!*c && *flags[i].choices) usage(flags, n, "--%s: '%s' is not a choice", flags[i].name, v);
     } else {
       char *end;
       errno = 0;
