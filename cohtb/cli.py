@@ -252,6 +252,18 @@ def cmd_native(args: argparse.Namespace) -> int:
     return 0
 
 
+def offset_list(text: str) -> tuple[int | None, ...]:
+    out = []
+    for part in text.split(","):
+        if part == "any":
+            out.append(None)
+        elif part.isdigit() and int(part) % 8 == 0 and int(part) < 64:
+            out.append(int(part))
+        else:
+            raise CohtbError(f"--dentry-line-offset {text}: comma-separated offsets 0, 8 .. 56, or any")
+    return tuple(out)
+
+
 def specs_from_args(args: argparse.Namespace):
     from cohtb.sim.plans import PLANS, RunSpec
 
@@ -265,7 +277,7 @@ def specs_from_args(args: argparse.Namespace):
         seeds = list(range(1, args.repetitions + 1)) if args.repetitions else [args.seed]
         return fs_specs(args.kernel.split(","), args.sockets, args.cores_per_socket,
                         FS_WARMUP_US if args.warmup_us is None else args.warmup_us, args.window_us, args.interval_us,
-                        seeds, args.op, args.skew_ns)
+                        seeds, args.op, args.skew_ns, offset_list(args.dentry_line_offset))
     if args.workload:
         warmup = SE_WARMUP_US if args.warmup_us is None else args.warmup_us
         timed = {} if args.ops else {"warmup_us": warmup, "window_us": args.window_us,
@@ -404,6 +416,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "(stat(2) or open/close of one tmpfs file; kernels and boot checkpoints are built and cached first)")
     la.add_argument("--kernel", help="with --fs: comma-separated kernel variants (`cohtb kernel list`)")
     la.add_argument("--op", choices=["stat", "open_close"], default="stat", help="with --fs: the guest benchmark's operation")
+    la.add_argument("--dentry-line-offset", default="any",
+                    help="with --fs: comma-separated byte offsets (0, 8 .. 56) of the file's dentry in its cache line, or "
+                         "any (default: where the allocator puts it); a 184-byte dentry's fields fall on other lines "
+                         "at each")
     la.add_argument("--repetitions", type=int, default=0, help="with --fs: seeds 1..N (perturbed starts); 0: --seed only")
     la.add_argument("--skew-ns", type=int, default=0, help="largest start skew with a seed (0: the workload's default)")
     la.add_argument("--policy", default="locked", help="comma-separated policies (with --workload)")

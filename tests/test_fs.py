@@ -106,6 +106,15 @@ def test_the_guest_benchmark_runs_natively():
         assert os.path.basename(doc["path"]).startswith(f"cohtb-{op}.") and not os.path.exists(doc["path"])
 
 
+def test_the_guest_benchmark_places_its_dentry_only_on_a_kernel_that_reports_it(tmp_path):
+    """--dentry-line-offset reads the kernel's cohtb-object lines; a host kernel prints none: one clear line, exit 3,
+    and no file left behind."""
+    initramfs.build_guest_programs()
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--dentry-line-offset", "24",
+                        "--window-us", "2000", "--interval-us", "1000"], capture_output=True, text=True)
+    assert r.returncode == 3 and "reports no dentry address" in r.stderr and not list(tmp_path.iterdir())
+
+
 def test_the_guest_m5_tool_refuses_unknown_commands():
     initramfs.build_guest_programs()
     r = subprocess.run([str(initramfs.GUEST_BUILD / "cohtb-m5"), "bogus"], capture_output=True, text=True)
@@ -125,6 +134,9 @@ def test_full_system_specs_take_their_kernels_policy_and_layout():
         RunSpec("stat_file", "locked", "shared", 2, 2, window_us=100, interval_us=20, kernel="pre611").validate()
     with pytest.raises(CohtbError, match="unknown"):
         fs_launch.fs_specs(["nope"], 2, 2, 500, 100, 20, [1])
+    placed = fs_launch.fs_specs(["pre611"], 8, 4, 500, 2000, 100, [1], offsets=(None, 24))
+    assert placed[0].extra == ("--op", "stat") and placed[1].extra == ("--op", "stat", "--dentry-line-offset", "24")
+    assert placed[1].id == "fs-stat_file-pre611-8x4-warm500-win2000-int100-opstatdentrylineoffset24-s1"
 
 
 @pytest.fixture

@@ -58,13 +58,20 @@ class LineCost:
 
 
 def line_keys(m: RunMetrics) -> dict[int, str]:
-    """Each line of the run's ideal statistics named by the fields on it, so lines can be matched across
-    runs whose layouts put the fields at other addresses."""
+    """Each line of the run's ideal statistics named by the fields on it (or, in a full-system run, the kernel
+    globals on it), so lines can be matched across runs whose layouts put the fields at other addresses."""
     names = {r.line: r.fields for r in m.analysis.regions}
+    symbols = {k.line: k.symbols for k in m.run.manifest.kernel_symbols}   # full-system runs: the kernel's globals
     out = {}
     for line in m.analysis.ideal.lines:
         fields = names.get(line)
-        out[line] = "line of " + ", ".join(f.split(".", 1)[-1] for f in fields) if fields else f"line {line:#x}"
+        if fields:
+            out[line] = "line of " + ", ".join(f.split(".", 1)[-1] for f in fields)
+        elif line in symbols:
+            syms = symbols[line]
+            out[line] = "line of kernel " + ", ".join(syms[:3]) + (f" and {len(syms) - 3} more" if len(syms) > 3 else "")
+        else:
+            out[line] = f"line {line:#x}"
     return out
 
 

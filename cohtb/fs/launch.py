@@ -154,12 +154,16 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
 
 
 def fs_specs(kernels: list[str], sockets: int, cores_per_socket: int, warmup_us: int, window_us: int, interval_us: int,
-             seeds: list[int], op: str = "stat", skew_ns: int = 0) -> list[RunSpec]:
+             seeds: list[int], op: str = "stat", skew_ns: int = 0, offsets: tuple[int | None, ...] = (None,)) -> list[RunSpec]:
+    """kernel x dentry line offset x seed. offsets: stat_file --dentry-line-offset (None: where the allocator puts
+    the file's dentry)."""
     out = []
     for name in kernels:
         v = kernel.variant(name)
-        for seed in seeds:
-            out.append(RunSpec(kernel.FS_WORKLOAD, v.policy, v.layout, sockets, cores_per_socket, extra=("--op", op),
-                               warmup_us=warmup_us, window_us=window_us, interval_us=interval_us, seed=seed,
-                               skew_ns=skew_ns, kernel=name))
+        for offset in offsets:
+            extra = ("--op", op) + (("--dentry-line-offset", str(offset)) if offset is not None else ())
+            for seed in seeds:
+                out.append(RunSpec(kernel.FS_WORKLOAD, v.policy, v.layout, sockets, cores_per_socket, extra=extra,
+                                   warmup_us=warmup_us, window_us=window_us, interval_us=interval_us, seed=seed,
+                                   skew_ns=skew_ns, kernel=name))
     return out

@@ -9,10 +9,12 @@
  *
  *   --op   stat | open_close   what each operation is
  *   --dir  D                   where the file is created (default /tmp: tmpfs in the guest)
- *   --pad-dentries N           create N files first (pad.<pid>.<i>, removed at the end). A 184-byte dentry
- *                              (the 6.10 layout) starts at any 8-byte offset of a line, and which lookup
- *                              fields share d_lockref's line depends on it; each dentry allocated first
- *                              moves the file's to the next slot of the CPU's slab (+184 bytes, +56 mod 64).
+ *   --dentry-line-offset K     (guest) the file's dentry starts K bytes into a cache line (0, 8 .. 56; default
+ *                              any: where the allocator puts it). A 184-byte dentry (the 6.10 layout) starts at
+ *                              any 8-byte offset of a line, and which lookup fields share d_lockref's line
+ *                              depends on it. Files cohtb-pad.<pid>.<i> are created first, one dentry each,
+ *                              until the kernel's report says the next object of the CPU's slab starts at K
+ *                              (slab objects are handed out in order); removed at the end.
  *   --guest                    in the gem5 guest: printk off the serial console (klogctl), the kernel's
  *                              cohtb-object lines for the file put into the JSON, and the JSON written
  *                              back to the host with m5 writefile (workload.json) instead of stdout. Every
@@ -28,16 +30,17 @@
 #include <unistd.h>
 
 static const char *ops_kinds[] = {"stat", "open_close", NULL};
+static const char *line_offsets[] = {"any", "0", "8", "16", "24", "32", "40", "48", "56", NULL};
 static struct flag flags[] = {
     FLAG_THREADS,
     FLAG_MEASURE("system calls (stat, or open+close pairs)"),
     {"op", "what each operation is", ops_kinds, "stat"},
     {"dir", "directory of the file (tmpfs in the guest)", FLAG_TEXT, "/tmp"},
-    {"pad-dentries", "files created first, one dentry each: the file's dentry takes a later slab slot", NULL, "0"},
+    {"dentry-line-offset", "the file's dentry starts this many bytes into a cache line (guest only)", line_offsets, "any"},
     {"guest", "in the gem5 guest: quiet console, the kernel's object lines in the JSON, JSON via m5 writefile", NULL, NULL},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_OP, F_DIR, F_PAD, F_GUEST, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_OP, F_DIR, F_SLOT, F_GUEST, F_M5 };
 
 /* The kernel log's "cohtb-object <name> ..." lines for this file, as a JSON array of strings. */
 static void json_kernel_objects(const char *name) {
@@ -52,6 +55,53 @@ static void json_kernel_objects(const char *name) {
     if (at && !strncmp(at + 13, name, strlen(name)) && at[13 + strlen(name)] == ' ') { json_key(NULL); printf("\"%s\"", at); }
   }
   json_close(']');
+}
+
+/* The address and size of the dentry the kernel reported for the file `name` ("cohtb-object <name> dentry file
+ * <hex address> <size>"); 0 if none. */
+static uint64_t reported_dentry(const char *name, uint64_t *size) {
+  static char log[1 << 20];
+  char key[300];
+  snprintf(key, sizeof key, "cohtb-object %s dentry file ", name);
+  int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof log - 1);
+  if (n <= 0) return 0;
+  log[n] = 0;
+  uint64_t addr = 0;
+  for (char *at = strstr(log, key); at; at = strstr(at + 1, key))
+    if (sscanf(at + strlen(key), "%lx %lu", &addr, size) != 2) addr = 0;   /* the last report wins */
+  return addr;
+}
+
+static void unlink_pads(const char *dir, int pads) {
+  for (int i = 0; i < pads; i++) {
+    char pad[300];
+    snprintf(pad, sizeof pad, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
+    unlink(pad);
+  }
+}
+
+/* Creates cohtb-pad.<pid>.<i> files until the next dentry of this CPU's slab starts `want` bytes into a line;
+ * returns how many, or -1. */
+static int pad_dentries(const char *dir, int want) {
+  for (int i = 0; i < 64; i++) {
+    char pad[300];
+    uint64_t size = 0;
+    snprintf(pad, sizeof pad, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
+    int fd = open(pad, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) { fprintf(stderr, "stat_file: cannot create %s: %s\n", pad, strerror(errno)); return -1; }
+    close(fd);
+    uint64_t addr = reported_dentry(strrchr(pad, '/') + 1, &size);
+    if (!addr) {
+      fprintf(stderr, "stat_file: --dentry-line-offset: the kernel reports no dentry address (it needs cohtb's "
+                      "dcache-report-objects patch)\n");
+      unlink_pads(dir, i + 1);
+      return -1;
+    }
+    if ((addr + size) % 64 == (uint64_t)want) return i + 1;
+  }
+  fprintf(stderr, "stat_file: --dentry-line-offset %d: no slab slot there after 64 dentries\n", want);
+  unlink_pads(dir, 64);
+  return -1;
 }
 
 static struct bench_run run;
@@ -92,17 +142,19 @@ int main(int argc, char **argv) {
   }
   open_close = !strcmp(flags[F_OP].value, "open_close");
   snprintf(path, sizeof path, "%s/cohtb-%s.%d", flags[F_DIR].value, flags[F_OP].value, (int)getpid());
-  int pads = (int)flag_num(&flags[F_PAD]);
-  for (int i = 0; i < pads; i++) {   /* d_alloc for each: the next object of this CPU's dentry slab */
-    char pad[300];
-    snprintf(pad, sizeof pad, "%s/pad.%d.%d", flags[F_DIR].value, (int)getpid(), i);
-    int pfd = open(pad, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (pfd < 0) { fprintf(stderr, "stat_file: cannot create %s: %s\n", pad, strerror(errno)); return 3; }
-    close(pfd);
-  }
+  int want = strcmp(flags[F_SLOT].value, "any") ? atoi(flags[F_SLOT].value) : -1, pads = 0;
+  if (want >= 0 && (pads = pad_dentries(flags[F_DIR].value, want)) < 0) return 3;
   int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);   /* shmem_mknod -> d_instantiate: the kernel reports it */
   if (fd < 0) { fprintf(stderr, "stat_file: cannot create %s: %s\n", path, strerror(errno)); return 3; }
   close(fd);
+  uint64_t dentry_size = 0, dentry = want >= 0 ? reported_dentry(strrchr(path, '/') + 1, &dentry_size) : 0;
+  if (want >= 0 && dentry % 64 != (uint64_t)want) {
+    fprintf(stderr, "stat_file: --dentry-line-offset %d: the file's dentry came at %#lx (offset %lu), not in the "
+                    "slab slot after the last pad\n", want, (unsigned long)dentry, (unsigned long)(dentry % 64));
+    unlink(path);
+    unlink_pads(flags[F_DIR].value, pads);
+    return 3;
+  }
 
   /* Thread 0 (this one) moves to CPU 0 and then allows every CPU again: the threads it creates inherit the
    * full mask, start on idle CPUs and move to their own as their first act (bench.h). Neither a thread that
@@ -117,14 +169,11 @@ int main(int argc, char **argv) {
   uint64_t failed = 0;
   for (int i = 0; i < run.threads; i++) failed += failures[i][0];
   unlink(path);
-  for (int i = 0; i < pads; i++) {
-    char pad[300];
-    snprintf(pad, sizeof pad, "%s/pad.%d.%d", flags[F_DIR].value, (int)getpid(), i);
-    unlink(pad);
-  }
+  unlink_pads(flags[F_DIR].value, pads);
   json_begin();
   json_run("stat_file", &run, flags, NFLAGS(flags));
   json_str("path", path);
+  json_u64("pad_dentries", (uint64_t)pads);
   json_u64("failures", failed);
   json_str("invariants", failed ? "violated" : "ok");
   if (guest) json_kernel_objects(strrchr(path, '/') + 1);
