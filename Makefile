@@ -11,7 +11,7 @@ APT_PACKAGES := iverilog liblz4-dev yosys maven default-jdk-headless python3-ven
 KERNEL_PACKAGES := linux-source-6.12 dwarves flex bison libelf-dev libssl-dev bc cpio patch
 RTL_SOURCES := $(shell find rtl/src -name '*.scala') rtl/variants.txt build.sc .mill-version
 
-.PHONY: setup test test-gem5 test-kernel kernel run rtl contract workloads native clean
+.PHONY: setup test test-gem5 test-kernel kernel fpga run rtl contract workloads native clean
 setup: $(STAMPS)/python rtl workloads native
 
 test: setup
@@ -29,6 +29,12 @@ kernel: setup $(STAMPS)/apt-kernel
 # The kernel tests alone: the patches against the packaged source and a real build's DWARF (minutes).
 test-kernel: setup $(STAMPS)/apt-kernel
 	$(VENV)/bin/pytest -q -m kernel
+
+# The default monitor through a real FPGA flow: Yosys synth_ecp5, nextpnr-ecp5 on an LFE5U-85F at 125 MHz, two
+# seeds (about 15 minutes each on one core); fails if it misses the constraint. Reports: results/fpga/.
+fpga: setup
+	$(VENV)/bin/cohtb synth --target ecp5 --variant default --freq 125 --seed 1 --seed 2 \
+	    --json results/fpga/ecp5-default.json --keep results/fpga/default
 
 run: setup
 	$(VENV)/bin/cohtb run

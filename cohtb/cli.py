@@ -295,7 +295,10 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
     specs = specs_from_args(args)
     print(f"cohtb launch: {len(specs)} runs into {args.runs}", flush=True)
-    outcomes = launch.launch(specs, Path(args.runs), args.jobs, args.timeout)
+    live = launch.Live(keep_trace=args.keep_trace) if args.live else None
+    if args.keep_trace and not args.live:
+        raise CohtbError("--keep-trace goes with --live (a run without it keeps its trace anyway)")
+    outcomes = launch.launch(specs, Path(args.runs), args.jobs, args.timeout, live)
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
         print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)
@@ -437,6 +440,11 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("--runs", default="results/runs", help="where run directories go")
     la.add_argument("--jobs", type=int, default=None, help="parallel gem5 runs (default: the machine's cores)")
     la.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+    la.add_argument("--live", action="store_true",
+                    help="count while gem5 runs: its trace goes through a pipe into the ingest and the Verilated "
+                         "monitor, which takes a snapshot every --interval-us of simulated time (live.json); no "
+                         "trace file is kept")
+    la.add_argument("--keep-trace", action="store_true", help="with --live: keep gem5's trace too (trace.gz)")
 
     ig = verb("ingest", "convert a gem5 ProtocolTrace (plain, .gz or - for a pipe) to a cohtb event file", cmd_ingest)
     ig.add_argument("trace", help="the trace: a file (plain or gzip) or - for stdin")

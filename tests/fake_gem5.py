@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cohtb.contract import contiguous_socket_map  # noqa: E402  (the map cohtb's gem5 system builds)
 
 
-def fake_trace(path: str, line: int, cores: int) -> None:
+def trace_lines(line: int, cores: int) -> list[str]:
     """A line passed from core to core: a store miss and the previous owner's forward, 40 times."""
     lines, tick = [], 2000
     for i in range(40):
@@ -29,8 +29,20 @@ def fake_trace(path: str, line: int, cores: int) -> None:
         prev = (i - 1) % cores
         if i:
             lines.append(f"{tick + 100:15d} {prev:3d} {'L1Cache':>10s}{'Fwd_GETX':>20s} {'M':>6s}>{'I':<6s} [{line:#x}, line {line:#x}] \n")
-    with gzip.open(path, "wt") as f:
-        f.writelines(lines)
+    return lines
+
+
+def write_trace(outdir: str, text: list[str]) -> None:
+    """Into gem5's --debug-file: gzip when its name ends in .gz (gem5's rule), else plain -- a live run's pipe."""
+    name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--debug-file="))
+    path = os.path.join(outdir, name)
+    if os.environ.get("FAKE_GEM5_CRASH_MID_TRACE"):   # half the trace, then a crash
+        with open(path, "w") as f:
+            f.writelines(text[:len(text) // 2])
+            f.write("  12345 0 L1Cache")   # cut mid-line
+        sys.exit(134)
+    with (gzip.open(path, "wt") if name.endswith(".gz") else open(path, "w")) as f:
+        f.writelines(text)
 
 
 def machine(sockets: int, cps: int) -> dict:
@@ -67,7 +79,7 @@ def full_system(opts: list[str], outdir: str) -> int:
             f"cohtb-object {name} inode file {inode:x} 552"]
         (Path(outdir) / "workload.json").write_text(json.dumps(doc))   # what stat_file --guest writes back
         (Path(outdir) / "board.pc.com_1.device").write_text("cohtb-guest: running the host's payload\n")
-        fake_trace(os.path.join(outdir, "trace.gz"), dentry + 128, sockets * cps)   # the file's d_lockref line
+        write_trace(outdir, trace_lines(dentry + 128, sockets * cps))   # the file's d_lockref line
         roi.update(begin_tick=62_000_002_000, end_tick=62_000_030_000, roi_seconds=28000 / 1e12,
                    exit_cause="m5_exit instruction encountered", final_tick=62_000_040_000)
         if os.environ.get("FAKE_GEM5_NO_SWITCH"):   # what cohtb_fs.py says of a benchmark that never switched
@@ -106,11 +118,7 @@ def main() -> int:
     obj = doc["layout_map"]["objects"][0]
     page = obj["address"] & ~4095
     tlb = f"   1000: board.processor.cores0.core.mmu.dtb: Mapping {page:#x} to {page + 0x100000:#x}\n"
-    fake_trace(os.path.join(outdir, "trace.gz"), (obj["fields"][-1]["address"] + 0x100000) & ~63, sockets * cps)
-    with gzip.open(os.path.join(outdir, "trace.gz"), "rt") as f:
-        transitions = f.read()
-    with gzip.open(os.path.join(outdir, "trace.gz"), "wt") as f:
-        f.write(tlb + transitions)
+    write_trace(outdir, [tlb, *trace_lines((obj["fields"][-1]["address"] + 0x100000) & ~63, sockets * cps)])
     roi = {"begin_tick": 2000, "end_tick": 30000, "roi_seconds": 28000 / 1e12, "exit_cause": "exiting with last active thread context",
            "final_tick": 40000, "workload_args": wargs, **machine(sockets, cps)}
     with open(os.path.join(out, "roi.json"), "w") as f:

@@ -18,7 +18,7 @@ from cohtb.atomic import atomic_dir, write_json_atomic
 from cohtb.digest import file_sha256, inputs_digest
 from cohtb.errors import CohtbError
 from cohtb.fs import initramfs, kernel, symbols
-from cohtb.sim.launch import Outcome, finished_run, record, tail
+from cohtb.sim.launch import Live, Outcome, finished_run, record, tail
 from cohtb.sim.plans import RunSpec
 from cohtb.toolchain import ROOT
 from cohtb.trace import events
@@ -119,7 +119,7 @@ def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kerne
 
 
 def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built: kernel.Built,
-               ckpt: Path) -> Outcome:
+               ckpt: Path, live: Live | None = None) -> Outcome:
     def command(tmp: Path) -> list[str]:
         initramfs.payload(guest_script(spec), tmp / "payload.tar")
         return [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(CONFIG), "--mode", "run",
@@ -150,7 +150,7 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
         manifest["kernel_symbols"] = symbols.name_lines(set(recs["line"].tolist()), symbols.data_symbols(built.vmlinux))
         return manifest
 
-    return record(spec, runs_dir, timeout, command, finish)
+    return record(spec, runs_dir, timeout, command, finish, live)
 
 
 def fs_specs(kernels: list[str], sockets: int, cores_per_socket: int, warmup_us: int, window_us: int, interval_us: int,

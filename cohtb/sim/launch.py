@@ -51,8 +51,37 @@ def gem5_version(simout: Path) -> str:
     return m.group(1) if m else "unknown"
 
 
+@dataclass(frozen=True)
+class Live:
+    """A live run (cohtb launch --live): the trace goes through a pipe into the ingest and the monitor while gem5
+    runs (cohtb/monitor/live.py), with a snapshot every interval of the run's (its --interval-us of simulated
+    time); no trace file is kept unless keep_trace."""
+
+    keep_trace: bool = False
+
+
+def start_live(spec: RunSpec, tmp: Path, live: Live):
+    """The pipe gem5 will write its trace into, and the ingest and the monitor reading it."""
+    from cohtb.monitor import live as live_monitor, ondemand
+
+    cores = spec.sockets * spec.cores_per_socket
+    variant, _ = ondemand.config_for(cores, spec.sockets)
+    (tmp / "gem5").mkdir(exist_ok=True)
+    cmd = ingest.command(tmp / "gem5" / "trace.pipe", tmp / "events.cohtb", tmp,
+                         [c // spec.cores_per_socket for c in range(cores)], {"run": spec.id, "trace": "live"},
+                         pagemap=None if spec.kernel else tmp / "pagemap.txt")
+    if live.keep_trace:
+        cmd += ["--copy-input", str(tmp / "gem5" / "trace.gz")]
+    # No regions: the fields' addresses are known only once the run has ended (its layout map); the totals, the
+    # socket matrix and the hot-line table need none. The report's replay adds the regions.
+    session = live_monitor.LiveIngest(tmp / "gem5" / "trace.pipe", cmd, variant, lambda: [],
+                                      int((spec.interval_us or 10) * 1_000_000))   # µs -> ticks (ps); fixed work: 10 µs
+    session.start()
+    return session
+
+
 def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Path], list[str]],
-           finish: Callable[[Path, dict, list[str], float], dict]) -> Outcome:
+           finish: Callable[[Path, dict, list[str], float], dict], live: Live | None = None) -> Outcome:
     """One gem5 run into runs_dir/<id>: command(tmp) is gem5's command line for a temporary run directory,
     finish(tmp, roi, cmd, t0) the manifest from what it left there. The directory is renamed into place
     only once its manifest is written; a failure leaves <id>.failed.json and nothing else."""
@@ -63,15 +92,27 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix=f".{spec.id}.", dir=runs_dir))
     cmd: list[str] = []
+    session = None
     try:
         cmd = command(tmp)
+        if live:
+            session = start_live(spec, tmp, live)
+            cmd = ["--debug-file=trace.pipe" if a == "--debug-file=trace.gz" else a for a in cmd]
         try:   # on timeout, subprocess.run kills gem5 (a single process) before raising
             proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
             rc = proc.returncode
         except subprocess.TimeoutExpired:
             raise CohtbError(f"gem5 ran past the {timeout:.0f} s timeout") from None
         if rc != 0:
-            raise CohtbError(f"gem5 exited {rc}:\n{tail(tmp / 'gem5' / 'simerr.txt') or proc.stderr[-3000:]}")
+            first = session.abort() if session else None   # a monitor that failed first took gem5 down with it
+            session = None
+            raise CohtbError(first or f"gem5 exited {rc}:\n{tail(tmp / 'gem5' / 'simerr.txt') or proc.stderr[-3000:]}")
+        if session:
+            counts, series = session.finish()
+            session.fifo.unlink()   # a run directory holds files only
+            write_json_atomic(tmp / "ingest.json", counts)
+            write_json_atomic(tmp / "live.json", {"variant": session.variant, "regions": [], **series.to_json()})
+            session = None
         roi = json.loads((tmp / "roi.json").read_text()) if (tmp / "roi.json").exists() else {}
         if "roi_seconds" not in roi:
             raise CohtbError(f"the workload never reached work-end (gem5 exit: {roi.get('exit_cause', 'unknown')}):\n"
@@ -88,6 +129,8 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
         write_json_atomic(failed, {"id": spec.id, "spec": spec.to_json(), "command": cmd, "error": msg})
         return Outcome(spec, "failed", time.monotonic() - t0, msg)
     finally:
+        if session:
+            session.abort()
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -105,11 +148,18 @@ def finished_run(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float,
     trace = tmp / "gem5" / "trace.gz"
     source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
     socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
-    counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=pagemap)
+    if (tmp / "ingest.json").exists():   # a live run: ingested while gem5 ran, with the spec's socket map
+        counts = json.loads((tmp / "ingest.json").read_text())
+        if socket_of_core != [c // spec.cores_per_socket for c in range(len(socket_of_core))]:
+            raise CohtbError("gem5's cores are not numbered socket by socket: a live run's socket map was wrong")
+    else:
+        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=pagemap)
     fields = translate(workload["layout_map"], load_pagemap(pagemap) if pagemap else None, f"{spec.id}: layout map")
     if layout_how:
         fields = [replace(f, how=layout_how) for f in fields]
-    shutil.move(str(trace), tmp / "trace.gz")
+    kept_trace = trace.exists()   # a live run keeps it only with --keep-trace
+    if kept_trace:
+        shutil.move(str(trace), tmp / "trace.gz")
     return {
         "cohtb_run": MANIFEST_VERSION,
         "id": spec.id,
@@ -122,13 +172,14 @@ def finished_run(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float,
         "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
         "workload": workload,
         "ingest": counts,
-        "files": {"events": "events.cohtb", "trace": "trace.gz", **({"pagemap": "pagemap.txt"} if pagemap else {}),
-                  **(files or {}), "gem5": "gem5/"},
+        "files": {"events": "events.cohtb", **({"trace": "trace.gz"} if kept_trace else {}),
+                  **({"pagemap": "pagemap.txt"} if pagemap else {}),
+                  **({"live": "live.json"} if (tmp / "live.json").exists() else {}), **(files or {}), "gem5": "gem5/"},
         "layout": [f.to_json() for f in fields],
     }
 
 
-def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcome:
+def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, live: Live | None = None) -> Outcome:
     """An SE run: the workload binary on cohtb_se.py."""
     def command(tmp: Path) -> list[str]:
         return [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(gem5_finder.CONFIG),
@@ -142,7 +193,7 @@ def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float) -> Outcom
             raise CohtbError(f"the workload printed no JSON result:\n{tail(tmp / 'workload.stderr')}") from None
         return finished_run(spec, tmp, roi, cmd, t0, workload, binary(spec.workload), tmp / "pagemap.txt")
 
-    return record(spec, runs_dir, timeout, command, finish)
+    return record(spec, runs_dir, timeout, command, finish, live)
 
 
 class Progress:
@@ -176,7 +227,8 @@ class Progress:
         print(file=self.stream)
 
 
-def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeout: float = 3600) -> list[Outcome]:
+def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeout: float = 3600,
+           live: Live | None = None) -> list[Outcome]:
     gem5 = gem5_finder.require()
     for s in specs:
         s.validate()
@@ -192,13 +244,13 @@ def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeou
     def one(spec: RunSpec) -> Outcome:
         progress.start()
         if not spec.kernel:
-            o = run_one(spec, runs_dir, gem5, timeout)
+            o = run_one(spec, runs_dir, gem5, timeout, live)
         elif isinstance(fs_ready.get(spec.id), str):
             o = Outcome(spec, "failed", 0.0, fs_ready[spec.id])
         elif spec.id in fs_ready:
             from cohtb.fs.launch import run_fs_one
 
-            o = run_fs_one(spec, runs_dir, gem5, timeout, *fs_ready[spec.id])
+            o = run_fs_one(spec, runs_dir, gem5, timeout, *fs_ready[spec.id], live=live)
         else:
             o = Outcome(spec, "skipped")
         progress.finish(o)

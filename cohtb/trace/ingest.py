@@ -25,21 +25,29 @@ def ingest(trace: Path | str, out: Path, socket_of_core: list[int] | None = None
            line_size: int = DEFAULT_LINE_SIZE, pagemap: Path | None = None, cores_per_socket: int | None = None) -> dict:
     """Convert one trace (a path, or '-' for stdin) of a machine whose core c sits in socket_of_core[c], or in
     socket c // cores_per_socket with the cores the trace shows; returns the tool's counts. Leaves no file on error."""
-    if (socket_of_core is None) == (cores_per_socket is None):
-        raise CohtbError("give the sockets either as a core->socket map or as cores per socket")
-    cmd = [str(tool_path()), str(trace), str(out), "--line-size", str(line_size),
-           "--source", json.dumps(source or {}, sort_keys=True)]
     with tempfile.TemporaryDirectory(prefix="cohtb-ingest-") as tmp:
-        smap = socket_of_core if socket_of_core is not None else block_socket_map(cores_per_socket)
-        map_file = Path(tmp) / "sockets"
-        map_file.write_text(",".join(map(str, smap)))   # a file: a map of thousands of cores is too long an argument
-        cmd += ["--socket-map", f"@{map_file}"] + ([] if socket_of_core is not None else ["--cores-from-trace"])
-        if pagemap is not None:
-            cmd += ["--pagemap", str(pagemap)]
+        cmd = command(trace, out, Path(tmp), socket_of_core, source, line_size, pagemap, cores_per_socket)
         proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CohtbError(proc.stderr.strip().removeprefix("cohtb-ingest: ") or f"cohtb-ingest exited {proc.returncode}")
     return json.loads(proc.stdout)
+
+
+def command(trace: Path | str, out: Path, scratch: Path, socket_of_core: list[int] | None = None,
+            source: dict | None = None, line_size: int = DEFAULT_LINE_SIZE, pagemap: Path | None = None,
+            cores_per_socket: int | None = None) -> list[str]:
+    """The cohtb-ingest command line (its socket map is written into scratch, which must outlive the run)."""
+    if (socket_of_core is None) == (cores_per_socket is None):
+        raise CohtbError("give the sockets either as a core->socket map or as cores per socket")
+    cmd = [str(tool_path()), str(trace), str(out), "--line-size", str(line_size),
+           "--source", json.dumps(source or {}, sort_keys=True)]
+    smap = socket_of_core if socket_of_core is not None else block_socket_map(cores_per_socket)
+    map_file = Path(scratch) / "sockets"
+    map_file.write_text(",".join(map(str, smap)))   # a file: a map of thousands of cores is too long an argument
+    cmd += ["--socket-map", f"@{map_file}"] + ([] if socket_of_core is not None else ["--cores-from-trace"])
+    if pagemap is not None:
+        cmd += ["--pagemap", str(pagemap)]
+    return cmd
 
 
 def read_socket_map(spec: str) -> list[int]:

@@ -2,7 +2,7 @@
  * file (docs/event-format.md), streaming, in constant memory.
  *
  *   cohtb-ingest TRACE|- OUT --socket-map S0,S1,...|@FILE [--cores-from-trace] [--line-size 64] [--source JSON]
- *                [--pagemap FILE]
+ *                [--pagemap FILE] [--tee FILE] [--copy-input FILE.gz]
  *
  * A core is an L1 controller (the trace's "version" column). --socket-map gives the socket of every core
  * in core order, inline or in a file of the same comma-separated list (cores the trace never shows are
@@ -18,9 +18,12 @@
  * Events are completion-time (docs/gem5.md, "Which transitions are events"): a READ when a load's data
  * arrives, a WRITE when the L1 obtains M, an EVICT when the copy is gone, so they follow the order in which
  * the L2 granted the line. Each record carries the L1 state before its transition (l1_state).
+ * --tee also writes every record, as it is made, to FILE (a pipe: the live monitor reads it while gem5 runs);
+ * --copy-input keeps the trace it reads, gzip-compressed (a live run's --keep-trace).
  * Prints counts as JSON on stdout. On any error: a message naming the line, exit 1, no output file. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <inttypes.h>
@@ -34,7 +37,7 @@
 
 #include "cohtb_contract.h"
 
-static char tmp_path[4096], map_tmp_path[4096];
+static char tmp_path[4096], map_tmp_path[4096], copy_tmp_path[4096];
 static const char *trace_name;
 
 static void fail(uint64_t lineno, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
@@ -48,6 +51,7 @@ static void fail(uint64_t lineno, const char *fmt, ...) {
   fputc('\n', stderr);
   if (tmp_path[0]) unlink(tmp_path);
   if (map_tmp_path[0]) unlink(map_tmp_path);
+  if (copy_tmp_path[0]) unlink(copy_tmp_path);
   exit(1);
 }
 
@@ -120,13 +124,15 @@ static mode_t current_umask(void) {
 static uint8_t socket_of[COHTB_MAX_CORES];
 /* Where the records go: straight after the header in the output when the cores are known up front, else
  * (--cores-from-trace) a temporary file copied behind the header once the trace has shown them. */
-static FILE *body;
+static FILE *body, *tee;
 static uint64_t nrec, kept[COHTB_NUM_KINDS], first_tick = UINT64_MAX, last_tick;
 
 static void emit(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, int kind, uint16_t l1_state) {
   struct cohtb_record r = {.tick = tick, .line = line, .core = (uint16_t)core, .socket = socket_of[core],
                            .kind = (uint8_t)kind, .l1_state = l1_state};
   if (fwrite(&r, sizeof r, 1, body) != 1) fail(lineno, "write failed: %s", strerror(errno));
+  if (tee && fwrite(&r, sizeof r, 1, tee) != 1)
+    fail(lineno, "the live monitor stopped reading its records (--tee): %s", strerror(errno));
   kept[kind]++;
   nrec++;
   if (tick < first_tick) first_tick = tick;
@@ -172,14 +178,14 @@ static FILE *open_output(const char *out_path, long cores, long sockets, long li
 
 int main(int argc, char **argv) {
   static const char usage[] = "usage: cohtb-ingest TRACE|- OUT --socket-map S0,S1,...|@FILE [--cores-from-trace] "
-                              "[--line-size 64] [--source JSON] [--pagemap FILE]\n";
+                              "[--line-size 64] [--source JSON] [--pagemap FILE] [--tee FILE] [--copy-input FILE.gz]\n";
   if (argc < 3) { fputs(usage, stderr); return 2; }
   trace_name = strcmp(argv[1], "-") ? argv[1] : "<stdin>";
   const char *out_path = argv[2];
   static char map_text[8 * COHTB_MAX_CORES];
   long map_cores = 0, line_size = COHTB_DEFAULT_LINE_SIZE;
   int cores_from_trace = 0;
-  const char *source = "{}", *pagemap_path = NULL;
+  const char *source = "{}", *pagemap_path = NULL, *tee_path = NULL, *copy_path = NULL;
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--cores-from-trace")) { cores_from_trace = 1; continue; }
     if (i + 1 >= argc) { fprintf(stderr, "cohtb-ingest: %s needs a value\n", argv[i]); return 2; }
@@ -207,6 +213,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--line-size")) line_size = atol(argv[++i]);
     else if (!strcmp(argv[i], "--source")) source = argv[++i];
     else if (!strcmp(argv[i], "--pagemap")) pagemap_path = argv[++i];
+    else if (!strcmp(argv[i], "--tee")) tee_path = argv[++i];
+    else if (!strcmp(argv[i], "--copy-input")) copy_path = argv[++i];
     else { fprintf(stderr, "cohtb-ingest: unknown argument %s\n", argv[i]); fputs(usage, stderr); return 2; }
   }
   if (map_cores < 1) { fprintf(stderr, "cohtb-ingest: need --socket-map with at least one core\n"); return 2; }
@@ -239,6 +247,23 @@ int main(int argc, char **argv) {
     pagemap = fdopen(mfd, "w");
   }
 
+  if (tee_path) {
+    signal(SIGPIPE, SIG_IGN);   /* a reader gone: EPIPE and a message, not a silent death */
+    tee = fopen(tee_path, "wb");
+    if (!tee) fail(0, "cannot open --tee %s: %s", tee_path, strerror(errno));
+    static char tbuf[1 << 16];
+    setvbuf(tee, tbuf, _IOFBF, sizeof tbuf);
+  }
+  gzFile copy = NULL;
+  if (copy_path) {
+    snprintf(copy_tmp_path, sizeof copy_tmp_path, "%s.XXXXXX", copy_path);
+    int cfd = mkstemp(copy_tmp_path);
+    if (cfd < 0) { copy_tmp_path[0] = 0; fail(0, "cannot create %s: %s", copy_path, strerror(errno)); }
+    fchmod(cfd, 0644 & ~current_umask());
+    copy = gzdopen(cfd, "wb1");
+    if (!copy) fail(0, "cannot compress into %s", copy_path);
+  }
+
   /* Large gzread chunks split on newlines in place: gzgets per line costs more than inflating. */
   static char chunk[(1 << 22) + 1];
   size_t have = 0, pos = 0;
@@ -267,6 +292,8 @@ int main(int argc, char **argv) {
           at_eof = 1;
         }
         if (got < 0) got = 0;
+        if (copy && got > 0 && gzwrite(copy, chunk + have, (unsigned)got) != got)
+          fail(lineno + 1, "writing %s failed", copy_path);
         have += got;
         continue;
       }
@@ -375,6 +402,11 @@ int main(int argc, char **argv) {
   if (pagemap) {
     if (fclose(pagemap) || rename(map_tmp_path, pagemap_path) != 0) fail(0, "writing %s failed: %s", pagemap_path, strerror(errno));
     map_tmp_path[0] = 0;
+  }
+  if (tee && fclose(tee) != 0) fail(0, "the live monitor stopped reading its records (--tee): %s", strerror(errno));
+  if (copy) {
+    if (gzclose(copy) != Z_OK || rename(copy_tmp_path, copy_path) != 0) fail(0, "writing %s failed", copy_path);
+    copy_tmp_path[0] = 0;
   }
   if (rename(tmp_path, out_path) != 0) fail(0, "rename to %s failed: %s", out_path, strerror(errno));
   tmp_path[0] = 0;

@@ -1,0 +1,95 @@
+"""The monitor live beside gem5 (cohtb/monitor/live.py, cohtb launch --live): snapshots over simulated time that
+do not depend on how the records arrive, live counters identical to an offline replay of the same run, and a
+crash of either side a failed run, never a half-written one. gem5 is stood in for by tests/fake_gem5.py."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cohtb.monitor import live, rtl
+from cohtb.monitor.config import variant as load_variant
+from cohtb.monitor.counters import diff_counters
+from cohtb.sim import launch
+from cohtb.sim.plans import RunSpec
+from cohtb.trace import events as ev
+from cohtb.trace.random_events import random_stream
+
+FAKE = Path(__file__).with_name("fake_gem5.py")
+
+
+def test_snapshots_are_cut_at_the_same_ticks_whatever_the_chunks():
+    _, recs = random_stream(20_000, cores=32, sockets=8, seed=7)   # ticks 0, 500, ...: 10 M ticks in all
+    mask = load_variant("default").params.line_mask
+    regions = [(0x40000, mask), (0x40001, mask)]
+    whole = live.series(recs, "default", regions, interval_ticks=1_000_000, chunk=len(recs))
+    bits = live.series(recs, "default", regions, interval_ticks=1_000_000, chunk=777)
+    assert json.dumps(whole.to_json(), sort_keys=True) == json.dumps(bits.to_json(), sort_keys=True)
+    assert len(whole.ends) == 10 and whole.events == len(recs)
+    # the intervals add up to the final counters, which are the offline replay's
+    final, _ = rtl.replay(recs, regions, "default")
+    assert not diff_counters(final, whole.snapshots[-1])
+    rows = whole.per_interval()
+    assert sum(r["transfers"] for r in rows) == final.totals["transfers"] > 0
+    assert sum(r["regions"][0]["transfers"] for r in rows) == final.regions[0]["transfers"]
+    # every interval has its own share of a uniform stream, none empty
+    assert all(r["transfers"] > 0 for r in rows)
+
+
+@pytest.fixture
+def fake_gem5(monkeypatch):
+    monkeypatch.setenv("GEM5", str(FAKE))
+
+
+def spec(policy="locked"):
+    return RunSpec("lockref", policy, "split", 2, 2, window_us=10, interval_us=5, warmup_us=5)
+
+
+def test_a_live_run_counts_what_an_offline_replay_counts(fake_gem5, tmp_path):
+    s = spec()
+    [o] = launch.launch([s], tmp_path, jobs=1, live=launch.Live())
+    assert o.status == "done", o.error
+    run = tmp_path / s.id
+    m = json.loads((run / "manifest.json").read_text())
+    assert m["files"]["live"] == "live.json" and "trace" not in m["files"] and not (run / "trace.gz").exists()
+    assert not list((run / "gem5").glob("trace*")), "the pipe is gone with the run's temporary name"
+    doc = json.loads((run / "live.json").read_text())
+    _, recs = ev.read_all(run / "events.cohtb")
+    assert len(recs) == m["ingest"]["events"] == doc["events"] > 0
+    offline = live.series(recs, doc["variant"], [], doc["interval_ticks"])
+    assert doc == {"variant": doc["variant"], "regions": [], **offline.to_json()}
+    final, _ = rtl.replay(recs, [], doc["variant"])   # and the final counters are a plain replay's
+    assert doc["final"] == final.to_json()
+
+
+def test_a_live_run_can_keep_its_trace(fake_gem5, tmp_path):
+    s = spec()
+    [o] = launch.launch([s], tmp_path, jobs=1, live=launch.Live(keep_trace=True))
+    assert o.status == "done", o.error
+    m = json.loads((tmp_path / s.id / "manifest.json").read_text())
+    assert m["files"]["trace"] == "trace.gz" and (tmp_path / s.id / "trace.gz").stat().st_size > 0
+
+
+@pytest.mark.parametrize("how, says", [("FAKE_GEM5_CRASH_MID_TRACE", "gem5 exited 134"),
+                                       ("FAKE_GEM5_FAIL_POLICY", "fatal: fake failure")])
+def test_a_gem5_that_dies_fails_the_live_run_cleanly(fake_gem5, tmp_path, monkeypatch, how, says):
+    """Mid-trace, or before it ever opened the pipe: the run is failed with gem5's error, nothing is left half
+    written, and no ingest is left waiting on the pipe."""
+    monkeypatch.setenv(how, "locked")
+    s = spec()
+    [o] = launch.launch([s], tmp_path, jobs=1, timeout=60, live=launch.Live())
+    assert o.status == "failed" and says in o.error
+    assert not (tmp_path / s.id).exists() and (tmp_path / f"{s.id}.failed.json").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_monitor_that_stops_reading_fails_the_run(fake_gem5, tmp_path, monkeypatch):
+    def broken(self, recs):
+        raise RuntimeError("the harness broke")
+
+    monkeypatch.setattr(live.Counting, "feed", broken)
+    s = spec()
+    [o] = launch.launch([s], tmp_path, jobs=1, timeout=60, live=launch.Live())
+    assert o.status == "failed" and "the harness broke" in o.error
+    assert not (tmp_path / s.id).exists()
