@@ -175,8 +175,15 @@ def page(results: list[SeedResult], figures: dict[str, list[str]], ms: list[RunM
                     f"(`cohtb seeds --seed {e.seed} --launch` records them).", ""]
             continue
         out += [point_table(res).markdown(), fairness_table(res).markdown()]
-        for name in figures.get(e.seed, []):
+        for i, name in enumerate(figures.get(e.seed, [])):
             out += [f"![seed {e.seed}](results/{name})", ""]
+            if i:   # a series figure
+                out += [textwrap.fill(
+                    "Top: ops per interval. Middle: the share of the lockref updates in each interval that took the "
+                    "spinlock (the workload's own count). Bottom: cache-line transfers per operation in each interval, "
+                    "from the coherence monitor's snapshots over simulated time (`cohtb launch --live` takes them "
+                    "while gem5 runs; for a run recorded to a file, the same counting of its event file, which gives "
+                    "the same numbers). The monitor's intervals start at the first traced event.", 100), ""]
         for p in res.points:
             pair = representative(p)
             if pair and p.point.base.sockets == max(q.point.base.sockets for q in res.points):

@@ -1,5 +1,6 @@
 """Figures of docs/results.md: per seed, simulated throughput of base and new with the repetitions' range
-beside the published speed-up; and seed 004's collapse as ops per interval over the window."""
+beside the published speed-up; and seed 004's collapse over the window: ops, locked share and the monitor's
+transfers per operation per interval."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from cohtb.experiments.reproduce import SeriesResult, interval_totals  # noqa: E402
+from cohtb.analysis.steady import series  # noqa: E402
+from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
+from cohtb.monitor import live  # noqa: E402
 from cohtb.experiments.seeds import REPETITIONS  # noqa: E402
 from cohtb.report.plots import DPI, MORE_COLOURS, POLICY_COLOURS  # noqa: E402
 from cohtb.report.results import SeedResult  # noqa: E402
@@ -71,30 +74,54 @@ def draw_seed(res: SeedResult):
 
 
 def draw_series(s: SeriesResult):
-    """Ops per interval over the window, one line per policy (mean over the repetitions, band: min-max),
-    with the intruder's first hold marked."""
-    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    """Over the window, one line per policy (mean over the repetitions, band: min-max), the intruder's first
+    hold marked: ops per interval (will-it-scale's total), the share of lockref updates that took the lock, and
+    the monitor's transfers per operation in each interval (its snapshots: cohtb/monitor/live.py)."""
+    fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
     for i, (policy, runs) in enumerate(s.runs.items()):
-        totals = [interval_totals(m) for m in runs]
-        totals = [t for t in totals if t]
-        if not totals:
+        got = [(m.run, series(m.run), live.of_run(m.run)) for m in runs]
+        got = [(r, w, mon) for r, w, mon in got if w]
+        if not got:
             continue
-        interval_us = totals[0][0]
-        n = min(len(t[1]) for t in totals)
-        rows = np.array([t[1][:n] for t in totals], dtype=float) / interval_us   # ops per simulated µs
-        t = (np.arange(rows.shape[1]) + 0.5) * interval_us
+        interval_us = got[0][1].interval_us
+        n = min(len(w.total) for _, w, _ in got)
+        ops = np.array([w.total[:n] for _, w, _ in got], dtype=float)
+        t = (np.arange(n) + 0.5) * interval_us
         colour = POLICY_COLOURS.get(policy, MORE_COLOURS[i % len(MORE_COLOURS)])
-        ax.plot(t, rows.mean(axis=0), color=colour, label=policy, marker="o", ms=3)
-        ax.fill_between(t, rows.min(axis=0), rows.max(axis=0), color=colour, alpha=0.2)
-    ax.axvline(s.series.event_at_us, color="#333333", ls=":", lw=1)
+
+        def band(axis, x, rows):
+            axis.plot(x, rows.mean(axis=0), color=colour, label=policy, marker="o", ms=3)
+            axis.fill_between(x, rows.min(axis=0), rows.max(axis=0), color=colour, alpha=0.2)
+
+        band(ax, t, ops / interval_us)   # ops per simulated µs
+        if all(w.locked for _, w, _ in got):
+            # a share of the lockref updates (a stat does a get and a put), not of the operations
+            per_op = [(r.manifest.workload.lockref_updates or 2 * r.ops) / max(r.ops, 1) for r, _, _ in got]
+            locked = np.array([w.locked[:n] for _, w, _ in got], dtype=float)
+            band(lx, t, locked / np.maximum(ops * np.array(per_op)[:, None], 1) * 100)
+        # The monitor's intervals start at the run's first traced event, which follows the traced region's start
+        # (thread 0's first operation in the window); each run's are placed at their own offset from it.
+        k = min(len(mon["intervals"]) for _, _, mon in got)
+        mon_ops = [np.interp((np.arange(k) + 0.5) * interval_us + (mon["origin_tick"] - r.manifest.roi.begin_tick) / 1e6,
+                             t, w.total[:n]) for r, w, mon in got]
+        transfers = np.array([[iv["transfers"] for iv in mon["intervals"][:k]] for _, _, mon in got], dtype=float)
+        offset = np.mean([(mon["origin_tick"] - r.manifest.roi.begin_tick) / 1e6 for r, _, mon in got])
+        band(tx, (np.arange(k) + 0.5) * interval_us + offset, transfers / np.maximum(np.array(mon_ops), 1))
+    for axis in (ax, lx, tx):
+        axis.axvline(s.series.event_at_us, color="#333333", ls=":", lw=1)
+        axis.set_ylim(bottom=0)
     ax.text(s.series.event_at_us, ax.get_ylim()[1], " the transient lock holder", va="top", fontsize=8)
-    ax.set_xlabel("µs into the window (simulated)")
-    ax.set_ylabel("operations per simulated µs, per interval")
-    ax.set_ylim(bottom=0)
+    ax.set_ylabel("ops per simulated µs")
+    lx.set_ylabel("updates that took\nthe lock (%)")
+    tx.set_ylabel("monitor: line transfers\nper operation")
+    tx.set_xlabel("µs into the window (simulated)")
     ax.legend(fontsize=8, title=f"policy ({REPETITIONS} repetitions: mean, min-max)", title_fontsize=8)
     ax.set_title(f"{s.series.label}: will-it-scale's total per interval "
                  f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
                  fontsize=10)
+    lx.set_title("the share of lockref updates that took the spinlock, per interval (the workload's count)", fontsize=9)
+    tx.set_title("cache-line transfers per operation, per interval (the monitor's snapshots over simulated time, from "
+                 "the traced region's start)", fontsize=9)
     return fig
 
 
