@@ -30,6 +30,8 @@ ap = argparse.ArgumentParser(description=__doc__)
 add_machine_args(ap)
 ap.add_argument("--cpu", choices=["timing", "o3"], default="timing")
 ap.add_argument("--max-seconds", type=float, default=1.0, help="simulated-time safety limit")
+ap.add_argument("--no-trace", action="store_true",
+                help="no ProtocolTrace and no TLB log: the untraced baseline of benchmarks/live_overhead.py")
 ap.add_argument("--binary", required=True)
 ap.add_argument("--out", required=True, help="run directory for roi.json and the workload's output")
 ap.add_argument("args", nargs=argparse.REMAINDER, help="workload arguments (after --)")
@@ -56,7 +58,8 @@ def on_work_begin():
     debug.flags["TLB"].disable()
     yield False
     roi["begin_tick"] = m5.curTick()
-    debug.flags["ProtocolTrace"].enable()
+    if not opts.no_trace:
+        debug.flags["ProtocolTrace"].enable()
     yield False
 
 
@@ -66,7 +69,8 @@ def on_work_end():
     yield False   # run on, untraced, so the workload can print its result and exit
 
 
-debug.flags["TLB"].enable()
+if not opts.no_trace:
+    debug.flags["TLB"].enable()
 simulator = Simulator(board=board, on_exit_event={ExitEvent.WORKBEGIN: on_work_begin(), ExitEvent.WORKEND: on_work_end()},
                       max_ticks=int(opts.max_seconds * 1e12))
 simulator.run()

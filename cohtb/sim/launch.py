@@ -153,7 +153,9 @@ def finished_run(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float,
         if socket_of_core != [c // spec.cores_per_socket for c in range(len(socket_of_core))]:
             raise CohtbError("gem5's cores are not numbered socket by socket: a live run's socket map was wrong")
     else:
+        t_ingest = time.monotonic()
         counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=pagemap)
+        counts["host_seconds"] = round(time.monotonic() - t_ingest, 2)
     fields = translate(workload["layout_map"], load_pagemap(pagemap) if pagemap else None, f"{spec.id}: layout map")
     if layout_how:
         fields = [replace(f, how=layout_how) for f in fields]

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Host time of one gem5 run three ways: untraced (no ProtocolTrace), traced to a file and counted afterwards
+(today's way: gem5 writes trace.gz, then the ingest and the monitor's replay), and live (gem5 writes into a
+pipe, the ingest and the Verilated monitor count while it runs). Needs gem5 (GEM5 or gem5.opt on PATH).
+
+    .venv/bin/python benchmarks/live_overhead.py [--sockets 8 --cores-per-socket 4] [--policy retry100]
+        [--window-us 200] [--repeat 1]
+
+The goal (issue 15): live costs no more than 1.3x an untraced run and no more than a traced-to-file run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from cohtb.analysis.analyse import analyse
+from cohtb.sim import gem5 as gem5_finder
+from cohtb.sim import launch, runs
+from cohtb.sim.plans import RunSpec
+from cohtb.sim.workloads import binary
+
+GOAL_VS_UNTRACED = 1.3
+
+
+def untraced(spec: RunSpec, gem5: Path, tmp: Path) -> float:
+    """The run's own gem5 command line with --no-trace and no debug file."""
+    cmd = [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", str(gem5_finder.CONFIG), "--no-trace",
+           "--sockets", str(spec.sockets), "--cores-per-socket", str(spec.cores_per_socket), "--cpu", spec.cpu,
+           "--binary", str(binary(spec.workload)), "--out", str(tmp), "--", *spec.workload_args()]
+    t0 = time.monotonic()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    seconds = time.monotonic() - t0
+    roi = json.loads((tmp / "roi.json").read_text())
+    if "roi_seconds" not in roi:
+        raise SystemExit(f"the untraced run never reached its work-end: {roi.get('exit_cause')}")
+    return seconds
+
+
+def recorded(spec: RunSpec, into: Path, live: launch.Live | None) -> tuple[float, Path]:
+    t0 = time.monotonic()
+    [o] = launch.launch([spec], into, jobs=1, live=live)
+    if o.status != "done":
+        raise SystemExit(f"{spec.id}: {o.error}")
+    return time.monotonic() - t0, into / spec.id
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sockets", type=int, default=8)
+    ap.add_argument("--cores-per-socket", type=int, default=4)
+    ap.add_argument("--workload", default="lockref")
+    ap.add_argument("--policy", default="retry100")
+    ap.add_argument("--layout", default="split")
+    ap.add_argument("--warmup-us", type=int, default=50)
+    ap.add_argument("--window-us", type=int, default=200)
+    ap.add_argument("--interval-us", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each way (the median is reported)")
+    args = ap.parse_args()
+    gem5 = gem5_finder.require()
+    spec = RunSpec(args.workload, args.policy, args.layout, args.sockets, args.cores_per_socket,
+                   warmup_us=args.warmup_us, window_us=args.window_us, interval_us=args.interval_us)
+    spec.validate()
+    times: dict[str, list[float]] = {"untraced": [], "file: gem5": [], "file: gem5 + ingest + replay": [], "live": []}
+    for k in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="cohtb-live-bench-") as tmp:
+            tmp = Path(tmp)
+            print(f"[{k + 1}/{args.repeat}] {spec.id}: untraced...", flush=True)
+            times["untraced"].append(untraced(spec, gem5, tmp / "untraced"))
+            print(f"[{k + 1}/{args.repeat}] traced to a file...", flush=True)
+            total, run_dir = recorded(spec, tmp / "file", None)
+            t0 = time.monotonic()
+            analyse(runs.load(run_dir), tmp / "counters.json")   # the monitor's replay of the event file
+            replay = time.monotonic() - t0
+            manifest = json.loads((run_dir / "manifest.json").read_text())
+            times["file: gem5"].append(total - manifest["ingest"]["host_seconds"])
+            times["file: gem5 + ingest + replay"].append(total + replay)
+            print(f"[{k + 1}/{args.repeat}] live...", flush=True)
+            live_s, live_dir = recorded(spec, tmp / "live", launch.Live())
+            times["live"].append(live_s)
+            events = json.loads((live_dir / "manifest.json").read_text())["ingest"]["events"]
+    base = statistics.median(times["untraced"])
+    print(f"\n{spec.id}: {events:,} events in the window; host seconds, median of {args.repeat}")
+    print(f"{'way':32s} {'seconds':>9s} {'/ untraced':>11s}")
+    for name, values in times.items():
+        m = statistics.median(values)
+        print(f"{name:32s} {m:9.1f} {m / base:10.2f}x")
+    live, filed = statistics.median(times["live"]), statistics.median(times["file: gem5 + ingest + replay"])
+    print(f"\nlive / untraced {live / base:.2f}x (goal <= {GOAL_VS_UNTRACED}x: {'met' if live / base <= GOAL_VS_UNTRACED else 'MISSED'}); "
+          f"live / traced to a file and counted {live / filed:.2f}x (goal <= 1: {'met' if live <= filed else 'MISSED'})")
+
+
+if __name__ == "__main__":
+    main()
