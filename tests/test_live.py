@@ -54,6 +54,8 @@ def test_a_live_run_counts_what_an_offline_replay_counts(fake_gem5, tmp_path):
     m = json.loads((run / "manifest.json").read_text())
     assert m["files"]["live"] == "live.json" and "trace" not in m["files"] and not (run / "trace.gz").exists()
     assert not list((run / "gem5").glob("trace*")), "the pipe is gone with the run's temporary name"
+    assert {p.name for p in run.iterdir()} == {"manifest.json", "events.cohtb", "pagemap.txt", "live.json", "gem5",
+                                               "workload.stdout", "roi.json"}
     doc = json.loads((run / "live.json").read_text())
     _, recs = ev.read_all(run / "events.cohtb")
     assert len(recs) == m["ingest"]["events"] == doc["events"] > 0

@@ -67,7 +67,7 @@ def start_live(spec: RunSpec, tmp: Path, live: Live):
     cores = spec.sockets * spec.cores_per_socket
     variant, _ = ondemand.config_for(cores, spec.sockets)
     (tmp / "gem5").mkdir(exist_ok=True)
-    cmd = ingest.command(tmp / "gem5" / "trace.pipe", tmp / "events.cohtb", tmp,
+    cmd = ingest.command(tmp / "gem5" / "trace.pipe", tmp / "events.cohtb", tmp / "gem5",
                          [c // spec.cores_per_socket for c in range(cores)], {"run": spec.id, "trace": "live"},
                          pagemap=None if spec.kernel else tmp / "pagemap.txt")
     if live.keep_trace:
@@ -109,7 +109,8 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
             raise CohtbError(first or f"gem5 exited {rc}:\n{tail(tmp / 'gem5' / 'simerr.txt') or proc.stderr[-3000:]}")
         if session:
             counts, series = session.finish()
-            session.fifo.unlink()   # a run directory holds files only
+            session.fifo.unlink()   # a run directory holds files only, and only the run's
+            (tmp / "gem5" / "sockets").unlink()
             write_json_atomic(tmp / "ingest.json", counts)
             write_json_atomic(tmp / "live.json", {"variant": session.variant, "regions": [], **series.to_json()})
             session = None
@@ -150,6 +151,7 @@ def finished_run(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float,
     socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
     if (tmp / "ingest.json").exists():   # a live run: ingested while gem5 ran, with the spec's socket map
         counts = json.loads((tmp / "ingest.json").read_text())
+        (tmp / "ingest.json").unlink()   # now in the manifest
         if socket_of_core != [c // spec.cores_per_socket for c in range(len(socket_of_core))]:
             raise CohtbError("gem5's cores are not numbered socket by socket: a live run's socket map was wrong")
     else:
