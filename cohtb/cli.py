@@ -419,10 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "(stat(2) or open/close of one tmpfs file; kernels and boot checkpoints are built and cached first)")
     la.add_argument("--kernel", help="with --fs: comma-separated kernel variants (`cohtb kernel list`)")
     la.add_argument("--op", choices=["stat", "open_close"], default="stat", help="with --fs: the guest benchmark's operation")
-    la.add_argument("--dentry-line-offset", default="any",
+    la.add_argument("--dentry-line-offset", default="0",
                     help="with --fs: comma-separated byte offsets (0, 8 .. 56) of the file's dentry in its cache line, or "
-                         "any (default: where the allocator puts it); a 184-byte dentry's fields fall on other lines "
-                         "at each")
+                         "any: where the allocator puts it (default 0: at a line start, as pahole draws it; a 184-byte "
+                         "dentry's fields fall on other lines at each offset, a 192-byte one always starts a line)")
     la.add_argument("--repetitions", type=int, default=0, help="with --fs: seeds 1..N (perturbed starts); 0: --seed only")
     la.add_argument("--skew-ns", type=int, default=0, help="largest start skew with a seed (0: the workload's default)")
     la.add_argument("--policy", default="locked", help="comma-separated policies (with --workload)")

@@ -253,10 +253,10 @@ E004FS = Experiment(
     # A 184-byte dentry (pre611) starts at any 8-byte offset of a line, and which fields share d_lockref's line
     # depends on it; a 192-byte one (stock-6.12) always starts a line. The first point puts the pre611 dentry at
     # a line start, as pahole draws it and the seed describes (the inline name's tail, d_op, d_sb, d_time and
-    # d_fsdata on d_lockref's line); the second leaves it where the guest's allocator puts it. docs/fs.md has
-    # the other six offsets.
+    # d_fsdata on d_lockref's line), and stock-6.12's the same way (it is there anyway: the pads are the
+    # control); the second leaves both where the guest's allocator puts them. docs/fs.md has the other offsets.
     points=(Point("8 sockets, Linux 6.12, the pre611 dentry at a line start (as pahole draws it)",
-                  full_system("pre611", 8, dentry_line_offset=0), full_system("stock-6.12", 8),
+                  full_system("pre611", 8, dentry_line_offset=0), full_system("stock-6.12", 8, dentry_line_offset=0),
                   E004.points[0].published),
             Point("8 sockets, Linux 6.12, the pre611 dentry where the allocator put it",
                   full_system("pre611", 8), full_system("stock-6.12", 8), E004.points[0].published)),
