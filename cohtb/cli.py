@@ -220,15 +220,24 @@ def cmd_synth(args: argparse.Namespace) -> int:
         from cohtb.atomic import write_json_atomic
         from cohtb.monitor import ecp5
 
-        reports = ecp5.place_and_route(args.variant, args.freq, tuple(args.seed or [1]), args.device, args.package,
-                                       Path(args.keep) if args.keep else None,
-                                       progress=lambda s: print(s, flush=True))
-        if args.json:
-            write_json_atomic(Path(args.json), {"reports": [r.to_json() for r in reports]})
-        missed = [r.seed for r in reports if not r.meets]
+        out = Path(args.json) if args.json else None
+        if out:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        done: list = []
+
+        def keep(report) -> None:   # each seed's report is written as it comes: a later failure loses none
+            done.append(report)
+            if out:
+                write_json_atomic(out, {"reports": [r.to_json() for r in done]})
+
+        ecp5.place_and_route(args.variant, args.freq, tuple(dict.fromkeys(args.seed or [1])), args.device, args.package,
+                             Path(args.keep) if args.keep else None, progress=lambda s: print(s, flush=True),
+                             on_report=keep)
+        missed = [r for r in done if not r.meets]
         if missed:
             print(f"cohtb synth: the {args.variant} monitor misses {args.freq:g} MHz (seed{'s' if len(missed) > 1 else ''} "
-                  f"{', '.join(map(str, missed))}); critical path: {'; '.join(reports[0].critical_path)}")
+                  f"{', '.join(str(r.seed) for r in missed)}); critical path of seed {missed[0].seed}: "
+                  f"{'; '.join(missed[0].critical_path)}")
             return 1
         return 0
     from cohtb.monitor import synth
@@ -253,8 +262,8 @@ def cmd_native(args: argparse.Namespace) -> int:
 
 
 def offset_list(text: str) -> tuple[int | None, ...]:
-    out = []
-    for part in text.split(","):
+    out: list[int | None] = []
+    for part in dict.fromkeys(text.split(",")):   # each once
         if part == "any":
             out.append(None)
         elif part.isdigit() and int(part) % 8 == 0 and int(part) < 64:

@@ -41,6 +41,18 @@ def write_trace(outdir: str, text: list[str]) -> None:
             f.writelines(text[:len(text) // 2])
             f.write("  12345 0 L1Cache")   # cut mid-line
         sys.exit(134)
+    if os.environ.get("FAKE_GEM5_BAD_LINE"):   # a line the ingest refuses; then, like gem5 (which ignores
+        try:                                    # SIGPIPE), simulate on as if nothing had happened
+            with open(path, "w") as f:
+                f.write("this is not a ProtocolTrace line\n")
+                f.flush()
+                for _ in range(300):
+                    time.sleep(0.1)
+                    f.writelines(text)
+                    f.flush()
+        except BrokenPipeError:
+            time.sleep(60)
+        sys.exit(0)
     with (gzip.open(path, "wt") if name.endswith(".gz") else open(path, "w")) as f:
         f.writelines(text)
 

@@ -86,6 +86,19 @@ def test_a_gem5_that_dies_fails_the_live_run_cleanly(fake_gem5, tmp_path, monkey
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_an_ingest_that_refuses_the_trace_stops_gem5_and_says_why(fake_gem5, tmp_path, monkeypatch):
+    """gem5 ignores SIGPIPE and would simulate on into a pipe nobody reads: the run stops it at once."""
+    import time
+
+    monkeypatch.setenv("FAKE_GEM5_BAD_LINE", "1")
+    s = spec()
+    t0 = time.monotonic()
+    [o] = launch.launch([s], tmp_path, jobs=1, timeout=120, live=launch.Live())
+    assert o.status == "failed" and "not a ProtocolTrace line" in o.error and "gem5 stopped" in o.error
+    assert time.monotonic() - t0 < 20
+    assert not (tmp_path / s.id).exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
 def test_a_monitor_that_stops_reading_fails_the_run(fake_gem5, tmp_path, monkeypatch):
     def broken(self, recs):
         raise RuntimeError("the harness broke")

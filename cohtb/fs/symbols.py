@@ -4,7 +4,8 @@ The layout map names the fields of the objects the guest reports (the file's den
 inode); every other line the trace shows is the kernel's too. Those in the kernel image -- globals such as
 locks, counters, seqcounts -- are named here from the vmlinux's symbol table, placed in physical memory by
 its program headers (gem5 loads vmlinux at the physical addresses they give). Slab objects and the per-CPU
-areas are allocated at boot and have no symbol: they stay unnamed."""
+areas are allocated at boot and have no symbol: they stay unnamed, as do the __init pages (freed after boot
+and reused by the allocators)."""
 
 from __future__ import annotations
 
@@ -49,12 +50,18 @@ def data_symbols(vmlinux: Path) -> list[Symbol]:
     """The image's data objects with their physical addresses, sorted. Per-CPU variables (addresses from 0,
     a template copied at boot) fall in no loaded segment's kernel range and are left out."""
     segs = [s for s in load_segments(vmlinux) if s[0] >= 0xffffffff80000000]
+    text = _run(["nm", "-S", "--defined-only", str(vmlinux)])
+    # __init data is freed after boot and its pages handed to the allocators: a name there would be wrong
+    marks = {n: int(a, 16) for a, n in re.findall(r"^([0-9a-f]+) \S (__init_begin|__init_end)$", text, re.M)}
+    init = (marks.get("__init_begin", 0), marks.get("__init_end", 0))
     out = []
-    for line in _run(["nm", "-S", "--defined-only", str(vmlinux)]).splitlines():
+    for line in text.splitlines():
         m = re.fullmatch(r"([0-9a-f]+) ([0-9a-f]+) (\S) (\S+)", line.strip())
         if not m or m.group(3) not in DATA_TYPES:
             continue
         vaddr, size = int(m.group(1), 16), int(m.group(2), 16)
+        if init[0] <= vaddr < init[1]:
+            continue
         for v, p, n in segs:
             if v <= vaddr < v + n:
                 out.append(Symbol(p + vaddr - v, size, m.group(4)))

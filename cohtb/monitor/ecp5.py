@@ -9,12 +9,10 @@ A flow fails on a latch, on a design that does not fit and, after reporting, on 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +21,6 @@ from cohtb.monitor.synth import checked_sources, yosys_cells
 from cohtb.toolchain import find_tool
 
 DEVICES = {"85k": "LFE5U-85F", "45k": "LFE5U-45F", "25k": "LFE5U-25F"}
-# What the device has of each resource nextpnr reports (its own "available" is what the report uses).
-RESOURCES = ("TRELLIS_COMB", "TRELLIS_FF", "TRELLIS_RAMW", "DP16KD", "TRELLIS_IO", "MULT18X18D")
 
 
 @dataclass
@@ -140,8 +136,9 @@ def route(netlist: Path, freq_mhz: float, seed: int, device: str, package: str) 
 
 def place_and_route(variant: str = "default", freq_mhz: float = 125.0, seeds: tuple[int, ...] = (1,),
                     device: str = "85k", package: str = "CABGA381", keep: Path | None = None,
-                    progress=print) -> list[Ecp5Report]:
-    """Synthesis once, then one nextpnr run per seed. keep: a directory for the netlist, logs and reports."""
+                    progress=print, on_report=lambda r: None) -> list[Ecp5Report]:
+    """Synthesis once, then one nextpnr run per seed (on_report(r) as each is done). keep: a directory for the
+    netlist, logs and reports."""
     if device not in DEVICES:
         raise CohtbError(f"--device {device}: one of {', '.join(DEVICES)}")
     with tempfile.TemporaryDirectory(prefix="cohtb-ecp5-") as tmp:
@@ -159,4 +156,5 @@ def place_and_route(variant: str = "default", freq_mhz: float = 125.0, seeds: tu
             r = Ecp5Report(variant, device, package, freq_mhz, seed, cells, util, fmax, path, synth_s, pnr_s)
             progress("  " + r.summary())
             reports.append(r)
+            on_report(r)
     return reports

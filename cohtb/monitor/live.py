@@ -32,7 +32,7 @@ class Series:
 
     interval_ticks: int
     origin_tick: int | None = None
-    ends: list[int] = field(default_factory=list)          # the tick each snapshot was taken at
+    ends: list[int] = field(default_factory=list)          # each interval's end tick (the last: where it would end)
     snapshots: list[Counters] = field(default_factory=list)
     events: int = 0
 
@@ -138,13 +138,19 @@ class LiveIngest:
         self.error: BaseException | None = None
         self.result: Series | None = None
         self.thread: threading.Thread | None = None
+        self._output: tuple[str, str] | None = None
 
     def start(self) -> None:
         os.mkfifo(self.fifo)
         r, w = os.pipe()
-        self.proc = subprocess.Popen([*self.ingest_cmd, "--tee", f"/dev/fd/{w}"], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, pass_fds=(w,))
-        os.close(w)
+        try:
+            self.proc = subprocess.Popen([*self.ingest_cmd, "--tee", f"/dev/fd/{w}"], stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True, pass_fds=(w,))
+        except OSError:
+            os.close(r)
+            raise
+        finally:
+            os.close(w)   # the ingest's copy is the only writer left: its exit is the thread's end of input
         self.thread = threading.Thread(target=self._count, args=(r,), daemon=True)
         self.thread.start()
 
@@ -169,41 +175,63 @@ class LiveIngest:
             if counting is None:
                 counting = Counting(self.variant, self.regions(), self.interval_ticks)
             self.result = counting.finish()
-        except BaseException as e:   # reported by finish(); the pipe is closed, so the ingest stops too
+        except BaseException as e:   # reported by failure()/finish(); the pipe is closed, so the ingest stops too
             self.error = e
+
+    def failure(self) -> str | None:
+        """While gem5 runs: why the live side has stopped, if it has. gem5 ignores SIGPIPE, so it would write on
+        into a pipe nobody reads until its end: the caller stops it."""
+        if self.error is not None:
+            return f"the live monitor failed: {self.error}"
+        if self.proc is not None and self.proc.poll() not in (None, 0):
+            return self._ingest_error()
+        return None
 
     def finish(self, timeout: float = 600) -> tuple[dict, Series]:
         """After gem5 ended well: the ingest's counts and the series; CohtbError if either side failed."""
         import json
 
-        out, err = self._wait(timeout)
+        out, _ = self._collect(timeout)
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise CohtbError("the live monitor did not finish counting after the ingest ended")
         if self.error is not None:
             raise CohtbError(f"the live monitor failed: {self.error}")
         if self.proc.returncode != 0:
-            raise CohtbError(err.strip().removeprefix("cohtb-ingest: ") or f"cohtb-ingest exited {self.proc.returncode}")
+            raise CohtbError(self._ingest_error())
         assert self.result is not None
         return json.loads(out), self.result
 
     def abort(self) -> str | None:
-        """After gem5 failed (perhaps before it opened the pipe): both sides stopped; the monitor's own error, if
-        it failed first (gem5 then died of the closed pipe)."""
-        if self.proc and self.proc.poll() is None:
-            try:   # an ingest still waiting to open the pipe: a writer that comes and goes is its end of input
+        """After gem5 failed (perhaps before it opened the pipe): both sides stopped; the live side's own error,
+        if it failed first, else None."""
+        import time
+
+        deadline = time.monotonic() + 30
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            try:   # an ingest waiting to open the pipe: a writer that comes and goes is its end of input
                 os.close(os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK))
-            except OSError:
-                pass
+                break
+            except OSError:   # ENXIO: the ingest has not opened it yet
+                time.sleep(0.05)
         try:
-            self._wait(30)
+            self._collect(30)
         except CohtbError:
-            self.proc.kill()
+            pass
+        self.thread.join(30)
         return f"the live monitor failed: {self.error}" if self.error is not None else None
 
-    def _wait(self, timeout: float) -> tuple[str, str]:
-        assert self.proc is not None and self.thread is not None
-        try:
-            out, err = self.proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise CohtbError("the live ingest did not end after gem5 did") from None
-        self.thread.join(timeout)
-        return out, err
+    def _ingest_error(self) -> str:
+        _, err = self._collect(30)
+        return err.strip().removeprefix("cohtb-ingest: ") or f"cohtb-ingest exited {self.proc.returncode}"
+
+    def _collect(self, timeout: float) -> tuple[str, str]:
+        """The ingest's stdout and stderr once it has ended (killed after `timeout`)."""
+        if self._output is None:
+            try:
+                self._output = self.proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self._output = self.proc.communicate()
+                raise CohtbError("the live ingest did not end after gem5 did") from None
+        return self._output

@@ -80,7 +80,7 @@ def draw_series(s: SeriesResult):
     fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
     for i, (policy, runs) in enumerate(s.runs.items()):
         got = [(m.run, series(m.run), live.of_run(m.run)) for m in runs]
-        got = [(r, w, mon) for r, w, mon in got if w]
+        got = [(r, w, mon) for r, w, mon in got if w and mon["origin_tick"] is not None]
         if not got:
             continue
         interval_us = got[0][1].interval_us
@@ -101,7 +101,7 @@ def draw_series(s: SeriesResult):
             band(lx, t, locked / np.maximum(ops * np.array(per_op)[:, None], 1) * 100)
         # The monitor's intervals start at the run's first traced event, which follows the traced region's start
         # (thread 0's first operation in the window); each run's are placed at their own offset from it.
-        k = min(len(mon["intervals"]) for _, _, mon in got)
+        k = min(len(mon["intervals"]) for _, _, mon in got) - 1   # the last interval is partial: left out
         mon_ops = [np.interp((np.arange(k) + 0.5) * interval_us + (mon["origin_tick"] - r.manifest.roi.begin_tick) / 1e6,
                              t, w.total[:n]) for r, w, mon in got]
         transfers = np.array([[iv["transfers"] for iv in mon["intervals"][:k]] for _, _, mon in got], dtype=float)

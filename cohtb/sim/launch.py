@@ -98,17 +98,19 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
         if live:
             session = start_live(spec, tmp, live)
             cmd = ["--debug-file=trace.pipe" if a == "--debug-file=trace.gz" else a for a in cmd]
-        try:   # on timeout, subprocess.run kills gem5 (a single process) before raising
-            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
-            rc = proc.returncode
-        except subprocess.TimeoutExpired:
-            raise CohtbError(f"gem5 ran past the {timeout:.0f} s timeout") from None
+        rc, stderr = run_gem5(cmd, timeout, session)
         if rc != 0:
             first = session.abort() if session else None   # a monitor that failed first took gem5 down with it
             session = None
-            raise CohtbError(first or f"gem5 exited {rc}:\n{tail(tmp / 'gem5' / 'simerr.txt') or proc.stderr[-3000:]}")
+            raise CohtbError(first or f"gem5 exited {rc}:\n{tail(tmp / 'gem5' / 'simerr.txt') or stderr[-3000:]}")
         if session:
-            counts, series = session.finish()
+            try:
+                counts, series = session.finish()
+            except CohtbError:
+                roi_error = json.loads((tmp / "roi.json").read_text()).get("error") if (tmp / "roi.json").exists() else None
+                if roi_error:   # nothing traced because of it: say that, not what the ingest made of no trace
+                    raise CohtbError(f"{spec.id}: {roi_error}") from None
+                raise
             session.fifo.unlink()   # a run directory holds files only, and only the run's
             (tmp / "gem5" / "sockets").unlink()
             write_json_atomic(tmp / "ingest.json", counts)
@@ -134,6 +136,32 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
             session.abort()
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_gem5(cmd: list[str], timeout: float, session=None) -> tuple[int, str]:
+    """gem5's exit status and stderr. A live run's gem5 is stopped as soon as its live side fails: gem5 ignores
+    SIGPIPE and would simulate on, writing into a pipe nobody reads."""
+    if session is None:
+        try:   # on timeout, subprocess.run kills gem5 (a single process) before raising
+            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CohtbError(f"gem5 ran past the {timeout:.0f} s timeout") from None
+        return proc.returncode, proc.stderr
+    deadline = time.monotonic() + timeout
+    with tempfile.TemporaryFile("w+") as err:   # a file, not a pipe: nothing to drain while polling
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        while True:
+            try:
+                rc = proc.wait(timeout=1)
+                break
+            except subprocess.TimeoutExpired:
+                why = session.failure()
+                if why or time.monotonic() > deadline:
+                    proc.kill()
+                    proc.wait()
+                    raise CohtbError(why + " (gem5 stopped)" if why else f"gem5 ran past the {timeout:.0f} s timeout")
+        err.seek(0)
+        return rc, err.read()
 
 
 def gem5_record(cmd: list[str], tmp: Path, t0: float, roi: dict) -> dict:
@@ -241,6 +269,11 @@ def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeou
     runs_dir.mkdir(parents=True, exist_ok=True)
     workers = jobs or os.cpu_count() or 1
     todo = [s for s in specs if not (runs_dir / s.id / "manifest.json").exists()]
+    if live:   # build each monitor a live run needs once, here, not in parallel inside the runs
+        from cohtb.monitor import ondemand, rtl
+
+        for cores, sockets in sorted({(s.sockets * s.cores_per_socket, s.sockets) for s in todo}):
+            rtl._library(ondemand.config_for(cores, sockets)[0])
     fs_ready = prepare_full_system([s for s in todo if s.kernel], gem5, timeout, workers)
     progress = Progress(len(specs))
     outcomes = []

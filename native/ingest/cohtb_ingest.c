@@ -23,6 +23,7 @@
  * Prints counts as JSON on stdout. On any error: a message naming the line, exit 1, no output file. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,14 +125,14 @@ static mode_t current_umask(void) {
 static uint8_t socket_of[COHTB_MAX_CORES];
 /* Where the records go: straight after the header in the output when the cores are known up front, else
  * (--cores-from-trace) a temporary file copied behind the header once the trace has shown them. */
-static FILE *body, *tee;
+static FILE *body, *tee_out;
 static uint64_t nrec, kept[COHTB_NUM_KINDS], first_tick = UINT64_MAX, last_tick;
 
 static void emit(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, int kind, uint16_t l1_state) {
   struct cohtb_record r = {.tick = tick, .line = line, .core = (uint16_t)core, .socket = socket_of[core],
                            .kind = (uint8_t)kind, .l1_state = l1_state};
   if (fwrite(&r, sizeof r, 1, body) != 1) fail(lineno, "write failed: %s", strerror(errno));
-  if (tee && fwrite(&r, sizeof r, 1, tee) != 1)
+  if (tee_out && fwrite(&r, sizeof r, 1, tee_out) != 1)
     fail(lineno, "the live monitor stopped reading its records (--tee): %s", strerror(errno));
   kept[kind]++;
   nrec++;
@@ -224,9 +225,17 @@ int main(int argc, char **argv) {
   }
   int line_shift = __builtin_ctzl(line_size);
 
-  gzFile in = strcmp(argv[1], "-") ? gzopen(argv[1], "rb") : gzdopen(dup(0), "rb");
-  if (!in) fail(0, "cannot open: %s", strerror(errno));
-  gzbuffer(in, 1 << 20);
+  /* A named pipe (a live run's) is read as it comes, with plain read()s: gzread waits for a whole chunk,
+   * which would hold a live monitor, and a refused line, back by megabytes. gem5 writes plain text there. */
+  int pipe_fd = -1;
+  struct stat st_in;
+  if (strcmp(argv[1], "-") && stat(argv[1], &st_in) == 0 && S_ISFIFO(st_in.st_mode)) {
+    pipe_fd = open(argv[1], O_RDONLY);
+    if (pipe_fd < 0) fail(0, "cannot open: %s", strerror(errno));
+  }
+  gzFile in = pipe_fd >= 0 ? NULL : strcmp(argv[1], "-") ? gzopen(argv[1], "rb") : gzdopen(dup(0), "rb");
+  if (!in && pipe_fd < 0) fail(0, "cannot open: %s", strerror(errno));
+  if (in) gzbuffer(in, 1 << 20);
   FILE *out = NULL;
   long sockets = 0;
   if (cores_from_trace) {
@@ -249,10 +258,10 @@ int main(int argc, char **argv) {
 
   if (tee_path) {
     signal(SIGPIPE, SIG_IGN);   /* a reader gone: EPIPE and a message, not a silent death */
-    tee = fopen(tee_path, "wb");
-    if (!tee) fail(0, "cannot open --tee %s: %s", tee_path, strerror(errno));
+    tee_out = fopen(tee_path, "wb");
+    if (!tee_out) fail(0, "cannot open --tee %s: %s", tee_path, strerror(errno));
     static char tbuf[1 << 16];
-    setvbuf(tee, tbuf, _IOFBF, sizeof tbuf);
+    setvbuf(tee_out, tbuf, _IOFBF, sizeof tbuf);
   }
   gzFile copy = NULL;
   if (copy_path) {
@@ -283,13 +292,22 @@ int main(int argc, char **argv) {
         have -= pos;
         pos = 0;
         if (have == sizeof chunk - 1) fail(lineno + 1, "line longer than 4 MB: not a ProtocolTrace");
-        int got = gzread(in, chunk + have, (unsigned)(sizeof chunk - 1 - have));
-        if (got <= 0) {
-          int err;
-          const char *why = gzerror(in, &err);
-          if (err != Z_OK && err != Z_STREAM_END)
-            fail(lineno + 1, "read error (truncated or corrupt compressed trace?): %s", why);
-          at_eof = 1;
+        int got;
+        if (pipe_fd >= 0) {
+          ssize_t r;
+          do r = read(pipe_fd, chunk + have, sizeof chunk - 1 - have); while (r < 0 && errno == EINTR);
+          if (r < 0) fail(lineno + 1, "read error: %s", strerror(errno));
+          got = (int)r;
+          if (got == 0) at_eof = 1;
+        } else {
+          got = gzread(in, chunk + have, (unsigned)(sizeof chunk - 1 - have));
+          if (got <= 0) {
+            int err;
+            const char *why = gzerror(in, &err);
+            if (err != Z_OK && err != Z_STREAM_END)
+              fail(lineno + 1, "read error (truncated or corrupt compressed trace?): %s", why);
+            at_eof = 1;
+          }
         }
         if (got < 0) got = 0;
         if (copy && got > 0 && gzwrite(copy, chunk + have, (unsigned)got) != got)
@@ -375,11 +393,15 @@ int main(int argc, char **argv) {
       else no_copy++;
     } else ignored++;
   }
-  int gzerr;
-  const char *msg = gzerror(in, &gzerr);
-  if (gzerr != Z_OK && gzerr != Z_STREAM_END) fail(lineno + 1, "read error (truncated or corrupt compressed trace?): %s", msg);
-  if (!gzeof(in)) fail(lineno + 1, "read stopped before the end of the input");
-  gzclose(in);
+  if (in) {
+    int gzerr;
+    const char *msg = gzerror(in, &gzerr);
+    if (gzerr != Z_OK && gzerr != Z_STREAM_END) fail(lineno + 1, "read error (truncated or corrupt compressed trace?): %s", msg);
+    if (!gzeof(in)) fail(lineno + 1, "read stopped before the end of the input");
+    gzclose(in);
+  } else {
+    close(pipe_fd);
+  }
   if (lineno == 0) fail(0, "empty trace (no lines)");
   if (l1 == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
 
@@ -403,7 +425,7 @@ int main(int argc, char **argv) {
     if (fclose(pagemap) || rename(map_tmp_path, pagemap_path) != 0) fail(0, "writing %s failed: %s", pagemap_path, strerror(errno));
     map_tmp_path[0] = 0;
   }
-  if (tee && fclose(tee) != 0) fail(0, "the live monitor stopped reading its records (--tee): %s", strerror(errno));
+  if (tee_out && fclose(tee_out) != 0) fail(0, "the live monitor stopped reading its records (--tee): %s", strerror(errno));
   if (copy) {
     if (gzclose(copy) != Z_OK || rename(copy_tmp_path, copy_path) != 0) fail(0, "writing %s failed", copy_path);
     copy_tmp_path[0] = 0;

@@ -33,7 +33,7 @@ struct flag {
   const char **choices; /* NULL-terminated, or NULL for a number, or FLAG_TEXT for any text */
   const char *value;  /* default, then the parsed text */
 };
-static const char *FLAG_TEXT[] = {NULL};   /* no choices listed: any text (a path) */
+static const char *FLAG_TEXT[] __attribute__((unused)) = {NULL};   /* no choices listed: any text (a path) */
 
 /* The flags every workload has, in one wording. */
 #define FLAG_THREADS {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"}
