@@ -255,10 +255,10 @@ E004FS = Experiment(
     # a line start, as pahole draws it and the seed describes (the inline name's tail, d_op, d_sb, d_time and
     # d_fsdata on d_lockref's line), and stock-6.12's the same way (it is there anyway: the pads are the
     # control); the second leaves both where the guest's allocator puts them. docs/fs.md has the other offsets.
-    points=(Point("8 sockets, Linux 6.12, the pre611 dentry at a line start (as pahole draws it)",
+    points=(Point("8 sockets, the dentry at a line start (as pahole draws it)",
                   full_system("pre611", 8, dentry_line_offset=0), full_system("stock-6.12", 8, dentry_line_offset=0),
                   E004.points[0].published),
-            Point("8 sockets, Linux 6.12, the pre611 dentry where the allocator put it",
+            Point("8 sockets, the dentry where the allocator put it",
                   full_system("pre611", 8), full_system("stock-6.12", 8), E004.points[0].published)),
 )
 

@@ -46,7 +46,7 @@ def draw_seed(res: SeedResult):
     labels, sim, sim_lo, sim_hi, pub = [], [], [], [], []
     for p in points:
         for pb in p.point.published:
-            labels.append(f"{p.point.label}\n{pb.configuration}")
+            labels.append(textwrap.fill(f"{p.point.label}: {pb.configuration}", 34))
             sim.append(p.ratio.mean)
             sim_lo.append(p.ratio.mean - p.ratio.lo)
             sim_hi.append(p.ratio.hi - p.ratio.mean)
@@ -61,14 +61,18 @@ def draw_seed(res: SeedResult):
     bx.set_xlim(lo, hi)
     steps = ([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50] if hi / lo > 4 else
              [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 4])   # few enough not to collide
-    bx.set_xticks([v for v in steps if lo <= v <= hi])
+    ticks: list[float] = []
+    for v in (v for v in steps if lo <= v <= hi):   # thinned: at least a seventh of the axis apart
+        if not ticks or np.log(v / ticks[-1]) > np.log(hi / lo) / 7:
+            ticks.append(v)
+    bx.set_xticks(ticks)
     bx.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     bx.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
     bx.set_yticks(y, labels, fontsize=7)
     bx.invert_yaxis()
     bx.set_xlabel(f"speed-up {e.new_name} / {e.base_name} (log)")
     bx.set_title("Speed-up: simulated vs published", fontsize=10)
-    bx.legend(fontsize=8, loc="best")
+    bx.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)   # below: never over a marker
     fig.suptitle(f"Seed {e.seed}: {e.title}", fontsize=11)
     return fig
 
