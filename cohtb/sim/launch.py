@@ -119,7 +119,8 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
         roi = json.loads((tmp / "roi.json").read_text()) if (tmp / "roi.json").exists() else {}
         if "roi_seconds" not in roi:
             raise CohtbError(f"the workload never reached work-end (gem5 exit: {roi.get('exit_cause', 'unknown')}):\n"
-                             f"{tail(tmp / 'workload.stderr')}\n{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
+                             f"{tail(tmp / 'workload.stderr') or tail(tmp / 'gem5' / 'workload.stderr')}\n"
+                             f"{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         write_json_atomic(tmp / "manifest.json", finish(tmp, roi, cmd, t0))
         if final.exists():

@@ -88,7 +88,11 @@ static int pad_dentries(const char *dir, int want) {
     uint64_t size = 0;
     snprintf(pad, sizeof pad, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
     int fd = open(pad, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) { fprintf(stderr, "stat_file: cannot create %s: %s\n", pad, strerror(errno)); return -1; }
+    if (fd < 0) {
+      fprintf(stderr, "stat_file: cannot create %s: %s\n", pad, strerror(errno));
+      unlink_pads(dir, i);
+      return -1;
+    }
     close(fd);
     uint64_t addr = reported_dentry(strrchr(pad, '/') + 1, &size);
     if (!addr) {
@@ -148,7 +152,7 @@ int main(int argc, char **argv) {
   if (fd < 0) { fprintf(stderr, "stat_file: cannot create %s: %s\n", path, strerror(errno)); return 3; }
   close(fd);
   uint64_t dentry_size = 0, dentry = want >= 0 ? reported_dentry(strrchr(path, '/') + 1, &dentry_size) : 0;
-  if (want >= 0 && dentry % 64 != (uint64_t)want) {
+  if (want >= 0 && (!dentry || dentry % 64 != (uint64_t)want)) {
     fprintf(stderr, "stat_file: --dentry-line-offset %d: the file's dentry came at %#lx (offset %lu), not in the "
                     "slab slot after the last pad\n", want, (unsigned long)dentry, (unsigned long)(dentry % 64));
     unlink(path);
@@ -159,7 +163,9 @@ int main(int argc, char **argv) {
   /* Thread 0 (this one) moves to CPU 0 and then allows every CPU again: the threads it creates inherit the
    * full mask, start on idle CPUs and move to their own as their first act (bench.h). Neither a thread that
    * spins at the start gate on this thread's CPU (which holds it until the scheduler's tick, 10 ms in the
-   * guest) nor one that inherited CPU 0 alone and waits for it. */
+   * guest) nor one that inherited CPU 0 alone and waits for it. (The pads and the file come first, from the
+   * slab of the CPU the shell started this on: CPU 0's holds objects freed at boot, handed out last-freed
+   * first, and a pad's successor is no longer the next object in memory.) */
   cpu_set_t every;
   if (sched_getaffinity(0, sizeof every, &every) == 0 && pin_thread(pthread_self(), 0))
     sched_setaffinity(0, sizeof every, &every);
