@@ -122,6 +122,16 @@ static mode_t current_umask(void) {
   return m;
 }
 
+/* A file beside `final`, under a temporary name kept in tmp (fail() removes it), with the usual mode: renamed
+ * to `final` once whole, so nothing half-written is ever seen under that name. */
+static int create_temp(const char *final, char *tmp, size_t n) {
+  snprintf(tmp, n, "%s.XXXXXX", final);
+  int fd = mkstemp(tmp);
+  if (fd < 0) { tmp[0] = 0; fail(0, "cannot create %s: %s", final, strerror(errno)); }
+  fchmod(fd, 0644 & ~current_umask());
+  return fd;
+}
+
 static uint8_t socket_of[COHTB_MAX_CORES];
 /* Where the records go: straight after the header in the output when the cores are known up front, else
  * (--cores-from-trace) a temporary file copied behind the header once the trace has shown them. */
@@ -155,11 +165,7 @@ static long count_sockets(long cores) {
 
 /* The output, under a temporary name, with its header (docs/event-format.md); num_records is patched at the end. */
 static FILE *open_output(const char *out_path, long cores, long sockets, long line_size, const char *source) {
-  snprintf(tmp_path, sizeof tmp_path, "%s.XXXXXX", out_path);
-  int fd = mkstemp(tmp_path);
-  if (fd < 0) { tmp_path[0] = 0; fail(0, "cannot create %s: %s", out_path, strerror(errno)); }
-  fchmod(fd, 0644 & ~current_umask());
-  FILE *out = fdopen(fd, "wb");
+  FILE *out = fdopen(create_temp(out_path, tmp_path, sizeof tmp_path), "wb");
   static char obuf[1 << 20];
   setvbuf(out, obuf, _IOFBF, sizeof obuf);
   size_t src_len = strlen(source);
@@ -249,11 +255,7 @@ int main(int argc, char **argv) {
   }
   FILE *pagemap = NULL;
   if (pagemap_path) {
-    snprintf(map_tmp_path, sizeof map_tmp_path, "%s.XXXXXX", pagemap_path);
-    int mfd = mkstemp(map_tmp_path);
-    if (mfd < 0) { map_tmp_path[0] = 0; fail(0, "cannot create %s: %s", pagemap_path, strerror(errno)); }
-    fchmod(mfd, 0644 & ~current_umask());
-    pagemap = fdopen(mfd, "w");
+    pagemap = fdopen(create_temp(pagemap_path, map_tmp_path, sizeof map_tmp_path), "w");
   }
 
   if (tee_path) {
@@ -265,11 +267,7 @@ int main(int argc, char **argv) {
   }
   gzFile copy = NULL;
   if (copy_path) {
-    snprintf(copy_tmp_path, sizeof copy_tmp_path, "%s.XXXXXX", copy_path);
-    int cfd = mkstemp(copy_tmp_path);
-    if (cfd < 0) { copy_tmp_path[0] = 0; fail(0, "cannot create %s: %s", copy_path, strerror(errno)); }
-    fchmod(cfd, 0644 & ~current_umask());
-    copy = gzdopen(cfd, "wb1");
+    copy = gzdopen(create_temp(copy_path, copy_tmp_path, sizeof copy_tmp_path), "wb1");
     if (!copy) fail(0, "cannot compress into %s", copy_path);
   }
 
