@@ -55,8 +55,8 @@ def drawn(ms, one):
 
 
 def panels(fig) -> dict:
-    """The matrix panels by run label (the first line of each panel's title)."""
-    return {ax.get_title().split("\n")[0]: ax for ax in fig.axes if ax.images}
+    """The matrix panels by run label (the title before its "same socket" line; a long label is wrapped)."""
+    return {ax.get_title().rsplit("\nsame socket", 1)[0].replace("\n", " "): ax for ax in fig.axes if ax.images}
 
 
 def legend_texts(fig) -> list[str]:

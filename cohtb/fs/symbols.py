@@ -15,6 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from cohtb.contract import DEFAULT_LINE_SIZE
 from cohtb.errors import CohtbError
 
 DATA_TYPES = set("bBdDrRvV")   # nm: bss, data, read-only data, weak objects
@@ -69,7 +70,7 @@ def data_symbols(vmlinux: Path) -> list[Symbol]:
     return sorted(out, key=lambda s: s.paddr)
 
 
-def name_lines(lines: set[int], symbols: list[Symbol], line_size: int = 64) -> list[dict]:
+def name_lines(lines: set[int], symbols: list[Symbol], line_size: int = DEFAULT_LINE_SIZE) -> list[dict]:
     """[{line, symbols}] for each of `lines` (paddr // line_size) holding bytes of at least one symbol."""
     wanted = sorted(lines)
     names: dict[int, list[str]] = {}

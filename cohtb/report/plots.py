@@ -310,7 +310,7 @@ def draw_matrices(ms: list[RunMetrics]):
             ax.tick_params(labelsize=6, length=2)
             ax.set_xlabel("to socket", fontsize=7)
             ax.set_ylabel("from socket", fontsize=7)
-            ax.set_title(f"{textwrap.fill(m.label, 36)}\nsame socket {np.trace(mat):.2f}, cross-socket "
+            ax.set_title(f"{textwrap.fill(m.label, 36, break_on_hyphens=False)}\nsame socket {np.trace(mat):.2f}, cross-socket "
                          f"{mat[~diag].sum():.2f} /op", fontsize=8)
         for i in range(len(g), math.ceil(len(g) / cols) * cols):
             axes[r + i // cols, i % cols].axis("off")

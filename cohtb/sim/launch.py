@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 from pathlib import Path
 
+from cohtb.contract import block_socket_map
 from cohtb.sim import gem5 as gem5_finder
 from cohtb.trace import ingest
 from cohtb.atomic import write_json_atomic
@@ -68,7 +69,7 @@ def start_live(spec: RunSpec, tmp: Path, live: Live):
     variant, _ = ondemand.config_for(cores, spec.sockets)
     (tmp / "gem5").mkdir(exist_ok=True)
     cmd = ingest.command(tmp / "gem5" / "trace.pipe", tmp / "events.cohtb", tmp / "gem5",
-                         [c // spec.cores_per_socket for c in range(cores)], {"run": spec.id, "trace": "live"},
+                         block_socket_map(spec.cores_per_socket, cores), {"run": spec.id, "trace": "live"},
                          pagemap=None if spec.kernel else tmp / "pagemap.txt")
     if live.keep_trace:
         cmd += ["--copy-input", str(tmp / "gem5" / "trace.gz")]
@@ -181,7 +182,7 @@ def finished_run(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float,
     if (tmp / "ingest.json").exists():   # a live run: ingested while gem5 ran, with the spec's socket map
         counts = json.loads((tmp / "ingest.json").read_text())
         (tmp / "ingest.json").unlink()   # now in the manifest
-        if socket_of_core != [c // spec.cores_per_socket for c in range(len(socket_of_core))]:
+        if socket_of_core != block_socket_map(spec.cores_per_socket, len(socket_of_core)):
             raise CohtbError("gem5's cores are not numbered socket by socket: a live run's socket map was wrong")
     else:
         t_ingest = time.monotonic()
