@@ -175,7 +175,26 @@ struct bench_run {
   uint64_t t_start, t_end;   /* of the measured part: the window, or the whole fixed-work run */
   uint64_t t_release;
   int pinned;
+  int window_mark;   /* the m5 markers of a timed window: WINDOW_* below */
 };
+
+/* A timed window's m5 markers: the first thread to finish an op at or after the window's start marks it
+ * (work-begin), the first at or after its end closes it (work-end), once each and in that order. Any thread,
+ * not thread 0 alone: a thread starved through the whole window (32 threads on one line) would mark none. */
+enum { WINDOW_UNMARKED, WINDOW_OPENING, WINDOW_OPEN, WINDOW_CLOSED };
+
+static void mark_window(struct bench_run *run, int at_end) {
+  int s = WINDOW_UNMARKED;
+  if (__atomic_compare_exchange_n(&run->window_mark, &s, WINDOW_OPENING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    m5_work_begin(0, 0);
+    __atomic_store_n(&run->window_mark, WINDOW_OPEN, __ATOMIC_RELEASE);
+  }
+  if (!at_end) return;
+  while ((s = __atomic_load_n(&run->window_mark, __ATOMIC_ACQUIRE)) == WINDOW_OPENING) cpu_relax();
+  if (s == WINDOW_OPEN &&
+      __atomic_compare_exchange_n(&run->window_mark, &s, WINDOW_CLOSED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    m5_work_end(0, 0);
+}
 
 /* Each thread's counts sit on its own page, so counting is never coherence traffic. */
 static uint64_t interval_ops[MAX_THREADS][MAX_INTERVALS] __attribute__((aligned(4096)));
@@ -263,13 +282,13 @@ static inline int bench_next(struct bench_loop *l) {
   l->started = 1;
   l->op_start = t;
   if (t >= l->end) {
-    if (id == 0 && run->m5 && l->window_opened) m5_work_end(0, 0);   /* only a window it opened */
+    if (run->m5) mark_window(run, 1);
     l->in_window = 0;
     return 0;
   }
   if (t >= l->begin && !l->window_opened) {
     l->window_opened = l->in_window = 1;
-    if (id == 0 && run->m5) m5_work_begin(0, 0);
+    if (run->m5) mark_window(run, 0);
     return 2;
   }
   return 1;
