@@ -87,13 +87,15 @@ def main() -> None:
             print(f"[{k + 1}/{args.repeat}] live...", flush=True)
             live_s, live_dir = recorded(spec, tmp / "live", launch.Live())
             times["live"].append(live_s)
-            events = json.loads((live_dir / "manifest.json").read_text())["ingest"]["events"]
+            ingested = json.loads((live_dir / "manifest.json").read_text())["ingest"]
+            events, lines = ingested["events"], ingested["lines"]
     base = statistics.median(times["untraced"])
-    print(f"\n{spec.id}: {events:,} events in the window; host seconds, median of {args.repeat}")
-    print(f"{'way':32s} {'seconds':>9s} {'/ untraced':>11s}")
+    print(f"\n{spec.id}: {lines:,} trace lines, {events:,} events in the window; host seconds, median of "
+          f"{args.repeat}")
+    print(f"{'way':32s} {'seconds':>9s} {'(min-max)':>14s} {'/ untraced':>11s}")
     for name, values in times.items():
         m = statistics.median(values)
-        print(f"{name:32s} {m:9.1f} {m / base:10.2f}x")
+        print(f"{name:32s} {m:9.1f} {f'({min(values):.1f}-{max(values):.1f})':>14s} {m / base:10.2f}x")
     live, filed = statistics.median(times["live"]), statistics.median(times["file: gem5 + ingest + replay"])
     print(f"\nlive / untraced {live / base:.2f}x (goal <= {GOAL_VS_UNTRACED}x: {'met' if live / base <= GOAL_VS_UNTRACED else 'MISSED'}); "
           f"live / traced to a file and counted {live / filed:.2f}x (goal <= 1: {'met' if live <= filed else 'MISSED'})")
