@@ -127,9 +127,9 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   hot.io.in.valid := s2Valid && (s2.transfer || s2.dirtyReadLocal || s2.dirtyReadRemote)
   hot.io.in.bits := s2.line
   hot.io.clear := doClearCounters
+  hot.io.snapshot := doSnapshot
   when(hot.io.saturated) { saturated := true.B }
-  val hotSnap = RegEnable(hot.io.entries, VecInit(Seq.fill(p.hotEntries)(0.U.asTypeOf(new HotLineEntry(p)))), doSnapshot)
-  for ((e, k) <- hotSnap.zipWithIndex) {
+  for ((e, k) <- hot.io.snap.zipWithIndex) {
     csr.slot(rm.hot(k, "line"), e.line)
     csr.slot(rm.hot(k, "count"), e.count)
     csr.slot(rm.hot(k, "error"), e.error)
@@ -142,7 +142,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     saturated := false.B
     droppedAny := drop
   }
-  busy := lineTable.io.busy || s2Valid
+  busy := lineTable.io.busy || s2Valid || hot.io.busy
 
   // ---------------------------------------------------------------- CSR space (AXI4-Lite slave)
   csr.word(rm.id, IdValue.U(32.W))

@@ -17,64 +17,115 @@ class HotLineEntry(p: MonitorParams) extends Bundle {
   * A hit increments its entry; a miss takes the first invalid entry, else replaces the entry with the
   * smallest count (lowest index on ties), inheriting count + 1 and recording the old count as its error.
   * Guarantees: count - error <= true count <= count, and every line with more than N / hotEntries
-  * items out of N is in the table. One update per clock, no hazards.
+  * items out of N is in the table.
   *
-  * Lines, counts and errors sit in small RAMs written through one port (an update touches one entry);
-  * only the valid bits are registers, so a clear is one clock and invalid entries read as zero. */
+  * One item per clock, in two stages, so that no clock both searches and updates (docs/monitor.md, "On an
+  * FPGA"):
+  *  - A compares the item's line with every entry and registers the hits;
+  *  - B updates the one entry it picks. The entry B updated in the previous clock is the one A's compare
+  *    could not see, so B corrects the hits for that entry alone.
+  * The miss's victim comes without a search: an invalid entry counts as 0, so the first invalid entry is the
+  * lowest-index minimum; and since an update raises one count by one, the minimum `m` is kept as it changes
+  * (`isMin`: the entries at `m`). Only when the last entry at `m` rises does `m` become m + 1, with the
+  * entries then at m + 1 as the new `isMin`: one equality compare per entry, not a tree of magnitude compares.
+  *
+  * Clear and snapshot reach B one clock after the counters take them, with the items that came before them,
+  * so the table keeps the counters' order: snapshot, clear, then that clock's item. */
 class HotLineTable(p: MonitorParams) extends Module {
+  private val n = p.hotEntries
   val io = IO(new Bundle {
     val in = Flipped(Valid(UInt(p.lineAddrBits.W)))
+    /** CMD.clearCounters and CMD.snapshot, on the clock the counters take them. */
     val clear = Input(Bool())
-    val entries = Output(Vec(p.hotEntries, new HotLineEntry(p)))
+    val snapshot = Input(Bool())
+    /** The entries at the last snapshot. */
+    val snap = Output(Vec(n, new HotLineEntry(p)))
+    /** An item clamped its count (one clock after it came in). */
     val saturated = Output(Bool())
+    /** An item is in B. */
+    val busy = Output(Bool())
   })
-  private val n = p.hotEntries
-  private val lines = Mem(n, UInt(p.lineAddrBits.W))
-  private val counts = Mem(n, UInt(p.counterWidth.W))
-  private val errors = Mem(n, UInt(p.counterWidth.W))
-  private val valid = RegInit(0.U(n.W))
-  private val lineAt = (0 until n).map(k => lines(k.U))
-  private val countAt = (0 until n).map(k => counts(k.U))
+  private val w = p.counterWidth
+  private val max = p.counterMax.U(w.W)
+  private val valid = RegInit(VecInit(Seq.fill(n)(false.B)))
+  private val line = Reg(Vec(n, UInt(p.lineAddrBits.W)))
+  /** 0 while invalid, so that the first invalid entry is the lowest-index minimum. */
+  private val count = RegInit(VecInit(Seq.fill(n)(0.U(w.W))))
+  private val error = Reg(Vec(n, UInt(w.W)))
+  /** The smallest count, m + 1, and the entries at m (never none). */
+  private val m = RegInit(0.U(w.W))
+  private val mPlus1 = RegInit(1.U(w.W))
+  private val isMin = RegInit(((BigInt(1) << n) - 1).U(n.W))
 
-  for (k <- 0 until n) {
-    io.entries(k).valid := valid(k)
-    io.entries(k).line := Mux(valid(k), lineAt(k), 0.U)
-    io.entries(k).count := Mux(valid(k), countAt(k), 0.U)
-    io.entries(k).error := Mux(valid(k), errors(k.U), 0.U)
-  }
+  // ---------------------------------------------------------------- A: compare
+  val bValid = RegNext(io.in.valid, false.B)
+  val bLine = RegEnable(io.in.bits, io.in.valid)
+  val bClear = RegNext(io.clear, false.B)
+  val bSnapshot = RegNext(io.snapshot, false.B)
+  val bHits = RegEnable(VecInit((0 until n).map(k => valid(k) && line(k) === io.in.bits)).asUInt, io.in.valid)
+  /** The item equals the one in B now, which the entry B writes will hold. */
+  val bSameAsLast = RegEnable(bValid && io.in.bits === bLine, io.in.valid)
 
-  private val hits = (0 until n).map(k => valid(k) && lineAt(k) === io.in.bits)
-  private val hit = hits.reduce(_ || _)
-  private val anyInvalid = !valid.andR
+  // ---------------------------------------------------------------- B: update
+  /** The entry B wrote in the previous clock (one-hot, 0 if none), and whether that clock cleared the table. */
+  val lastWrite = RegInit(0.U(n.W))
+  val lastCleared = RegInit(false.B)
+  val hits = Mux(lastCleared, 0.U, bHits & ~lastWrite) | Mux(bSameAsLast, lastWrite, 0.U)
+  val hit = hits.orR
+  val write = Mux(hit, hits, PriorityEncoderOH(isMin))
+  val atMax = VecInit(count.map(_ === max)).asUInt
+  /** The entry written is at the minimum (always so on a miss), and its count cannot rise (so m = max). */
+  val writesMin = !hit || (hits & isMin).orR
+  val clamps = Mux(hit, (hits & atMax).orR, m === max)
+  io.saturated := bValid && !bClear && clamps
+  io.busy := bValid
 
-  /** Index of the smallest count, lowest index on ties (left operand wins unless the right is smaller). */
-  private def minIndex(lo: Int, hi: Int): (UInt, UInt) =
-    if (lo == hi) (lo.U(log2Ceil(n).max(1).W), countAt(lo))
-    else {
-      val mid = (lo + hi) / 2
-      val (li, lc) = minIndex(lo, mid)
-      val (ri, rc) = minIndex(mid + 1, hi)
-      val takeRight = rc < lc
-      (Mux(takeRight, ri, li), Mux(takeRight, rc, lc))
+  val snap = RegInit(VecInit(Seq.fill(n)(0.U.asTypeOf(new HotLineEntry(p)))))
+  when(bSnapshot) {
+    for (k <- 0 until n) {
+      snap(k).valid := valid(k)
+      snap(k).line := Mux(valid(k), line(k), 0.U)
+      snap(k).count := count(k)
+      snap(k).error := Mux(valid(k), error(k), 0.U)
     }
-  private val (minIdx, minCount) = minIndex(0, n - 1)
-  private val slot = Mux(hit, OHToUInt(hits), Mux(anyInvalid, PriorityEncoder(~valid), minIdx))
-  private val base = Mux(hit, counts(slot), Mux(anyInvalid, 0.U, minCount))
-  private val (next, over) = SaturatingAdd(base, 1.U)
-  io.saturated := io.in.valid && over && !io.clear
+  }
+  io.snap := snap
 
-  when(io.clear) {
+  lastCleared := bClear
+  lastWrite := Mux(bValid, Mux(bClear, 1.U(n.W), write), 0.U)
+  when(bClear) {
     // The table restarts with this clock's item, if any, in the first entry (a read-and-clear loses nothing).
-    valid := io.in.valid.asUInt
-    when(io.in.valid) {
-      lines(0.U) := io.in.bits
-      counts(0.U) := 1.U
-      errors(0.U) := 0.U
+    for (k <- 0 until n) {
+      valid(k) := (k == 0).B && bValid
+      count(k) := Mux((k == 0).B && bValid, 1.U, 0.U)
     }
-  }.elsewhen(io.in.valid) {
-    valid := valid | UIntToOH(slot, n)
-    lines(slot) := io.in.bits
-    counts(slot) := next
-    when(!hit) { errors(slot) := base }
+    line(0) := bLine
+    error(0) := 0.U
+    val allAtOne = bValid && (n == 1).B
+    m := Mux(allAtOne, 1.U, 0.U)
+    mPlus1 := Mux(allAtOne, 2.U, 1.U)
+    isMin := Mux(bValid && (n > 1).B, ~1.U(n.W), ((BigInt(1) << n) - 1).U(n.W))
+  }.elsewhen(bValid) {
+    for (k <- 0 until n) {
+      when(write(k)) {
+        valid(k) := true.B
+        line(k) := bLine
+        when(!atMax(k)) { count(k) := count(k) + 1.U }
+        when(!hit) { error(k) := count(k) }
+      }
+    }
+    when(writesMin && !clamps) {
+      when((isMin & (isMin - 1.U)) === 0.U) {
+        // the last entry at m rises: the minimum is now m + 1, held by it and by those already there
+        m := mPlus1
+        mPlus1 := mPlus1 + 1.U
+        isMin := VecInit(count.map(_ === mPlus1)).asUInt | write
+      }.otherwise {
+        isMin := isMin & ~write
+      }
+    }
   }
+
+  SelfCheck((0 until n).map(k => count(k) >= m && isMin(k) === (count(k) === m)).reduce(_ && _) && mPlus1 === m + 1.U,
+    "HotLineTable: the kept minimum disagrees with the counts (rule: an update raises one count by one)")
 }
