@@ -27,16 +27,19 @@ from cocotb.triggers import RisingEdge
 
 from cohtb import contract as ct
 from cohtb.contract import Kind
+from cohtb.monitor import config
 from cohtb.monitor.counters import Counters, diff_counters, read_counters
 from cohtb.monitor.models import BoundedModel
 from monitor_bench import MonitorBench, random_pause
 from tb_random import phase_events
 
 SEED = int(os.environ.get("COHTB_SEED", "1"))
-# S0 takes the event, S1 updates the line table, S2 adds to the counters (docs/monitor.md): an event whose
-# handshake is at edge a is in the live counters from edge a + 2 on, so a snapshot taken at edge t holds
-# exactly the events taken at edges <= t - PIPELINE.
-PIPELINE = 3
+# The pipeline as the ports show it (monitor.json's "pipeline", docs/monitor.md): an event whose handshake is at
+# edge a reaches the counters' stage at edge a + count_stage and is in the live counters from the edge after,
+# so a snapshot taken at edge t holds exactly the events taken at edges <= t - PIPELINE; and the line table
+# writes it back at edge a + write_stage.
+STAGES = config.load(Path(os.environ["COHTB_MONITOR_JSON"])).pipeline
+PIPELINE = STAGES.count_stage + 1
 IDLE_DUTY = 0.3          # the "random" idle generator: a channel pauses 30 % of the clocks
 BACKPRESSURE_DUTY = 0.4  # the "random" back-pressure generator: BREADY/RREADY low 40 % of the clocks
 THIN_DUTY = 0.6          # event-port idling for counters under 16 bits, so the sums checked do not saturate
@@ -227,8 +230,9 @@ async def read_and_clear_under_traffic_adds_up(dut, idle, backpressure):
     region, matrix) read back after each; at the end, once idle, a last readout. Checks:
 
     - each window holds exactly the events from the previous clear to this snapshot, summed and clamped
-      at the counter's maximum: the snapshot at edge t holds the events taken at edges <= t - 3, and the
-      clear at the same edge restarts the count with the event in S2 then (taken at edge t - 2) and after;
+      at the counter's maximum: the snapshot at edge t holds the events taken at edges <= t - PIPELINE, and
+      the clear at the same edge restarts the count with the event in the counters' stage then (taken at
+      edge t - PIPELINE + 1) and after;
     - nothing counted twice, nothing lost (an atomic read-and-clear, docs/monitor.md): over every counter
       no window saturated, the readouts' sum plus the final readout equals the model's totals over the whole
       stream (an unsaturating model)."""
@@ -279,7 +283,7 @@ async def read_and_clear_under_traffic_adds_up(dut, idle, backpressure):
 
 @cocotb.test()
 async def read_and_clear_keeps_every_event(dut):
-    """A read-and-clear taken while events flow keeps the event in S2 on the command's clock: the clear restarts
+    """A read-and-clear taken while events flow keeps the event in the counters' stage on the command's clock: the clear restarts
     the counters with that clock's increments. Flow mode, WRITEs back to back; the CMD write
     snapshot|clearCounters lands mid-stream; `accepted` in the snapshot plus `accepted` at the end is every
     event sent. (Before the fix the clear dropped that event: 29 of 30.)"""
@@ -321,8 +325,9 @@ async def clear_state_under_traffic(dut, mode, idle, backpressure):
     events of a clear are the first D presented after the command's edge, where D is how much `dropped`
     grew across it: a snapshot taken well after the sweep (sets + 8 clocks after the command's response)
     reads `dropped`, and the difference to the previous one is that clear's D. Cross-check from the
-    documented timing: the stall covers the edges t+1 .. t+1+sets after the command's edge t, one more if
-    S1 held an event then (the sweep waits for S1 to write back); the events presented there must be
+    documented timing: the stall covers the edges t+1 .. t+1+sets after the command's edge t, and more while
+    the line table has events to write back (the sweep waits for the last one taken, at edge a, to write at
+    a + write_stage); the events presented there must be
     exactly those D. The model then takes the events up to the command's edge, clears its line state,
     counts the D events as dropped and takes the rest; the RTL must equal it, and dropped + accepted ==
     sent. In flow mode nothing is dropped, ready is low exactly in those stall windows (and comes back
@@ -356,8 +361,8 @@ async def clear_state_under_traffic(dut, mode, idle, backpressure):
         for ev in sent[done:k]:
             model.apply(*ev)
         model.clear_state()
-        s1_held = k > 0 and stamps[k - 1] == edge
-        stall_end = edge + 1 + tb.p.sets + s1_held
+        draining = max(0, stamps[k - 1] + STAGES.write_stage - edge) if k > 0 else 0
+        stall_end = edge + 1 + tb.p.sets + draining
         windows.append((edge, stall_end))
         in_window = t.stream.taken_by(stall_end) - k
         if tap:

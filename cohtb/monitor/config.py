@@ -112,9 +112,17 @@ class RegisterMap:
 
 
 @dataclass(frozen=True)
+class Pipeline:
+    """Where an event is, in clocks after the one that accepted it (S0), as the ports show it."""
+    write_stage: int    # the line table's write-back: a clear-state sweep waits for it
+    count_stage: int    # the counters: a snapshot at edge t holds the events accepted by edge t - count_stage - 1
+
+
+@dataclass(frozen=True)
 class MonitorConfig:
     params: MonitorParams
     regmap: RegisterMap
+    pipeline: Pipeline
     source: Path | None = None
 
 
@@ -124,11 +132,12 @@ def load(path: Path) -> MonitorConfig:
         doc = json.loads(Path(path).read_text())
         params = MonitorParams(**doc["params"])
         regmap = RegisterMap.from_json(doc["registers"])
+        pipeline = Pipeline(doc["pipeline"]["writeStage"], doc["pipeline"]["countStage"])
     except FileNotFoundError:
         raise CohtbError(f"{path}: no monitor configuration (run the set-up: make setup)") from None
     except (json.JSONDecodeError, KeyError, TypeError) as e:
         raise CohtbError(f"{path}: not a monitor.json ({type(e).__name__}: {e}); rebuild the RTL (make rtl)") from None
-    return MonitorConfig(params, regmap, Path(path))
+    return MonitorConfig(params, regmap, pipeline, Path(path))
 
 
 def variant(name: str = "default") -> MonitorConfig:

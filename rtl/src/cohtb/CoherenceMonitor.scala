@@ -10,11 +10,11 @@ import scala.collection.mutable
   *  - S0 accepts the event (valid/ready; in tap mode ready is always high and events that arrive while
   *    the monitor is paused or clearing are dropped and counted) and hands it to the LineTable, which
   *    issues its RAM reads;
-  *  - S1 (LineTable) applies the counting rules (docs/counting-rules.md) to the set and writes back the
-  *    way it changed and the replacement state; a one-entry bypass covers the read-during-write of
-  *    back-to-back events on the same set;
-  *  - S2 adds the effects to the live counters, the socket matrix, the address regions and the
-  *    Space-Saving hot-line table.
+  *  - S1..S5 (LineTable) register the set, compare its tags, apply the counting rules
+  *    (docs/counting-rules.md) and write back the way it changed, then count the invalidated holders; the
+  *    writes of the events just ahead are forwarded, so any event order at one per clock is exact;
+  *  - S6 adds the effects to the live counters, the socket matrix and the address regions, and hands the
+  *    ping-pong item to the Space-Saving hot-line table (two stages of its own, S7 and S8).
   * Counters are read from a snapshot copy over AXI4-Lite (CsrSlave; register map: RegisterMap,
   * docs/register-map.md). Invariants are checked in simulation (SelfCheck; docs/monitor.md, "Self-checks"). */
 class CoherenceMonitor(val p: MonitorParams) extends Module {
@@ -38,7 +38,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val doClearCounters = WireDefault(false.B)
   val clearStateRequest = WireDefault(false.B)
 
-  // ---------------------------------------------------------------- S0: accept; S1: the line table
+  // ---------------------------------------------------------------- S0: accept; S1..S5: the line table
   val lineTable = Module(new LineTable(p))
   val stall = !enable || lineTable.io.sweeping
   event.ready := tap || !stall
@@ -51,10 +51,10 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     event.bits.kind >= EventKind.count.U || event.bits.core >= p.cores.U || event.bits.socket >= p.sockets.U
   lineTable.io.clearState := clearStateRequest
 
-  // ---------------------------------------------------------------- S2: counters
-  val s2Valid = lineTable.io.out.valid
-  val s2 = lineTable.io.out.bits
-  val s2Ok = s2Valid && !s2.rejected
+  // ---------------------------------------------------------------- S6: counters
+  val s6Valid = lineTable.io.out.valid
+  val s6 = lineTable.io.out.bits
+  val s6Ok = s6Valid && !s6.rejected
 
   val csr = new CsrTable
   /** Sticky "an increment clamped" bits of the register counters; STATUS ORs them in when read. */
@@ -88,24 +88,24 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
 
   // The counters of docs/counting-rules.md, "Where an event's effects are counted".
   def global(name: String, inc: Bool, delta: UInt = 1.U(1.W)): Unit = counter(rm.global(name), inc, delta)
-  for (k <- EventKind.all) global(kindCounter(k), s2Ok && s2.kind === k.code.U)
-  global("accepted", s2Valid)
+  for (k <- EventKind.all) global(kindCounter(k), s6Ok && s6.kind === k.code.U)
+  global("accepted", s6Valid)
   global("dropped", drop)
-  global("rejected", s2Valid && s2.rejected)
-  global("transfers", s2Valid && s2.transfer)
-  global("crossSocketTransfers", s2Valid && s2.crossSocket)
-  global("invalidations", s2Valid && s2.invalidations =/= 0.U, s2.invalidations)
-  global("dirtyReadsLocal", s2Valid && s2.dirtyReadLocal)
-  global("dirtyReadsRemote", s2Valid && s2.dirtyReadRemote)
-  global("stateEvictions", s2Valid && s2.stateEviction)
+  global("rejected", s6Valid && s6.rejected)
+  global("transfers", s6Valid && s6.transfer)
+  global("crossSocketTransfers", s6Valid && s6.crossSocket)
+  global("invalidations", s6Valid && s6.invalidations =/= 0.U, s6.invalidations)
+  global("dirtyReadsLocal", s6Valid && s6.dirtyReadLocal)
+  global("dirtyReadsRemote", s6Valid && s6.dirtyReadRemote)
+  global("stateEvictions", s6Valid && s6.stateEviction)
 
   for (r <- 0 until p.regions) {
-    val in = s2Ok && regionEnable(r) && (s2.line & regionMask(r)) === regionBase(r)
+    val in = s6Ok && regionEnable(r) && (s6.line & regionMask(r)) === regionBase(r)
     // Per kind only reads, writes and evicts; the evidence kinds (rule X) count globally only.
     val incs = Seq(
-      s2.kind === EventKind.Read.U, s2.kind === EventKind.Write.U, s2.kind === EventKind.Evict.U,
-      s2.transfer, s2.crossSocket, s2.invalidations =/= 0.U, s2.dirtyReadLocal, s2.dirtyReadRemote)
-    val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(s2.invalidations) ++ Seq.fill(2)(1.U(1.W))
+      s6.kind === EventKind.Read.U, s6.kind === EventKind.Write.U, s6.kind === EventKind.Evict.U,
+      s6.transfer, s6.crossSocket, s6.invalidations =/= 0.U, s6.dirtyReadLocal, s6.dirtyReadRemote)
+    val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(s6.invalidations) ++ Seq.fill(2)(1.U(1.W))
     for (((name, inc), delta) <- regionCounters.zip(incs).zip(deltas)) {
       counter(rm.regionCounter(r, name), in && inc, delta)
     }
@@ -119,13 +119,13 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   matrix.io.snapshot := doSnapshot
   matrix.io.clear := doClearCounters
   when(matrix.io.saturated) { saturated := true.B }
-  matrix.io.inc.valid := s2Valid && s2.transfer
-  matrix.io.inc.bits.index := (s2.fromSocket * p.sockets.U + s2.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
+  matrix.io.inc.valid := s6Valid && s6.transfer
+  matrix.io.inc.bits.index := (s6.fromSocket * p.sockets.U + s6.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
   matrix.io.inc.bits.delta := 1.U
 
   val hot = Module(new HotLineTable(p))
-  hot.io.in.valid := s2Valid && (s2.transfer || s2.dirtyReadLocal || s2.dirtyReadRemote)
-  hot.io.in.bits := s2.line
+  hot.io.in.valid := s6Valid && (s6.transfer || s6.dirtyReadLocal || s6.dirtyReadRemote)
+  hot.io.in.bits := s6.line
   hot.io.clear := doClearCounters
   hot.io.snapshot := doSnapshot
   when(hot.io.saturated) { saturated := true.B }
@@ -142,7 +142,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     saturated := false.B
     droppedAny := drop
   }
-  busy := lineTable.io.busy || s2Valid || hot.io.busy
+  busy := lineTable.io.busy || s6Valid || hot.io.busy
 
   // ---------------------------------------------------------------- CSR space (AXI4-Lite slave)
   csr.word(rm.id, IdValue.U(32.W))

@@ -31,7 +31,7 @@ object ReplacementState {
   }
 }
 
-/** One set of the line table as S1 sees it: its ways plus replacement state. */
+/** One set of the line table as S4 sees it: its ways plus replacement state. */
 class SetRow(p: MonitorParams) extends Bundle {
   val ways = Vec(p.ways, new LineEntry(p))
   val repl = new ReplacementState(p)

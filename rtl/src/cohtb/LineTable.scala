@@ -3,7 +3,7 @@ package cohtb
 import chisel3._
 import chisel3.util._
 
-/** What one event did, handed from the line-table stage (S1) to the counter stage (S2). */
+/** What one event did, handed from the line table (S5) to the counter stage (S6). */
 class EventEffects(p: MonitorParams) extends Bundle {
   val rejected = Bool()
   val kind = UInt(EventKind.width.W)
@@ -25,23 +25,37 @@ class AcceptedEvent(p: MonitorParams) extends Bundle {
   val rejected = Bool()
 }
 
+/** A write of the line table's S4: the set and way, the entry written, the set's new replacement state. */
+class TableWrite(p: MonitorParams) extends Bundle {
+  val valid = Bool()
+  val index = UInt(p.setBits.W)
+  val way = UInt(p.wayBits.W)
+  val entry = new LineEntry(p)
+  val repl = new ReplacementState(p)
+}
+
 /** The bounded line table and the counting rules (docs/counting-rules.md) that read and update it.
   *
-  * Two stages of the monitor's pipeline, one event per clock:
+  * Six stages of the monitor's pipeline, one event per clock, so that each clock does one thing
+  * (docs/monitor.md, "Pipeline"):
   *  - S0 (the clock `in` is valid) issues the RAM reads of the event's set;
-  *  - S1 applies the rules to the set and writes back the one way it changed and the replacement state;
-  *    the event's effects leave through `out`, registered at the end of S1 (the monitor's S2 counts them).
+  *  - S1 and S2 register what the RAMs return, twice (a block RAM's output arrives late in the clock);
+  *  - S3 compares the set's tags with the event's line, the set corrected first for the writes S4 made since
+  *    the read was issued;
+  *  - S4 corrects for the write of the clock before (the event just ahead, whose update S3 could not see yet),
+  *    applies the rules and writes back the one way it changed and the replacement state;
+  *  - S5 counts the invalidated holders; its register is `out`, which the monitor's S6 counts.
   * The RAMs have no reset: they are swept clean after reset and on `clearState`, one set per clock, while
   * `sweeping` tells S0 to take nothing. */
 class LineTable(p: MonitorParams) extends Module {
   val io = IO(new Bundle {
     val in = Flipped(Valid(new AcceptedEvent(p)))
     val clearState = Input(Bool())
-    /** The effects of the event S1 finished in the previous clock: valid in S2. */
+    /** The effects of the event S5 finished in the previous clock: valid in S6. */
     val out = Valid(new EventEffects(p))
     /** A sweep is pending or running: S0 must not accept. */
     val sweeping = Output(Bool())
-    /** Sweeping or an event in S1. */
+    /** Sweeping or an event in S1..S5. */
     val busy = Output(Bool())
   })
 
@@ -57,36 +71,80 @@ class LineTable(p: MonitorParams) extends Module {
   val accept = io.in.valid
   // One RAM per way and one for the replacement state, so an update writes only the way it changed
   // (narrow RAMs also keep a Verilated model from copying whole rows every clock).
-  val wayRams = Seq.fill(p.ways)(SyncReadMem(p.sets, new LineEntry(p)))
-  val replRam = SyncReadMem(p.sets, new ReplacementState(p))
+  // Write-first: a read sees the write made in its own clock, so only the writes of later clocks need forwarding.
+  val wayRams = Seq.fill(p.ways)(SyncReadMem(p.sets, new LineEntry(p), SyncReadMem.WriteFirst))
+  val replRam = SyncReadMem(p.sets, new ReplacementState(p), SyncReadMem.WriteFirst)
   val readIndex = setIndex(io.in.bits.event.line)
   val rowRead = Wire(new SetRow(p))
   rowRead.ways := VecInit(wayRams.map(_.read(readIndex, accept)))
   rowRead.repl := replRam.read(readIndex, accept)
 
-  // ---------------------------------------------------------------- S1: apply the rules
+  // ---------------------------------------------------------------- S1, S2: the RAMs' output, registered twice
+  // S1's register is the RAM's own (Yosys merges it into an ECP5 block RAM, whose output then arrives ~6 ns into
+  // S2); S2's is in the fabric, so that no logic follows the RAM in the same clock.
   val s1Valid = RegNext(accept, false.B)
-  val s1Event = RegEnable(io.in.bits.event, accept)
-  val s1Rejected = RegEnable(io.in.bits.rejected, accept)
+  val s1 = RegEnable(io.in.bits, accept)
   val s1Index = RegEnable(readIndex, accept)
-  // The previous event's write, which the RAM read issued in the same clock did not see.
-  val bypassValid = RegInit(false.B)
-  val bypassIndex = Reg(UInt(p.setBits.W))
-  val bypassWay = Reg(UInt(p.wayBits.W))
-  val bypassEntry = Reg(new LineEntry(p))
-  val bypassRepl = Reg(new ReplacementState(p))
-  val bypassHit = bypassValid && bypassIndex === s1Index
-  val row = Wire(new SetRow(p))
-  for (i <- 0 until p.ways) row.ways(i) := Mux(bypassHit && bypassWay === i.U, bypassEntry, rowRead.ways(i))
-  row.repl := Mux(bypassHit, bypassRepl, rowRead.repl)
 
-  val ev = s1Event
+  val s2Valid = RegNext(s1Valid, false.B)
+  val s2 = RegEnable(s1, s1Valid)
+  val s2Index = RegEnable(s1Index, s1Valid)
+  val s2Read = RegEnable(rowRead, s1Valid)
+
+  val s3Valid = RegNext(s2Valid, false.B)
+  val s3 = RegEnable(s2, s2Valid)
+  val s3Index = RegEnable(s2Index, s2Valid)
+  val s3Read = RegEnable(s2Read, s2Valid)
+
+  val s4Valid = RegNext(s3Valid, false.B)
+  val s4 = RegEnable(s3, s3Valid)
+  val s4Index = RegEnable(s3Index, s3Valid)
+
+  // S4's writes of the last two clocks, newest first: they came after the clock of the RAM read of the event in
+  // S3 (which, write-first, saw that clock's write).
+  val w1 = RegInit(0.U.asTypeOf(new TableWrite(p)))
+  val w2 = RegNext(w1, 0.U.asTypeOf(new TableWrite(p)))
+  val recentWrites = Seq(w1, w2)
+
+  // ---------------------------------------------------------------- S3: compare the tags
+  val s3Line = s3.event.line
+  val s3Row = Wire(new SetRow(p))
+  val s3Hits = Wire(Vec(p.ways, Bool()))
+  def holds(e: LineEntry): Bool = e.valid && e.line === s3Line
+  /** The newest of the recent writes that `wrote`, else `read`. */
+  def newest[T <: Data](wrote: TableWrite => Bool, of: TableWrite => T, read: T): T =
+    recentWrites.foldRight(read) { (w, older) => Mux(wrote(w), of(w), older) }
+  for (i <- 0 until p.ways) {
+    def wroteWay(w: TableWrite) = w.valid && w.index === s3Index && w.way === i.U
+    s3Row.ways(i) := newest(wroteWay, _.entry, s3Read.ways(i))
+    s3Hits(i) := newest(wroteWay, w => holds(w.entry), holds(s3Read.ways(i)))
+  }
+  s3Row.repl := newest(w => w.valid && w.index === s3Index, _.repl, s3Read.repl)
+  // The event in S4 writes (if at all) at the end of this clock, after the reads above: S4 corrects for it in
+  // the next clock, with these two compares made here.
+  val s3SameSetAsS4 = s4Valid && s4Index === s3Index
+  val s3SameLineAsS4 = s4.event.line === s3Line
+
+  // ---------------------------------------------------------------- S4: apply the rules
+  val s4Read = RegEnable(s3Row, s3Valid)
+  val s4Hits = RegEnable(s3Hits, s3Valid)
+  val s4SameSetAsLast = RegEnable(s3SameSetAsS4, s3Valid)
+  val s4SameLineAsLast = RegEnable(s3SameLineAsS4, s3Valid)
+  val rejected = s4.rejected
+  // The write of the previous clock (w1) is the event just ahead's, on this set when the compare above said so.
+  val lastWroteSet = w1.valid && s4SameSetAsLast
+  def lastWrote(i: Int): Bool = lastWroteSet && w1.way === i.U
+  val row = Wire(new SetRow(p))
+  for (i <- 0 until p.ways) row.ways(i) := Mux(lastWrote(i), w1.entry, s4Read.ways(i))
+  row.repl := Mux(lastWroteSet, w1.repl, s4Read.repl)
+  val hitVec = (0 until p.ways).map(i => Mux(lastWrote(i), w1.entry.valid && s4SameLineAsLast, s4Hits(i)))
+
+  val ev = s4.event
   val isRead = ev.kind === EventKind.Read.U
   val isWrite = ev.kind === EventKind.Write.U
   val isEvict = ev.kind === EventKind.Evict.U
   require(EventKind.all.filter(_.changesLineState).map(_.code).toSet == Set(EventKind.Read, EventKind.Write, EventKind.Evict),
     "LineTable applies rules R, W and E: exactly the kinds that change line state (the others are rule X)")
-  val hitVec = row.ways.map(w => w.valid && w.line === ev.line)
   val hit = hitVec.reduce(_ || _)
   val invalidVec = row.ways.map(!_.valid)
   val anyInvalid = invalidVec.reduce(_ || _)
@@ -100,8 +158,8 @@ class LineTable(p: MonitorParams) extends Module {
   val way = Mux(hit, OHToUInt(hitVec), Mux(anyInvalid, PriorityEncoder(invalidVec), victim))
   // A full set forgets its victim's state: the bounded table's stateEvictions.
   val stateEviction = allocate && !anyInvalid
-  // A line the table does not hold is untracked: no owner, no holders.
-  val old = Mux(hit, row.ways(way), 0.U.asTypeOf(new LineEntry(p)))
+  // A line the table does not hold is untracked: no owner, no holders (no way hits: the OR of none).
+  val old = row.ways.zip(hitVec).map { case (e, h) => Mux(h, e.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new LineEntry(p))
 
   val coreBit = UIntToOH(ev.core, p.cores)
   val ownerIsOther = old.ownerValid && old.owner =/= ev.core
@@ -153,37 +211,45 @@ class LineTable(p: MonitorParams) extends Module {
     }
   }
   // A malformed event changes nothing; a well-formed one writes back its way (and the replacement state).
-  val s1Write = s1Valid && !s1Rejected && (hit || allocate)
-  bypassValid := s1Write
-  when(s1Write) {
-    bypassIndex := s1Index
-    bypassWay := way
-    bypassEntry := updated
-    bypassRepl := newRepl
+  val s4Write = s4Valid && !rejected && (hit || allocate)
+  w1.valid := s4Write
+  when(s4Write) {
+    w1.index := s4Index
+    w1.way := way
+    w1.entry := updated
+    w1.repl := newRepl
   }
 
   val effects = Wire(new EventEffects(p))
-  effects.rejected := s1Rejected
+  effects.rejected := rejected
   effects.kind := ev.kind
   effects.line := ev.line
-  effects.transfer := !s1Rejected && transfer
-  effects.crossSocket := !s1Rejected && transfer && remote
+  effects.transfer := !rejected && transfer
+  effects.crossSocket := !rejected && transfer && remote
   // rule W: every holder other than the writer is invalidated (the owner too while it holds the line).
-  effects.invalidations := Mux(!s1Rejected && isWrite, PopCount(old.holders & ~coreBit), 0.U)
-  effects.dirtyReadLocal := !s1Rejected && dirtyRead && !remote
-  effects.dirtyReadRemote := !s1Rejected && dirtyRead && remote
-  effects.stateEviction := !s1Rejected && stateEviction
+  effects.invalidations := 0.U   // counted in S4, from `invalidated`
+  val invalidated = Mux(!rejected && isWrite, old.holders & ~coreBit, 0.U)
+  effects.dirtyReadLocal := !rejected && dirtyRead && !remote
+  effects.dirtyReadRemote := !rejected && dirtyRead && remote
+  effects.stateEviction := !rejected && stateEviction
   effects.fromSocket := old.ownerSocket
   effects.toSocket := ev.socket
-  // The S1/S2 register lives here, with the logic that drives it: each effect is then one expression under
-  // its own condition, which a Verilated model evaluates only when it applies (as a continuous output it
-  // would evaluate every effect, the invalidation count's adder tree included, on every clock).
-  io.out.valid := RegNext(s1Valid, false.B)
-  io.out.bits := RegNext(effects)
+
+  // ---------------------------------------------------------------- S5: count the invalidations
+  // The registers live here, with the logic that drives them, and take their input only when an event is in the
+  // stage: a Verilated model then evaluates each effect only when it applies (as continuous outputs it would
+  // evaluate every effect, the invalidation count's adder tree included, on every clock).
+  val s5Valid = RegNext(s4Valid, false.B)
+  val s5 = RegEnable(effects, s4Valid)
+  val s5Invalidated = RegEnable(invalidated, s4Valid)
+  val counted = WireDefault(s5)
+  counted.invalidations := PopCount(s5Invalidated)
+  io.out.valid := RegNext(s5Valid, false.B)
+  io.out.bits := RegEnable(counted, s5Valid)
 
   // ---------------------------------------------------------------- sweep (clear state)
   when(io.clearState) { sweepPending := true.B }
-  when(sweepPending && !s1Valid) {
+  when(sweepPending && !(s1Valid || s2Valid || s3Valid || s4Valid)) {
     sweepPending := false.B
     sweeping := true.B
     sweepIndex := 0.U
@@ -192,36 +258,42 @@ class LineTable(p: MonitorParams) extends Module {
     sweepIndex := sweepIndex + 1.U
     when(sweepIndex === (p.sets - 1).U) { sweeping := false.B }
   }
-  // One write port per RAM (block-RAM friendly): the sweep runs only while S1 is empty and S0 is stalled.
-  val writeIndex = Mux(sweeping, sweepIndex, s1Index)
+  // One write port per RAM (block-RAM friendly): the sweep runs only while S1..S4 are empty and S0 is stalled;
+  // its two clocks or more without an S4 write leave nothing in w1 and w2.
+  val writeIndex = Mux(sweeping, sweepIndex, s4Index)
   for ((ram, i) <- wayRams.zipWithIndex) {
-    when(sweeping || (s1Write && way === i.U)) { ram.write(writeIndex, Mux(sweeping, 0.U.asTypeOf(updated), updated)) }
+    when(sweeping || (s4Write && way === i.U)) { ram.write(writeIndex, Mux(sweeping, 0.U.asTypeOf(updated), updated)) }
   }
-  when(sweeping || s1Write) { replRam.write(writeIndex, Mux(sweeping, ReplacementState.empty(p), newRepl)) }
+  when(sweeping || s4Write) { replRam.write(writeIndex, Mux(sweeping, ReplacementState.empty(p), newRepl)) }
 
   io.sweeping := sweepPending || sweeping
-  io.busy := sweepPending || sweeping || s1Valid
+  io.busy := sweepPending || sweeping || s1Valid || s2Valid || s3Valid || s4Valid || s5Valid
 
   // ---------------------------------------------------------------- self-checks (SelfCheck)
-  // The set as S1 sees it (RAMs, sweep and bypass) must hold the invariants, and so must what S1 writes back.
+  // The set as S4 sees it (RAMs, sweep and the writes since the read) must hold the invariants, and so must what S4 writes back.
   import LineTable._
-  SelfCheck(!s1Valid || atMostOneHit(hitVec),
+  SelfCheck(!s4Valid || atMostOneHit(hitVec),
     "LineTable: two ways of a set hold the event's line (rule: one entry per line, allocation only on a miss)")
-  SelfCheck(!s1Valid || row.ways.map(dirtyHasOnlyItsOwner).reduce(_ && _),
+  SelfCheck(!s4Valid || row.ways.map(dirtyHasOnlyItsOwner).reduce(_ && _),
     "LineTable: a way read dirty whose holders are not exactly its owner (rules W, R, E: docs/counting-rules.md)")
-  SelfCheck(!s1Write || dirtyHasOnlyItsOwner(updated),
-    "LineTable: S1 wrote a dirty entry whose holders are not exactly its owner (rules W, R, E: docs/counting-rules.md)")
+  SelfCheck(!s4Write || dirtyHasOnlyItsOwner(updated),
+    "LineTable: S4 wrote a dirty entry whose holders are not exactly its owner (rules W, R, E: docs/counting-rules.md)")
   if (p.replacement == Replacement.Lru) {
-    SelfCheck(!s1Valid || lruAgesArePermutation(row.repl.age),
+    SelfCheck(!s4Valid || lruAgesArePermutation(row.repl.age),
       "LineTable: a set's LRU ages read are not a permutation of 0..ways-1 (replacement rule lru)")
-    SelfCheck(!s1Write || lruAgesArePermutation(newRepl.age),
-      "LineTable: S1 wrote LRU ages that are not a permutation of 0..ways-1 (replacement rule lru)")
+    SelfCheck(!s4Write || lruAgesArePermutation(newRepl.age),
+      "LineTable: S4 wrote LRU ages that are not a permutation of 0..ways-1 (replacement rule lru)")
   }
 }
 
 /** The line table's invariants, as pure expressions: the self-checks assert them, and a formal harness can
-  * assume them of the RAM contents and assert them of what S1 writes back. */
+  * assume them of the RAM contents and assert them of what S4 writes back. */
 object LineTable {
+  /** The stage that writes the line table back, and the monitor's counter stage, as clocks after S0: what the
+    * pipeline shows at the ports (monitor.json's "pipeline"; the cocotb CSR tests check both black-box). */
+  val WriteStage = 4
+  val CountStage = 6
+
   /** At most one way of a set holds a given line. */
   def atMostOneHit(hits: Seq[Bool]): Bool = {
     val v = VecInit(hits).asUInt

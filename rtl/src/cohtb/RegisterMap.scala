@@ -54,7 +54,8 @@ case class RegisterMap(p: MonitorParams) {
       "regionBase" -> arr((0 until p.regions).map(r => num(regionBase(r)))),
       "regionMask" -> arr((0 until p.regions).map(r => num(regionMask(r)))),
       "counters" -> ("[\n  " + slots.mkString(",\n  ") + "]"))
-    obj("params" -> params, "registers" -> regs) + "\n"
+    val pipeline = obj("writeStage" -> num(LineTable.WriteStage), "countStage" -> num(LineTable.CountStage))
+    obj("params" -> params, "pipeline" -> pipeline, "registers" -> regs) + "\n"
   }
 }
 
