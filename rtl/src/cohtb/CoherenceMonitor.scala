@@ -10,11 +10,11 @@ import scala.collection.mutable
   *  - S0 accepts the event (valid/ready; in tap mode ready is always high and events that arrive while
   *    the monitor is paused or clearing are dropped and counted) and hands it to the LineTable, which
   *    issues its RAM reads;
-  *  - S1..S5 (LineTable) register the set, compare its tags, apply the counting rules
+  *  - S1..S6 (LineTable) register the set, compare its tags, apply the counting rules
   *    (docs/counting-rules.md) and write back the way it changed, then count the invalidated holders; the
   *    writes of the events just ahead are forwarded, so any event order at one per clock is exact;
-  *  - S6 adds the effects to the live counters, the socket matrix and the address regions, and hands the
-  *    ping-pong item to the Space-Saving hot-line table (two stages of its own, S7 and S8).
+  *  - S7 adds the effects to the live counters, the socket matrix and the address regions, and hands the
+  *    ping-pong item to the Space-Saving hot-line table (two stages of its own, S8 and S9).
   * Counters are read from a snapshot copy over AXI4-Lite (CsrSlave; register map: RegisterMap,
   * docs/register-map.md). Invariants are checked in simulation (SelfCheck; docs/monitor.md, "Self-checks"). */
 class CoherenceMonitor(val p: MonitorParams) extends Module {
@@ -38,7 +38,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val doClearCounters = WireDefault(false.B)
   val clearStateRequest = WireDefault(false.B)
 
-  // ---------------------------------------------------------------- S0: accept; S1..S5: the line table
+  // ---------------------------------------------------------------- S0: accept; S1..S6: the line table
   val lineTable = Module(new LineTable(p))
   val stall = !enable || lineTable.io.sweeping
   event.ready := tap || !stall
@@ -51,10 +51,10 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     event.bits.kind >= EventKind.count.U || event.bits.core >= p.cores.U || event.bits.socket >= p.sockets.U
   lineTable.io.clearState := clearStateRequest
 
-  // ---------------------------------------------------------------- S6: counters
-  val s6Valid = lineTable.io.out.valid
-  val s6 = lineTable.io.out.bits
-  val s6Ok = s6Valid && !s6.rejected
+  // ---------------------------------------------------------------- S7: counters
+  val s7Valid = lineTable.io.out.valid
+  val s7 = lineTable.io.out.bits
+  val s7Ok = s7Valid && !s7.rejected
 
   val csr = new CsrTable
   /** Sticky "an increment clamped" bits of the register counters; STATUS ORs them in when read. */
@@ -88,24 +88,24 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
 
   // The counters of docs/counting-rules.md, "Where an event's effects are counted".
   def global(name: String, inc: Bool, delta: UInt = 1.U(1.W)): Unit = counter(rm.global(name), inc, delta)
-  for (k <- EventKind.all) global(kindCounter(k), s6Ok && s6.kind === k.code.U)
-  global("accepted", s6Valid)
+  for (k <- EventKind.all) global(kindCounter(k), s7Ok && s7.kind === k.code.U)
+  global("accepted", s7Valid)
   global("dropped", drop)
-  global("rejected", s6Valid && s6.rejected)
-  global("transfers", s6Valid && s6.transfer)
-  global("crossSocketTransfers", s6Valid && s6.crossSocket)
-  global("invalidations", s6Valid && s6.invalidations =/= 0.U, s6.invalidations)
-  global("dirtyReadsLocal", s6Valid && s6.dirtyReadLocal)
-  global("dirtyReadsRemote", s6Valid && s6.dirtyReadRemote)
-  global("stateEvictions", s6Valid && s6.stateEviction)
+  global("rejected", s7Valid && s7.rejected)
+  global("transfers", s7Valid && s7.transfer)
+  global("crossSocketTransfers", s7Valid && s7.crossSocket)
+  global("invalidations", s7Valid && s7.invalidations =/= 0.U, s7.invalidations)
+  global("dirtyReadsLocal", s7Valid && s7.dirtyReadLocal)
+  global("dirtyReadsRemote", s7Valid && s7.dirtyReadRemote)
+  global("stateEvictions", s7Valid && s7.stateEviction)
 
   for (r <- 0 until p.regions) {
-    val in = s6Ok && regionEnable(r) && (s6.line & regionMask(r)) === regionBase(r)
+    val in = s7Ok && regionEnable(r) && (s7.line & regionMask(r)) === regionBase(r)
     // Per kind only reads, writes and evicts; the evidence kinds (rule X) count globally only.
     val incs = Seq(
-      s6.kind === EventKind.Read.U, s6.kind === EventKind.Write.U, s6.kind === EventKind.Evict.U,
-      s6.transfer, s6.crossSocket, s6.invalidations =/= 0.U, s6.dirtyReadLocal, s6.dirtyReadRemote)
-    val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(s6.invalidations) ++ Seq.fill(2)(1.U(1.W))
+      s7.kind === EventKind.Read.U, s7.kind === EventKind.Write.U, s7.kind === EventKind.Evict.U,
+      s7.transfer, s7.crossSocket, s7.invalidations =/= 0.U, s7.dirtyReadLocal, s7.dirtyReadRemote)
+    val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(s7.invalidations) ++ Seq.fill(2)(1.U(1.W))
     for (((name, inc), delta) <- regionCounters.zip(incs).zip(deltas)) {
       counter(rm.regionCounter(r, name), in && inc, delta)
     }
@@ -119,13 +119,13 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   matrix.io.snapshot := doSnapshot
   matrix.io.clear := doClearCounters
   when(matrix.io.saturated) { saturated := true.B }
-  matrix.io.inc.valid := s6Valid && s6.transfer
-  matrix.io.inc.bits.index := (s6.fromSocket * p.sockets.U + s6.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
+  matrix.io.inc.valid := s7Valid && s7.transfer
+  matrix.io.inc.bits.index := (s7.fromSocket * p.sockets.U + s7.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
   matrix.io.inc.bits.delta := 1.U
 
   val hot = Module(new HotLineTable(p))
-  hot.io.in.valid := s6Valid && (s6.transfer || s6.dirtyReadLocal || s6.dirtyReadRemote)
-  hot.io.in.bits := s6.line
+  hot.io.in.valid := s7Valid && (s7.transfer || s7.dirtyReadLocal || s7.dirtyReadRemote)
+  hot.io.in.bits := s7.line
   hot.io.clear := doClearCounters
   hot.io.snapshot := doSnapshot
   when(hot.io.saturated) { saturated := true.B }
@@ -142,7 +142,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     saturated := false.B
     droppedAny := drop
   }
-  busy := lineTable.io.busy || s6Valid || hot.io.busy
+  busy := lineTable.io.busy || s7Valid || hot.io.busy
 
   // ---------------------------------------------------------------- CSR space (AXI4-Lite slave)
   csr.word(rm.id, IdValue.U(32.W))

@@ -3,7 +3,7 @@ package cohtb
 import chisel3._
 import chisel3.util._
 
-/** What one event did, handed from the line table (S5) to the counter stage (S6). */
+/** What one event did, handed from the line table (S6) to the counter stage (S7). */
 class EventEffects(p: MonitorParams) extends Bundle {
   val rejected = Bool()
   val kind = UInt(EventKind.width.W)
@@ -36,7 +36,7 @@ class TableWrite(p: MonitorParams) extends Bundle {
 
 /** The bounded line table and the counting rules (docs/counting-rules.md) that read and update it.
   *
-  * Six stages of the monitor's pipeline, one event per clock, so that each clock does one thing
+  * Seven stages of the monitor's pipeline, one event per clock, so that each clock does one thing
   * (docs/monitor.md, "Pipeline"):
   *  - S0 (the clock `in` is valid) issues the RAM reads of the event's set;
   *  - S1 and S2 register what the RAMs return, twice (a block RAM's output arrives late in the clock);
@@ -44,18 +44,18 @@ class TableWrite(p: MonitorParams) extends Bundle {
   *    the read was issued;
   *  - S4 corrects for the write of the clock before (the event just ahead, whose update S3 could not see yet),
   *    applies the rules and writes back the one way it changed and the replacement state;
-  *  - S5 counts the invalidated holders; its register is `out`, which the monitor's S6 counts.
+  *  - S5 and S6 count the invalidated holders; S6's register is `out`, which the monitor's S7 counts.
   * The RAMs have no reset: they are swept clean after reset and on `clearState`, one set per clock, while
   * `sweeping` tells S0 to take nothing. */
 class LineTable(p: MonitorParams) extends Module {
   val io = IO(new Bundle {
     val in = Flipped(Valid(new AcceptedEvent(p)))
     val clearState = Input(Bool())
-    /** The effects of the event S5 finished in the previous clock: valid in S6. */
+    /** The effects of the event S6 finished in the previous clock: valid in S7. */
     val out = Valid(new EventEffects(p))
     /** A sweep is pending or running: S0 must not accept. */
     val sweeping = Output(Bool())
-    /** Sweeping or an event in S1..S5. */
+    /** Sweeping or an event in S1..S6. */
     val busy = Output(Bool())
   })
 
@@ -81,7 +81,8 @@ class LineTable(p: MonitorParams) extends Module {
 
   // ---------------------------------------------------------------- S1, S2: the RAMs' output, registered twice
   // S1's register is the RAM's own (Yosys merges it into an ECP5 block RAM, whose output then arrives ~6 ns into
-  // S2); S2's is in the fabric, so that no logic follows the RAM in the same clock.
+  // S2); S2's is in the fabric, so that no logic follows the RAM in the same clock. Neither has an enable: an
+  // enable would put a multiplexer between the RAM and the fabric register.
   val s1Valid = RegNext(accept, false.B)
   val s1 = RegEnable(io.in.bits, accept)
   val s1Index = RegEnable(readIndex, accept)
@@ -89,12 +90,12 @@ class LineTable(p: MonitorParams) extends Module {
   val s2Valid = RegNext(s1Valid, false.B)
   val s2 = RegEnable(s1, s1Valid)
   val s2Index = RegEnable(s1Index, s1Valid)
-  val s2Read = RegEnable(rowRead, s1Valid)
+  val s2Read = RegNext(rowRead)
 
   val s3Valid = RegNext(s2Valid, false.B)
   val s3 = RegEnable(s2, s2Valid)
   val s3Index = RegEnable(s2Index, s2Valid)
-  val s3Read = RegEnable(s2Read, s2Valid)
+  val s3Read = RegNext(s2Read)
 
   val s4Valid = RegNext(s3Valid, false.B)
   val s4 = RegEnable(s3, s3Valid)
@@ -104,22 +105,55 @@ class LineTable(p: MonitorParams) extends Module {
   // S3 (which, write-first, saw that clock's write).
   val w1 = RegInit(0.U.asTypeOf(new TableWrite(p)))
   val w2 = RegNext(w1, 0.U.asTypeOf(new TableWrite(p)))
-  val recentWrites = Seq(w1, w2)
+
+  // What S3 will need to know of those two writes is compared here, in S2, where nothing else happens: w2 is
+  // today's w1, and w1 will be the write of the event in S4 now (its set and its line, if it writes at all).
+  class Written extends Bundle {
+    val set = Bool()
+    val line = Bool()
+  }
+  def written(set: Bool, line: Bool): Written = {
+    val w = Wire(new Written)
+    w.set := set
+    w.line := line
+    w
+  }
+  val s3ByW1 = RegEnable(written(s4Valid && s4Index === s2Index, s4.event.line === s2.event.line), s2Valid)
+  val s3ByW2 = RegEnable(written(w1.valid && w1.index === s2Index, w1.entry.line === s2.event.line), s2Valid)
+
+  /** What the rules ask of an entry before an event by `core` in `socket`, worked out by S3 for every way it read
+    * (S4 then picks one, in parallel with picking the entry). */
+  class Facts extends Bundle {
+    /** Another core owns the line (rules W and R). */
+    val ownerIsOther = Bool()
+    /** The owner's socket is not the event's (rules W and R: cross-socket, remote). */
+    val remote = Bool()
+    /** Rule E: after an EVICT by `core` the line still has a holder or an owner (else it is freed). */
+    val kept = Bool()
+  }
+  def facts(e: LineEntry, core: UInt, socket: UInt): Facts = {
+    val f = Wire(new Facts)
+    f.ownerIsOther := e.ownerValid && e.owner =/= core
+    f.remote := e.ownerSocket =/= socket
+    f.kept := (e.holders & ~UIntToOH(core, p.cores)).orR || f.ownerIsOther
+    f
+  }
 
   // ---------------------------------------------------------------- S3: compare the tags
   val s3Line = s3.event.line
   val s3Row = Wire(new SetRow(p))
   val s3Hits = Wire(Vec(p.ways, Bool()))
-  def holds(e: LineEntry): Bool = e.valid && e.line === s3Line
-  /** The newest of the recent writes that `wrote`, else `read`. */
-  def newest[T <: Data](wrote: TableWrite => Bool, of: TableWrite => T, read: T): T =
-    recentWrites.foldRight(read) { (w, older) => Mux(wrote(w), of(w), older) }
+  val recent = Seq((w1, s3ByW1), (w2, s3ByW2))
+  /** The newest of the recent writes to this set that `wrote`, else `read`. */
+  def newest[T <: Data](wrote: TableWrite => Bool, of: (TableWrite, Written) => T, read: T): T =
+    recent.foldRight(read) { case ((w, by), older) => Mux(w.valid && by.set && wrote(w), of(w, by), older) }
   for (i <- 0 until p.ways) {
-    def wroteWay(w: TableWrite) = w.valid && w.index === s3Index && w.way === i.U
-    s3Row.ways(i) := newest(wroteWay, _.entry, s3Read.ways(i))
-    s3Hits(i) := newest(wroteWay, w => holds(w.entry), holds(s3Read.ways(i)))
+    def wroteWay(w: TableWrite) = w.way === i.U
+    s3Row.ways(i) := newest(wroteWay, (w, _) => w.entry, s3Read.ways(i))
+    s3Hits(i) := newest(wroteWay, (w, by) => w.entry.valid && by.line, s3Read.ways(i).valid && s3Read.ways(i).line === s3Line)
   }
-  s3Row.repl := newest(w => w.valid && w.index === s3Index, _.repl, s3Read.repl)
+  s3Row.repl := newest(_ => true.B, (w, _) => w.repl, s3Read.repl)
+  val s3Facts = VecInit(s3Row.ways.map(e => facts(e, s3.event.core, s3.event.socket)))
   // The event in S4 writes (if at all) at the end of this clock, after the reads above: S4 corrects for it in
   // the next clock, with these two compares made here.
   val s3SameSetAsS4 = s4Valid && s4Index === s3Index
@@ -128,6 +162,7 @@ class LineTable(p: MonitorParams) extends Module {
   // ---------------------------------------------------------------- S4: apply the rules
   val s4Read = RegEnable(s3Row, s3Valid)
   val s4Hits = RegEnable(s3Hits, s3Valid)
+  val s4Facts = RegEnable(s3Facts, s3Valid)
   val s4SameSetAsLast = RegEnable(s3SameSetAsS4, s3Valid)
   val s4SameLineAsLast = RegEnable(s3SameLineAsS4, s3Valid)
   val rejected = s4.rejected
@@ -158,47 +193,64 @@ class LineTable(p: MonitorParams) extends Module {
   val way = Mux(hit, OHToUInt(hitVec), Mux(anyInvalid, PriorityEncoder(invalidVec), victim))
   // A full set forgets its victim's state: the bounded table's stateEvictions.
   val stateEviction = allocate && !anyInvalid
-  // A line the table does not hold is untracked: no owner, no holders (no way hits: the OR of none).
-  val old = row.ways.zip(hitVec).map { case (e, h) => Mux(h, e.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new LineEntry(p))
+
+  // The line's entry before the event comes from one of three places: the write of the event just ahead (same
+  // line), the way S3 found (unless that write replaced it), or nowhere (untracked: no owner, no holders).
+  // The rules run on all three and the result is picked after them, so that from one event to the next on the
+  // same line (w1.entry to w1.entry) there are only the rules and one choice.
+  val fromLast = lastWroteSet && s4SameLineAsLast && w1.entry.valid
+  val fromRead = (0 until p.ways).map(i => s4Hits(i) && !lastWrote(i)).reduce(_ || _)
+  val readEntry = s4Read.ways.zip(s4Hits).map { case (e, h) => Mux(h, e.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new LineEntry(p))
+  val untracked = 0.U.asTypeOf(new LineEntry(p))
+  val old = Mux(fromLast, w1.entry, Mux(fromRead, readEntry, untracked))
 
   val coreBit = UIntToOH(ev.core, p.cores)
-  val ownerIsOther = old.ownerValid && old.owner =/= ev.core
+  /** The entry after the event, from the entry before it and its facts; rule X (FWD_GETS, FWD_GETX, INV) leaves it
+    * as it was. */
+  def rules(old: LineEntry, f: Facts): LineEntry = {
+    val updated = WireDefault(old)
+    updated.valid := true.B
+    updated.line := ev.line
+    when(isWrite) {
+      // rule W: the writer is the owner, dirty, and the only holder.
+      updated.ownerValid := true.B
+      updated.owner := ev.core
+      updated.ownerSocket := ev.socket
+      updated.dirty := true.B
+      updated.holders := coreBit
+    }
+    when(isRead) {
+      // rule R: a dirty read leaves the line clean; the reader joins the holders.
+      updated.dirty := old.dirty && !f.ownerIsOther
+      updated.holders := old.holders | coreBit
+    }
+    when(isEvict) {
+      // rule E: the evicting core leaves the holders; if it was the owner the line has none.
+      val ownerLeaves = old.ownerValid && old.owner === ev.core
+      val holdersLeft = old.holders & ~coreBit
+      updated.holders := holdersLeft
+      when(ownerLeaves) {
+        updated.ownerValid := false.B
+        updated.dirty := false.B
+      }
+      // rule E: a line with no owner and no holders is freed (E-shared-holder, E-mine-dirty).
+      updated.valid := f.kept
+    }
+    updated
+  }
+  val readFacts = s4Facts.zip(s4Hits).map { case (f, h) => Mux(h, f.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new Facts)
+  val lastFacts = facts(w1.entry, ev.core, ev.socket)
+  val untrackedFacts = 0.U.asTypeOf(new Facts)
+  val updated = Mux(fromLast, rules(w1.entry, lastFacts), Mux(fromRead, rules(readEntry, readFacts), rules(untracked, untrackedFacts)))
+  val oldFacts = Mux(fromLast, lastFacts, Mux(fromRead, readFacts, untrackedFacts))
+
+  val ownerIsOther = oldFacts.ownerIsOther
   // rule W (docs/counting-rules.md): transfer when the owner is another core (rows W-other-*).
   val transfer = isWrite && ownerIsOther
   // rule R: dirty read when another core owns the line dirty (R-other-dirty, R-other-dirty-local).
   val dirtyRead = isRead && old.dirty && ownerIsOther
   // rules W and R: cross-socket / remote when the owner's socket is not the requester's.
-  val remote = old.ownerSocket =/= ev.socket
-
-  // The entry after the event; rule X (FWD_GETS, FWD_GETX, INV) leaves it as it was.
-  val updated = WireDefault(old)
-  updated.valid := true.B
-  updated.line := ev.line
-  when(isWrite) {
-    // rule W: the writer is the owner, dirty, and the only holder.
-    updated.ownerValid := true.B
-    updated.owner := ev.core
-    updated.ownerSocket := ev.socket
-    updated.dirty := true.B
-    updated.holders := coreBit
-  }
-  when(isRead) {
-    // rule R: a dirty read leaves the line clean; the reader joins the holders.
-    updated.dirty := old.dirty && !dirtyRead
-    updated.holders := old.holders | coreBit
-  }
-  when(isEvict) {
-    // rule E: the evicting core leaves the holders; if it was the owner the line has none.
-    val ownerLeaves = old.ownerValid && old.owner === ev.core
-    val holdersLeft = old.holders & ~coreBit
-    updated.holders := holdersLeft
-    when(ownerLeaves) {
-      updated.ownerValid := false.B
-      updated.dirty := false.B
-    }
-    // rule E: a line with no owner and no holders is freed (E-shared-holder, E-mine-dirty).
-    updated.valid := holdersLeft.orR || (old.ownerValid && !ownerLeaves)
-  }
+  val remote = oldFacts.remote
 
   val newRepl = WireDefault(row.repl)
   if (p.replacement == Replacement.RoundRobin) {
@@ -235,17 +287,21 @@ class LineTable(p: MonitorParams) extends Module {
   effects.fromSocket := old.ownerSocket
   effects.toSocket := ev.socket
 
-  // ---------------------------------------------------------------- S5: count the invalidations
+  // ---------------------------------------------------------------- S5, S6: count the invalidations
+  // In two halves, bytes then their sum: a 32-bit count in one clock is a chain of carry chains.
   // The registers live here, with the logic that drives them, and take their input only when an event is in the
   // stage: a Verilated model then evaluates each effect only when it applies (as continuous outputs it would
   // evaluate every effect, the invalidation count's adder tree included, on every clock).
   val s5Valid = RegNext(s4Valid, false.B)
   val s5 = RegEnable(effects, s4Valid)
   val s5Invalidated = RegEnable(invalidated, s4Valid)
-  val counted = WireDefault(s5)
-  counted.invalidations := PopCount(s5Invalidated)
-  io.out.valid := RegNext(s5Valid, false.B)
-  io.out.bits := RegEnable(counted, s5Valid)
+  val s6Valid = RegNext(s5Valid, false.B)
+  val s6 = RegEnable(s5, s5Valid)
+  val s6ByteCounts = RegEnable(VecInit(s5Invalidated.asBools.grouped(8).map(b => PopCount(b)).toSeq), s5Valid)
+  val counted = WireDefault(s6)
+  counted.invalidations := s6ByteCounts.reduce(_ +& _)
+  io.out.valid := RegNext(s6Valid, false.B)
+  io.out.bits := RegEnable(counted, s6Valid)
 
   // ---------------------------------------------------------------- sweep (clear state)
   when(io.clearState) { sweepPending := true.B }
@@ -267,7 +323,7 @@ class LineTable(p: MonitorParams) extends Module {
   when(sweeping || s4Write) { replRam.write(writeIndex, Mux(sweeping, ReplacementState.empty(p), newRepl)) }
 
   io.sweeping := sweepPending || sweeping
-  io.busy := sweepPending || sweeping || s1Valid || s2Valid || s3Valid || s4Valid || s5Valid
+  io.busy := sweepPending || sweeping || s1Valid || s2Valid || s3Valid || s4Valid || s5Valid || s6Valid
 
   // ---------------------------------------------------------------- self-checks (SelfCheck)
   // The set as S4 sees it (RAMs, sweep and the writes since the read) must hold the invariants, and so must what S4 writes back.
@@ -292,7 +348,7 @@ object LineTable {
   /** The stage that writes the line table back, and the monitor's counter stage, as clocks after S0: what the
     * pipeline shows at the ports (monitor.json's "pipeline"; the cocotb CSR tests check both black-box). */
   val WriteStage = 4
-  val CountStage = 6
+  val CountStage = 7
 
   /** At most one way of a set holds a given line. */
   def atMostOneHit(hits: Seq[Bool]): Bool = {
