@@ -34,12 +34,12 @@ from monitor_bench import MonitorBench, random_pause
 from tb_random import phase_events
 
 SEED = int(os.environ.get("COHTB_SEED", "1"))
-# The pipeline as the ports show it (monitor.json's "pipeline", docs/monitor.md): an event whose handshake is at
-# edge a reaches the counters' stage at edge a + count_stage and is in the live counters from the edge after,
-# so a snapshot taken at edge t holds exactly the events taken at edges <= t - PIPELINE; and the line table
-# writes it back at edge a + write_stage.
+# The pipeline as the ports show it (monitor.json's "pipeline", docs/monitor.md): a CMD write whose AW handshake
+# is at edge t acts at edge t + command_stage; an event whose handshake is at edge a reaches the counters' stage
+# at edge a + count_stage and is in the live counters from the edge after, so a snapshot written at edge t holds
+# exactly the events taken at edges <= t - PIPELINE; and the line table writes it back at edge a + write_stage.
 STAGES = config.load(Path(os.environ["COHTB_MONITOR_JSON"])).pipeline
-PIPELINE = STAGES.count_stage + 1
+PIPELINE = STAGES.count_stage + 1 - STAGES.command_stage
 IDLE_DUTY = 0.3          # the "random" idle generator: a channel pauses 30 % of the clocks
 BACKPRESSURE_DUTY = 0.4  # the "random" back-pressure generator: BREADY/RREADY low 40 % of the clocks
 THIN_DUTY = 0.6          # event-port idling for counters under 16 bits, so the sums checked do not saturate
@@ -325,7 +325,8 @@ async def clear_state_under_traffic(dut, mode, idle, backpressure):
     events of a clear are the first D presented after the command's edge, where D is how much `dropped`
     grew across it: a snapshot taken well after the sweep (sets + 8 clocks after the command's response)
     reads `dropped`, and the difference to the previous one is that clear's D. Cross-check from the
-    documented timing: the stall covers the edges t+1 .. t+1+sets after the command's edge t, and more while
+    documented timing: the stall covers the edges t+1 .. t+1+sets after the edge t the command acts at (its
+    handshake's plus pipeline.commandStage), and more while
     the line table has events to write back (the sweep waits for the last one taken, at edge a, to write at
     a + write_stage); the events presented there must be
     exactly those D. The model then takes the events up to the command's edge, clears its line state,
@@ -357,7 +358,8 @@ async def clear_state_under_traffic(dut, mode, idle, backpressure):
     done = 0
     windows = []
     for edge, d in clears:
-        k = t.stream.taken_by(edge)        # taken at or before the command's edge: before the sweep
+        edge += STAGES.command_stage       # the edge the command acts at
+        k = t.stream.taken_by(edge)        # taken at or before it: before the sweep
         for ev in sent[done:k]:
             model.apply(*ev)
         model.clear_state()

@@ -116,6 +116,8 @@ class Pipeline:
     """Where an event is, in clocks after the one that accepted it (S0), as the ports show it."""
     write_stage: int    # the line table's write-back: a clear-state sweep waits for it
     count_stage: int    # the counters: a snapshot at edge t holds the events accepted by edge t - count_stage - 1
+    last_stage: int     # the hot-line table's update: busy until the last event accepted has left it
+    command_stage: int  # a CMD write acts this many clocks after its AXI handshake
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,8 @@ def load(path: Path) -> MonitorConfig:
         doc = json.loads(Path(path).read_text())
         params = MonitorParams(**doc["params"])
         regmap = RegisterMap.from_json(doc["registers"])
-        pipeline = Pipeline(doc["pipeline"]["writeStage"], doc["pipeline"]["countStage"])
+        pl = doc["pipeline"]
+        pipeline = Pipeline(pl["writeStage"], pl["countStage"], pl["lastStage"], pl["commandStage"])
     except FileNotFoundError:
         raise CohtbError(f"{path}: no monitor configuration (run the set-up: make setup)") from None
     except (json.JSONDecodeError, KeyError, TypeError) as e:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter as Tally
+from collections import deque
 from dataclasses import dataclass, fields
 from typing import Iterable
 
@@ -29,7 +30,11 @@ _COPY_GONE = frozenset((int(EVICT),))                       # rule E: the core's
 assert _ALLOCATES | _COPY_GONE == _CHANGES_STATE, "apply_rules implements exactly the contract's state-changing kinds"
 
 # Structural coverage bins, beside kind x line state: what stresses the table, the hot-line table and the counters.
-STRUCTURAL_BINS = ("state-eviction", "hot-replacement", "same-set-back-to-back", "saturation", "tap-drop", "rejected")
+# same-set-D-apart: a READ/WRITE/EVICT on the set one of the D-th event before it changed (D = 1..4: the writes the
+# RTL forwards to S4, to S3 from its two registers of recent writes, and the one its write-first RAM read sees).
+FORWARD_DISTANCES = (1, 2, 3, 4)
+STRUCTURAL_BINS = ("state-eviction", "hot-replacement", *(f"same-set-{d}-apart" for d in FORWARD_DISTANCES),
+                   "saturation", "tap-drop", "rejected")
 
 # Line state seen by the requesting core before its event (docs/counting-rules.md; coverage bins).
 LINE_STATES = (
@@ -124,7 +129,7 @@ class BoundedModel:
     # ------------------------------------------------------------------ commands
     def clear_state(self) -> None:
         p = self.p
-        self._last_set: int | None = None
+        self._recent_sets: deque[int | None] = deque([None] * len(FORWARD_DISTANCES), maxlen=len(FORWARD_DISTANCES))
         self.tags: list[list[int | None]] = [[None] * p.ways for _ in range(p.sets)]
         self.lines: list[list[LineState | None]] = [[None] * p.ways for _ in range(p.sets)]
         self.ages = [list(range(p.ways)) for _ in range(p.sets)]
@@ -182,17 +187,18 @@ class BoundedModel:
         if kind >= len(Kind) or core >= p.cores or socket >= p.sockets:
             self._add(g, "rejected", 1)
             self._cover("rejected")
-            self._last_set = None
+            self._recent_sets.append(None)
             return
         self._add(g, KIND_COUNTERS[kind], 1)
         if kind not in _CHANGES_STATE:
-            self._last_set = None
+            self._recent_sets.append(None)
         fx = Effects()
         if kind in _CHANGES_STATE:
             idx = p.set_index(line)
-            if idx == self._last_set:
-                self._cover("same-set-back-to-back")   # the RTL's bypass: this set was written the clock before
-            self._last_set = idx
+            for d in FORWARD_DISTANCES:
+                if self._recent_sets[-d] == idx:
+                    self._cover(f"same-set-{d}-apart")
+            self._recent_sets.append(idx)
             tags, row = self.tags[idx], self.lines[idx]
             way = next((i for i, t in enumerate(tags) if t == line), None)
             hit = way is not None

@@ -32,11 +32,19 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val regionEnable = RegInit(0.U(p.regions.W))
   val regionBase = RegInit(VecInit(Seq.fill(p.regions)(0.U(p.lineAddrBits.W))))
   val regionMask = RegInit(VecInit(Seq.fill(p.regions)(0.U(p.lineAddrBits.W))))
-  val saturated = RegInit(false.B)
   val droppedAny = RegInit(false.B)
-  val doSnapshot = WireDefault(false.B)
-  val doClearCounters = WireDefault(false.B)
-  val clearStateRequest = WireDefault(false.B)
+  /** The CMD bits of a CSR write, in the clock CsrSlave hands the write out (the one after its handshake). */
+  val cmdWrite = WireDefault(0.U.asTypeOf(new Bundle {
+    val snapshot = Bool()
+    val clearCounters = Bool()
+    val clearState = Bool()
+  }))
+  // A command acts in the clock after that (monitor.json's pipeline.commandStage: two after the handshake): the
+  // decode of the write gets a clock, and the command's fanout to every counter the next.
+  val command = RegNext(cmdWrite, 0.U.asTypeOf(cmdWrite))
+  val doSnapshot = command.snapshot
+  val doClearCounters = command.clearCounters
+  val clearStateRequest = command.clearState
 
   // ---------------------------------------------------------------- S0: accept; S1..S6: the line table
   val lineTable = Module(new LineTable(p))
@@ -118,7 +126,6 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val matrix = Module(new CounterBank(p.sockets * p.sockets, p.counterWidth, 1))
   matrix.io.snapshot := doSnapshot
   matrix.io.clear := doClearCounters
-  when(matrix.io.saturated) { saturated := true.B }
   matrix.io.inc.valid := s7Valid && s7.transfer
   matrix.io.inc.bits.index := (s7.fromSocket * p.sockets.U + s7.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
   matrix.io.inc.bits.delta := 1.U
@@ -128,7 +135,6 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   hot.io.in.bits := s7.line
   hot.io.clear := doClearCounters
   hot.io.snapshot := doSnapshot
-  when(hot.io.saturated) { saturated := true.B }
   for ((e, k) <- hot.io.snap.zipWithIndex) {
     csr.slot(rm.hot(k, "line"), e.line)
     csr.slot(rm.hot(k, "count"), e.count)
@@ -138,11 +144,11 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
 
   when(drop) { droppedAny := true.B }
   when(doClearCounters) {
-    // As the counters: the flags restart with this clock's news (a count restarting from 0 cannot overflow).
-    saturated := false.B
+    // As the counters: the flag restarts with this clock's news. (The bank and the hot-line table keep their own
+    // "saturated" flags, with their own clear, a clock later.)
     droppedAny := drop
   }
-  busy := lineTable.io.busy || s7Valid || hot.io.busy
+  busy := lineTable.io.busy || s7Valid || matrix.io.busy || hot.io.busy || command.asUInt.orR
 
   // ---------------------------------------------------------------- CSR space (AXI4-Lite slave)
   csr.word(rm.id, IdValue.U(32.W))
@@ -150,7 +156,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   for (((_, v), i) <- rm.paramWords.zipWithIndex) csr.word(rm.paramAddr(i), v.U(32.W))
   csr.word(rm.ctrl, Cat(tap, enable))
   csr.word(rm.cmd, 0.U(32.W))
-  csr.word(rm.status, Cat(busy, droppedAny, saturated || clamped.reduce(_ || _)))
+  csr.word(rm.status, Cat(busy, droppedAny, matrix.io.saturated || hot.io.saturated || clamped.reduce(_ || _)))
   csr.word(rm.regionEnable, regionEnable)
   for (r <- 0 until p.regions) {
     csr.slot(rm.regionBase(r), regionBase(r))
@@ -159,7 +165,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
 
   csr.onWrite(rm.ctrl) { d => enable := d(CtrlEnable); tap := d(CtrlTap) }
   csr.onWrite(rm.cmd) { d =>
-    doSnapshot := d(CmdSnapshot); doClearCounters := d(CmdClearCounters); clearStateRequest := d(CmdClearState)
+    cmdWrite.snapshot := d(CmdSnapshot); cmdWrite.clearCounters := d(CmdClearCounters); cmdWrite.clearState := d(CmdClearState)
   }
   csr.onWrite(rm.regionEnable) { d => regionEnable := d(p.regions - 1, 0) }
   // A line address wider than 32 bits is written as two words; each write keeps the other word.
@@ -175,7 +181,9 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
 
   // Matrix slots are consecutive 64-bit words from rm.matrix(0, 0), read from the bank's RAM.
   val matrixWindow = BankWindow(rm.matrix(0, 0), matrix.n, matrix.width)
-  val csrSlave = Module(new CsrSlave(csr.readAddrs, csr.writeAddrs, matrixWindow))
+  // A write is answered once it has acted everywhere: a command acts CommandStage clocks after the handshake, and
+  // in the hot-line table and the counter bank a clock later still.
+  val csrSlave = Module(new CsrSlave(csr.readAddrs, csr.writeAddrs, matrixWindow, responseDelay = LineTable.CommandStage))
   csrSlave.io.axi <> s_axil
   csr.attach(csrSlave)
   matrix.io.readIndex := csrSlave.io.bank.readIndex

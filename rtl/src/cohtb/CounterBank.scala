@@ -17,7 +17,12 @@ class CounterRow(width: Int) extends Bundle {
   * one clock, so snapshot and clear are copy-on-write: three n-bit flag vectors record which halves of which
   * rows are stale, and the first increment of a row after a snapshot moves its live value into its snapshot
   * half. Within one clock the order is snapshot, then clear, then increment, as for register counters (the
-  * snapshot does not see this clock's increment; the count restarts with it, so a read-and-clear loses nothing). */
+  * snapshot does not see this clock's increment; the count restarts with it, so a read-and-clear loses nothing).
+  *
+  * An increment takes two clocks, so that no clock both reads the RAM and adds: the first reads the row, the
+  * second adds and writes it back (and takes the row it wrote the clock before instead of the read, when the
+  * increments hit the same row back to back). Snapshot and clear reach the second clock one clock after they
+  * come, with the increment that came with them, which keeps the order above. */
 class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Module {
   private val indexBits = log2Ceil(n).max(1)
   val io = IO(new Bundle {
@@ -30,8 +35,10 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
     /** Snapshot value of counter readIndex, combinational (the CSR block registers it). */
     val readIndex = Input(UInt(indexBits.W))
     val readValue = Output(UInt(width.W))
-    /** An increment clamped at the all-ones value this clock. */
+    /** Sticky: an increment clamped at the all-ones value since the last clear. */
     val saturated = Output(Bool())
+    /** An increment is in its second clock. */
+    val busy = Output(Bool())
   })
 
   private val allRows = ((BigInt(1) << n) - 1).U(n.W)
@@ -46,39 +53,58 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private def snapValue(i: UInt, row: CounterRow, touchedNow: UInt, snapZeroNow: UInt): UInt =
     Mux(touchedNow(i), row.snap, Mux(snapZeroNow(i), 0.U, row.live))
 
-  // The snapshot comes first: untouched rows keep their live value as the snapshot.
-  private val touchedNow = Mux(io.snapshot, 0.U(n.W), touched)
-  private val snapZeroNow = Mux(io.snapshot, liveZero, snapZero)
+  // ---------------------------------------------------------------- first clock: read the row
+  private val write = RegNext(io.inc.valid, false.B)
+  private val i = RegEnable(io.inc.bits.index, io.inc.valid)
+  private val delta = RegEnable(io.inc.bits.delta, io.inc.valid)
+  private val rowRead = RegEnable(rows(io.inc.bits.index), io.inc.valid)
+  /** The second clock writes this row now: the read above does not see it. */
+  private val rowWrittenNow = RegEnable(write && i === io.inc.bits.index, io.inc.valid)
+  private val snapshot = RegNext(io.snapshot, false.B)
+  private val clear = RegNext(io.clear, false.B)
+  /** The row's liveZero flag as the first clock read it (the second clock corrects it, below). */
+  private val liveZeroRead = RegEnable(liveZero(io.inc.bits.index), io.inc.valid)
+  private val clearedNow = RegEnable(clear, io.inc.valid)
+  io.busy := write
 
-  private val i = io.inc.bits.index
-  private val row = rows(i)
+  // ---------------------------------------------------------------- second clock: add and write back
+  private val lastWritten = Reg(new CounterRow(width))
+  private val row = Mux(rowWrittenNow, lastWritten, rowRead)
+  // The snapshot comes first: untouched rows keep their live value as the snapshot.
+  private val touchedNow = Mux(snapshot, 0.U(n.W), touched)
+  private val snapZeroNow = Mux(snapshot, liveZero, snapZero)
+
   /** A row's live count: 0 while liveZero. */
   private def liveValue(k: UInt, r: CounterRow): UInt = Mux(liveZero(k), 0.U(width.W), r.live)
-  private val liveBefore = liveValue(i, row)
-  private val (sum, over) = SaturatingAdd(Mux(io.clear, 0.U(width.W), liveBefore), io.inc.bits.delta)
-  private val write = io.inc.valid
+  // liveZero(i) without a 1-of-n pick in this clock: the write of the clock before cleared it, a clear then set it.
+  private val liveBefore = Mux(!rowWrittenNow && (clearedNow || liveZeroRead), 0.U(width.W), row.live)
+  private val (sum, over) = SaturatingAdd(Mux(clear, 0.U(width.W), liveBefore), delta)
   private val bit = UIntToOH(i, n)
   when(write) {
     val next = Wire(new CounterRow(width))
     next.live := sum
     next.snap := snapValue(i, row, touchedNow, snapZeroNow)
     rows(i) := next
+    lastWritten := next
   }
   touched := Mux(write, touchedNow | bit, touchedNow)
   snapZero := snapZeroNow
-  private val liveZeroNext = Mux(write, Mux(io.clear, allRows, liveZero) & ~bit, Mux(io.clear, allRows, liveZero))
+  private val liveZeroNext = Mux(write, Mux(clear, allRows, liveZero) & ~bit, Mux(clear, allRows, liveZero))
   liveZero := liveZeroNext
-  io.saturated := write && over
+  // Kept here, with the clear it restarts from (it restarts with this clock's news, as the counters do).
+  private val saturated = RegInit(false.B)
+  saturated := Mux(clear, false.B, saturated) || (write && over)
+  io.saturated := saturated
 
   io.readValue := snapValue(io.readIndex, rows(io.readIndex), touched, snapZero)
 
   // Self-check, rule "counters only grow between clears" (docs/monitor.md): a row's live count after a clock is
   // at least what it was before unless that clock cleared the bank. Rows other than the incremented one keep
   // their RAM half, so they can only lose their count through liveZero: its bits rise only on a clear.
-  SelfCheck(io.clear || (liveZeroNext & ~liveZero) === 0.U,
+  SelfCheck(clear || (liveZeroNext & ~liveZero) === 0.U,
     "CounterBank: a row's live count dropped to 0 without a clear (rule: counters only grow between clears)")
   // The incremented row, read back the next clock through the RAM and liveZero.
-  private val checkRow = RegNext(write && !io.clear, false.B)
+  private val checkRow = RegNext(write && !clear, false.B)
   private val checkIndex = RegEnable(i, write)
   private val checkBefore = RegEnable(liveBefore, write)
   SelfCheck(!checkRow || liveValue(checkIndex, rows(checkIndex)) >= checkBefore,

@@ -51,11 +51,12 @@ class CsrTable {
 /** AXI4-Lite slave of the CSR space (docs/register-map.md): one write and one read outstanding.
   *
   * A read of a `readAddrs` word returns the matching `readData` input; a read in `window` returns the bank's
-  * counter through its read port. A write with all four strobes is handed out on `write` for one clock (the
-  * owner acts on the `writeAddrs` words) and answers OKAY if its address is one of them. Anything else answers
-  * SLVERR: unmapped or unaligned addresses, partial strobes, writes to read-only words. */
-class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: BankWindow, addrBits: Int = 16)
-    extends Module {
+  * counter through its read port. A write with all four strobes is handed out on `write` for one clock, the clock
+  * after its handshake (the owner acts on the `writeAddrs` words), and answers OKAY if its address is one of them,
+  * `responseDelay` clocks later than it could. Anything else answers SLVERR: unmapped or unaligned addresses,
+  * partial strobes, writes to read-only words. */
+class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: BankWindow, responseDelay: Int,
+    addrBits: Int = 16) extends Module {
   require(readAddrs.distinct.size == readAddrs.size, "register map has overlapping addresses")
   require(writeAddrs.distinct.size == writeAddrs.size, "register map has overlapping writable addresses")
   require(!readAddrs.exists(a => a >= window.base && a < window.end), "register map overlaps the counter bank")
@@ -69,17 +70,19 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
       val data = UInt(32.W)
     })
     val bank = new Bundle {
-      /** Combinational: the counter the current read address names (the read channel registers its value). */
+      /** The counter the pending read's address names (the read channel registers its value). */
       val readIndex = Output(UInt(window.indexBits.W))
       val readValue = Input(UInt(window.width.W))
     }
   })
   private val axi = io.axi
 
-  // Write channel: take AW and W together, one write outstanding.
+  // Write channel: take AW and W together, one write outstanding. BVALID rises `responseDelay` clocks later than
+  // the clock after the handshake, once the write has acted wherever the owner says it takes that long.
   private val bValid = RegInit(false.B)
   private val bResp = RegInit(0.U(2.W))
-  private val writeFire = axi.awvalid && axi.wvalid && !bValid
+  private val responding = RegInit(0.U(log2Ceil(responseDelay + 1).W))
+  private val writeFire = axi.awvalid && axi.wvalid && !bValid && responding === 0.U
   axi.awready := writeFire
   axi.wready := writeFire
   axi.bvalid := bValid
@@ -87,33 +90,51 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   when(bValid && axi.bready) { bValid := false.B }
 
   private val fullStrobe = axi.wstrb === "b1111".U
-  io.write.valid := writeFire && fullStrobe
-  io.write.bits.addr := axi.awaddr
-  io.write.bits.data := axi.wdata
+  // The write is handed out in the clock after its handshake: its decode, in the owner, then starts from a
+  // register, not from the handshake's fanout.
+  io.write.valid := RegNext(writeFire && fullStrobe, false.B)
+  io.write.bits.addr := RegEnable(axi.awaddr, writeFire)
+  io.write.bits.data := RegEnable(axi.wdata, writeFire)
   when(writeFire) {
     val writable = writeAddrs.map(a => axi.awaddr === a.U).reduce(_ || _)
-    bValid := true.B
+    if (responseDelay == 0) bValid := true.B else responding := responseDelay.U
     bResp := Mux(fullStrobe && writable, AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
   }
+  when(responding =/= 0.U) {
+    responding := responding - 1.U
+    when(responding === 1.U) { bValid := true.B }
+  }
 
-  // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR.
+  // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR. A read takes three clocks
+  // after its AR handshake: the address is registered, then decoded (and the bank's word read), then the word is
+  // picked among every readable one, so that neither the decode nor the wide pick shares a clock. A read right after
+  // a CMD.snapshot then sees the hot-line table's snapshot, which lands a clock after the counters'
+  // (docs/monitor.md, "Pipeline").
   private val rValid = RegInit(false.B)
   private val rData = RegInit(0.U(32.W))
   private val rResp = RegInit(0.U(2.W))
-  private val readFire = axi.arvalid && !rValid
-  axi.arready := !rValid
+  private val rAddrValid = RegInit(false.B)
+  private val rAddr = RegInit(0.U(addrBits.W))
+  private val rDecodedValid = RegInit(false.B)
+  private val readFire = axi.arvalid && !rValid && !rAddrValid && !rDecodedValid
+  axi.arready := !rValid && !rAddrValid && !rDecodedValid
   axi.rvalid := rValid
   axi.rdata := rData
   axi.rresp := rResp
   when(rValid && axi.rready) { rValid := false.B }
-  io.bank.readIndex := ((axi.araddr - window.base.U) >> 3)(window.indexBits - 1, 0)
-  private val bankHit = axi.araddr >= window.base.U && axi.araddr < window.end.U && axi.araddr(1, 0) === 0.U
+  rAddrValid := readFire
+  when(readFire) { rAddr := axi.araddr }
+
+  io.bank.readIndex := ((rAddr - window.base.U) >> 3)(window.indexBits - 1, 0)
+  private val bankHit = rAddr >= window.base.U && rAddr < window.end.U && rAddr(1, 0) === 0.U
   private val bankSlot = io.bank.readValue.pad(64)
-  private val bankWord = Mux(axi.araddr(2), bankSlot(63, 32), bankSlot(31, 0))
-  when(readFire) {
-    val hits = readAddrs.map(a => axi.araddr === a.U) :+ bankHit
+  private val rHits = RegEnable(VecInit(readAddrs.map(a => rAddr === a.U) :+ bankHit), rAddrValid)
+  private val rBankWord = RegEnable(Mux(rAddr(2), bankSlot(63, 32), bankSlot(31, 0)), rAddrValid)
+  rDecodedValid := rAddrValid
+
+  when(rDecodedValid) {
     rValid := true.B
-    rData := Mux1H(hits, io.readData :+ bankWord)
-    rResp := Mux(hits.reduce(_ || _), AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
+    rData := Mux1H(rHits, io.readData :+ rBankWord)
+    rResp := Mux(rHits.asUInt.orR, AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
   }
 }

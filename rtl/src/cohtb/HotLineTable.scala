@@ -40,7 +40,7 @@ class HotLineTable(p: MonitorParams) extends Module {
     val snapshot = Input(Bool())
     /** The entries at the last snapshot. */
     val snap = Output(Vec(n, new HotLineEntry(p)))
-    /** An item clamped its count (one clock after it came in). */
+    /** Sticky: an item clamped its count since the last clear. */
     val saturated = Output(Bool())
     /** An item is in B. */
     val busy = Output(Bool())
@@ -77,7 +77,10 @@ class HotLineTable(p: MonitorParams) extends Module {
   /** The entry written is at the minimum (always so on a miss), and its count cannot rise (so m = max). */
   val writesMin = !hit || (hits & isMin).orR
   val clamps = Mux(hit, (hits & atMax).orR, m === max)
-  io.saturated := bValid && !bClear && clamps
+  // Kept here, with the clear it restarts from (an item a clear restarts the table with cannot clamp).
+  private val saturated = RegInit(false.B)
+  saturated := !bClear && (saturated || (bValid && clamps))
+  io.saturated := saturated
   io.busy := bValid
 
   val snap = RegInit(VecInit(Seq.fill(n)(0.U.asTypeOf(new HotLineEntry(p)))))

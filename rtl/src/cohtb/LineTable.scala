@@ -349,6 +349,11 @@ object LineTable {
     * pipeline shows at the ports (monitor.json's "pipeline"; the cocotb CSR tests check both black-box). */
   val WriteStage = 4
   val CountStage = 7
+  /** The monitor's last stage: the hot-line table's update (its two stages after the counters'). */
+  val LastStage = CountStage + 2
+  /** Clocks from the AXI handshake of a CMD write to the clock the command acts in: CsrSlave hands the write out a
+    * clock later, CoherenceMonitor registers the command it decodes. */
+  val CommandStage = 2
 
   /** At most one way of a set holds a given line. */
   def atMostOneHit(hits: Seq[Bool]): Bool = {

@@ -54,7 +54,8 @@ case class RegisterMap(p: MonitorParams) {
       "regionBase" -> arr((0 until p.regions).map(r => num(regionBase(r)))),
       "regionMask" -> arr((0 until p.regions).map(r => num(regionMask(r)))),
       "counters" -> ("[\n  " + slots.mkString(",\n  ") + "]"))
-    val pipeline = obj("writeStage" -> num(LineTable.WriteStage), "countStage" -> num(LineTable.CountStage))
+    val pipeline = obj("writeStage" -> num(LineTable.WriteStage), "countStage" -> num(LineTable.CountStage),
+      "lastStage" -> num(LineTable.LastStage), "commandStage" -> num(LineTable.CommandStage))
     obj("params" -> params, "pipeline" -> pipeline, "registers" -> regs) + "\n"
   }
 }
