@@ -56,6 +56,9 @@ class HotLineTable(p: MonitorParams) extends Module {
   private val m = RegInit(0.U(w.W))
   private val mPlus1 = RegInit(1.U(w.W))
   private val isMin = RegInit(((BigInt(1) << n) - 1).U(n.W))
+  /** count(k) and m at their all-ones maximum, kept beside them so that no update waits for a 32-bit compare. */
+  private val full = RegInit(VecInit(Seq.fill(n)(false.B)))
+  private val mFull = RegInit(false.B)
 
   // ---------------------------------------------------------------- A: compare
   val bValid = RegNext(io.in.valid, false.B)
@@ -73,10 +76,9 @@ class HotLineTable(p: MonitorParams) extends Module {
   val hits = Mux(lastCleared, 0.U, bHits & ~lastWrite) | Mux(bSameAsLast, lastWrite, 0.U)
   val hit = hits.orR
   val write = Mux(hit, hits, PriorityEncoderOH(isMin))
-  val atMax = VecInit(count.map(_ === max)).asUInt
   /** The entry written is at the minimum (always so on a miss), and its count cannot rise (so m = max). */
   val writesMin = !hit || (hits & isMin).orR
-  val clamps = Mux(hit, (hits & atMax).orR, m === max)
+  val clamps = Mux(hit, (hits & full.asUInt).orR, mFull)
   // Kept here, with the clear it restarts from (an item a clear restarts the table with cannot clamp).
   private val saturated = RegInit(false.B)
   saturated := !bClear && (saturated || (bValid && clamps))
@@ -101,19 +103,24 @@ class HotLineTable(p: MonitorParams) extends Module {
     for (k <- 0 until n) {
       valid(k) := (k == 0).B && bValid
       count(k) := Mux((k == 0).B && bValid, 1.U, 0.U)
+      full(k) := false.B
     }
     line(0) := bLine
     error(0) := 0.U
     val allAtOne = bValid && (n == 1).B
     m := Mux(allAtOne, 1.U, 0.U)
     mPlus1 := Mux(allAtOne, 2.U, 1.U)
+    mFull := false.B
     isMin := Mux(bValid && (n > 1).B, ~1.U(n.W), ((BigInt(1) << n) - 1).U(n.W))
   }.elsewhen(bValid) {
     for (k <- 0 until n) {
       when(write(k)) {
         valid(k) := true.B
         line(k) := bLine
-        when(!atMax(k)) { count(k) := count(k) + 1.U }
+        when(!full(k)) {
+          count(k) := count(k) + 1.U
+          full(k) := count(k) === (max - 1.U)
+        }
         when(!hit) { error(k) := count(k) }
       }
     }
@@ -122,6 +129,7 @@ class HotLineTable(p: MonitorParams) extends Module {
         // the last entry at m rises: the minimum is now m + 1, held by it and by those already there
         m := mPlus1
         mPlus1 := mPlus1 + 1.U
+        mFull := mPlus1 === max
         isMin := VecInit(count.map(_ === mPlus1)).asUInt | write
       }.otherwise {
         isMin := isMin & ~write
@@ -129,6 +137,7 @@ class HotLineTable(p: MonitorParams) extends Module {
     }
   }
 
-  SelfCheck((0 until n).map(k => count(k) >= m && isMin(k) === (count(k) === m)).reduce(_ && _) && mPlus1 === m + 1.U,
+  SelfCheck((0 until n).map(k => count(k) >= m && isMin(k) === (count(k) === m) && full(k) === (count(k) === max))
+    .reduce(_ && _) && mPlus1 === m + 1.U && mFull === (m === max),
     "HotLineTable: the kept minimum disagrees with the counts (rule: an update raises one count by one)")
 }
