@@ -13,8 +13,9 @@ import scala.collection.mutable
   *  - S1..S6 (LineTable) register the set, compare its tags, apply the counting rules
   *    (docs/counting-rules.md) and write back the way it changed, then count the invalidated holders; the
   *    writes of the events just ahead are forwarded, so any event order at one per clock is exact;
-  *  - S7 adds the effects to the live counters, the socket matrix and the address regions, and hands the
-  *    ping-pong item to the Space-Saving hot-line table (two stages of its own, S8 and S9).
+  *  - S7 works out which address regions the event falls in;
+  *  - S8 adds the effects to the live counters, the socket matrix and the regions, and hands the ping-pong
+  *    item to the Space-Saving hot-line table (two stages of its own, S9 and S10).
   * Counters are read from a snapshot copy over AXI4-Lite (CsrSlave; register map: RegisterMap,
   * docs/register-map.md). Invariants are checked in simulation (SelfCheck; docs/monitor.md, "Self-checks"). */
 class CoherenceMonitor(val p: MonitorParams) extends Module {
@@ -59,10 +60,17 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     event.bits.kind >= EventKind.count.U || event.bits.core >= p.cores.U || event.bits.socket >= p.sockets.U
   lineTable.io.clearState := clearStateRequest
 
-  // ---------------------------------------------------------------- S7: counters
+  // ---------------------------------------------------------------- S7: regions
+  // A masked compare of the whole line address per region gets its clock, before the counters it enables.
   val s7Valid = lineTable.io.out.valid
   val s7 = lineTable.io.out.bits
-  val s7Ok = s7Valid && !s7.rejected
+  val s8InRegion = RegEnable(VecInit((0 until p.regions).map(r =>
+    regionEnable(r) && (s7.line & regionMask(r)) === regionBase(r))), s7Valid)
+
+  // ---------------------------------------------------------------- S8: counters
+  val s8Valid = RegNext(s7Valid, false.B)
+  val s8 = RegEnable(s7, s7Valid)
+  val s8Ok = s8Valid && !s8.rejected
 
   val csr = new CsrTable
   /** Sticky "an increment clamped" bits of the register counters; STATUS ORs them in when read. */
@@ -96,24 +104,24 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
 
   // The counters of docs/counting-rules.md, "Where an event's effects are counted".
   def global(name: String, inc: Bool, delta: UInt = 1.U(1.W)): Unit = counter(rm.global(name), inc, delta)
-  for (k <- EventKind.all) global(kindCounter(k), s7Ok && s7.kind === k.code.U)
-  global("accepted", s7Valid)
+  for (k <- EventKind.all) global(kindCounter(k), s8Ok && s8.kind === k.code.U)
+  global("accepted", s8Valid)
   global("dropped", drop)
-  global("rejected", s7Valid && s7.rejected)
-  global("transfers", s7Valid && s7.transfer)
-  global("crossSocketTransfers", s7Valid && s7.crossSocket)
-  global("invalidations", s7Valid && s7.invalidations =/= 0.U, s7.invalidations)
-  global("dirtyReadsLocal", s7Valid && s7.dirtyReadLocal)
-  global("dirtyReadsRemote", s7Valid && s7.dirtyReadRemote)
-  global("stateEvictions", s7Valid && s7.stateEviction)
+  global("rejected", s8Valid && s8.rejected)
+  global("transfers", s8Valid && s8.transfer)
+  global("crossSocketTransfers", s8Valid && s8.crossSocket)
+  global("invalidations", s8Valid && s8.invalidations =/= 0.U, s8.invalidations)
+  global("dirtyReadsLocal", s8Valid && s8.dirtyReadLocal)
+  global("dirtyReadsRemote", s8Valid && s8.dirtyReadRemote)
+  global("stateEvictions", s8Valid && s8.stateEviction)
 
   for (r <- 0 until p.regions) {
-    val in = s7Ok && regionEnable(r) && (s7.line & regionMask(r)) === regionBase(r)
+    val in = s8Ok && s8InRegion(r)
     // Per kind only reads, writes and evicts; the evidence kinds (rule X) count globally only.
     val incs = Seq(
-      s7.kind === EventKind.Read.U, s7.kind === EventKind.Write.U, s7.kind === EventKind.Evict.U,
-      s7.transfer, s7.crossSocket, s7.invalidations =/= 0.U, s7.dirtyReadLocal, s7.dirtyReadRemote)
-    val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(s7.invalidations) ++ Seq.fill(2)(1.U(1.W))
+      s8.kind === EventKind.Read.U, s8.kind === EventKind.Write.U, s8.kind === EventKind.Evict.U,
+      s8.transfer, s8.crossSocket, s8.invalidations =/= 0.U, s8.dirtyReadLocal, s8.dirtyReadRemote)
+    val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(s8.invalidations) ++ Seq.fill(2)(1.U(1.W))
     for (((name, inc), delta) <- regionCounters.zip(incs).zip(deltas)) {
       counter(rm.regionCounter(r, name), in && inc, delta)
     }
@@ -126,13 +134,13 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val matrix = Module(new CounterBank(p.sockets * p.sockets, p.counterWidth, 1))
   matrix.io.snapshot := doSnapshot
   matrix.io.clear := doClearCounters
-  matrix.io.inc.valid := s7Valid && s7.transfer
-  matrix.io.inc.bits.index := (s7.fromSocket * p.sockets.U + s7.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
+  matrix.io.inc.valid := s8Valid && s8.transfer
+  matrix.io.inc.bits.index := (s8.fromSocket * p.sockets.U + s8.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
   matrix.io.inc.bits.delta := 1.U
 
   val hot = Module(new HotLineTable(p))
-  hot.io.in.valid := s7Valid && (s7.transfer || s7.dirtyReadLocal || s7.dirtyReadRemote)
-  hot.io.in.bits := s7.line
+  hot.io.in.valid := s8Valid && (s8.transfer || s8.dirtyReadLocal || s8.dirtyReadRemote)
+  hot.io.in.bits := s8.line
   hot.io.clear := doClearCounters
   hot.io.snapshot := doSnapshot
   for ((e, k) <- hot.io.snap.zipWithIndex) {
@@ -148,7 +156,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
     // "saturated" flags, with their own clear, a clock later.)
     droppedAny := drop
   }
-  busy := lineTable.io.busy || s7Valid || matrix.io.busy || hot.io.busy || command.asUInt.orR
+  busy := lineTable.io.busy || s7Valid || s8Valid || matrix.io.busy || hot.io.busy || command.asUInt.orR
 
   // ---------------------------------------------------------------- CSR space (AXI4-Lite slave)
   csr.word(rm.id, IdValue.U(32.W))

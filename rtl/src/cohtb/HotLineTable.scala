@@ -75,7 +75,9 @@ class HotLineTable(p: MonitorParams) extends Module {
   val lastCleared = RegInit(false.B)
   val hits = Mux(lastCleared, 0.U, bHits & ~lastWrite) | Mux(bSameAsLast, lastWrite, 0.U)
   val hit = hits.orR
-  val write = Mux(hit, hits, PriorityEncoderOH(isMin))
+  /** A miss's entry: the lowest-index one at the minimum (an invalid entry counts 0). */
+  val victim = PriorityEncoderOH(isMin)
+  val write = Mux(hit, hits, victim)
   /** The entry written is at the minimum (always so on a miss), and its count cannot rise (so m = max). */
   val writesMin = !hit || (hits & isMin).orR
   val clamps = Mux(hit, (hits & full.asUInt).orR, mFull)
@@ -114,18 +116,20 @@ class HotLineTable(p: MonitorParams) extends Module {
     isMin := Mux(bValid && (n > 1).B, ~1.U(n.W), ((BigInt(1) << n) - 1).U(n.W))
   }.elsewhen(bValid) {
     for (k <- 0 until n) {
-      when(write(k)) {
+      // Only a miss changes an entry's line, error and valid bit (a hit's entry already holds the line), and on a
+      // miss the entry written is the minimum's: these enables need not wait for the one-hot `write`.
+      when(!hit && victim(k)) {
         valid(k) := true.B
         line(k) := bLine
-        when(!full(k)) {
-          count(k) := count(k) + 1.U
-          full(k) := count(k) === (max - 1.U)
-        }
-        when(!hit) { error(k) := count(k) }
+        error(k) := count(k)
+      }
+      when(write(k) && !full(k)) {
+        count(k) := count(k) + 1.U
+        full(k) := count(k) === (max - 1.U)
       }
     }
     when(writesMin && !clamps) {
-      when((isMin & (isMin - 1.U)) === 0.U) {
+      when(!HotLineTable.twoOrMore(isMin.asBools)) {
         // the last entry at m rises: the minimum is now m + 1, held by it and by those already there
         m := mPlus1
         mPlus1 := mPlus1 + 1.U
@@ -140,4 +144,18 @@ class HotLineTable(p: MonitorParams) extends Module {
   SelfCheck((0 until n).map(k => count(k) >= m && isMin(k) === (count(k) === m) && full(k) === (count(k) === max))
     .reduce(_ && _) && mPlus1 === m + 1.U && mFull === (m === max),
     "HotLineTable: the kept minimum disagrees with the counts (rule: an update raises one count by one)")
+}
+
+object HotLineTable {
+  /** Two or more of `bits` are set: a tree of (any, two-or-more) pairs, without the carry chain of x & (x - 1). */
+  def twoOrMore(bits: Seq[Bool]): Bool = {
+    def go(b: Seq[Bool]): (Bool, Bool) =
+      if (b.size == 1) (b.head, false.B)
+      else {
+        val (l, r) = b.splitAt(b.size / 2)
+        val ((la, lm), (ra, rm)) = (go(l), go(r))
+        (la || ra, lm || rm || (la && ra))
+      }
+    go(bits)._2
+  }
 }

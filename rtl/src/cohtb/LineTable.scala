@@ -3,7 +3,7 @@ package cohtb
 import chisel3._
 import chisel3.util._
 
-/** What one event did, handed from the line table (S6) to the counter stage (S7). */
+/** What one event did, handed from the line table (S6) to the monitor (S7 matches regions, S8 counts). */
 class EventEffects(p: MonitorParams) extends Bundle {
   val rejected = Bool()
   val kind = UInt(EventKind.width.W)
@@ -44,7 +44,7 @@ class TableWrite(p: MonitorParams) extends Bundle {
   *    the read was issued;
   *  - S4 corrects for the write of the clock before (the event just ahead, whose update S3 could not see yet),
   *    applies the rules and writes back the one way it changed and the replacement state;
-  *  - S5 and S6 count the invalidated holders; S6's register is `out`, which the monitor's S7 counts.
+  *  - S5 and S6 count the invalidated holders; S6's register is `out`, which the monitor's S8 counts.
   * The RAMs have no reset: they are swept clean after reset and on `clearState`, one set per clock, while
   * `sweeping` tells S0 to take nothing. */
 class LineTable(p: MonitorParams) extends Module {
@@ -348,7 +348,8 @@ object LineTable {
   /** The stage that writes the line table back, and the monitor's counter stage, as clocks after S0: what the
     * pipeline shows at the ports (monitor.json's "pipeline"; the cocotb CSR tests check both black-box). */
   val WriteStage = 4
-  val CountStage = 7
+  /** The line table's `out` is S7, where the monitor matches regions; it counts in S8. */
+  val CountStage = 8
   /** The monitor's last stage: the hot-line table's update (its two stages after the counters'). */
   val LastStage = CountStage + 2
   /** Clocks from the AXI handshake of a CMD write to the clock the command acts in: CsrSlave hands the write out a
