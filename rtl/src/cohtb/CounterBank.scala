@@ -19,10 +19,11 @@ class CounterRow(width: Int) extends Bundle {
   * half. Within one clock the order is snapshot, then clear, then increment, as for register counters (the
   * snapshot does not see this clock's increment; the count restarts with it, so a read-and-clear loses nothing).
   *
-  * An increment takes two clocks, so that no clock both reads the RAM and adds: the first reads the row, the
-  * second adds and writes it back (and takes the row it wrote the clock before instead of the read, when the
-  * increments hit the same row back to back). Snapshot and clear reach the second clock one clock after they
-  * come, with the increment that came with them, which keeps the order above. */
+  * An increment takes three clocks, so that no clock both reads the RAM and adds: the first reads the row (on an
+  * FPGA the RAM's own output register), the second registers it in the fabric, the third adds and writes it back.
+  * The third takes the rows it wrote in the two clocks before instead of the read, when an earlier increment hit
+  * the same row (the read could not see those writes). Snapshot and clear reach the third clock two clocks after
+  * they come, with the increment that came with them, which keeps the order above. */
 class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Module {
   private val indexBits = log2Ceil(n).max(1)
   val io = IO(new Bundle {
@@ -53,39 +54,62 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private def snapValue(i: UInt, row: CounterRow, touchedNow: UInt, snapZeroNow: UInt): UInt =
     Mux(touchedNow(i), row.snap, Mux(snapZeroNow(i), 0.U, row.live))
 
-  // ---------------------------------------------------------------- first clock: read the row
-  private val write = RegNext(io.inc.valid, false.B)
-  private val i = RegEnable(io.inc.bits.index, io.inc.valid)
-  private val delta = RegEnable(io.inc.bits.delta, io.inc.valid)
-  private val rowRead = RegEnable(rows(io.inc.bits.index), io.inc.valid)
-  /** The second clock writes this row now: the read above does not see it. */
-  private val rowWrittenNow = RegEnable(write && i === io.inc.bits.index, io.inc.valid)
-  private val snapshot = RegNext(io.snapshot, false.B)
-  private val clear = RegNext(io.clear, false.B)
-  /** The row's liveZero flag as the first clock read it (the second clock corrects it, below). */
-  private val liveZeroRead = RegEnable(liveZero(io.inc.bits.index), io.inc.valid)
-  private val clearedNow = RegEnable(clear, io.inc.valid)
-  io.busy := write
+  // ---------------------------------------------------------------- first and second clock: read the row
+  /** A write of the third clock: the row, its index, what it wrote. */
+  class RowWrite extends Bundle {
+    val valid = Bool()
+    val index = UInt(indexBits.W)
+    val row = new CounterRow(width)
+  }
+  private val w1 = RegInit(0.U.asTypeOf(new RowWrite))   // written in the clock before
+  private val w2 = RegNext(w1, 0.U.asTypeOf(new RowWrite))  // and the one before that
 
-  // ---------------------------------------------------------------- second clock: add and write back
-  private val lastWritten = Reg(new CounterRow(width))
-  private val row = Mux(rowWrittenNow, lastWritten, rowRead)
+  private val bValid = RegNext(io.inc.valid, false.B)
+  private val bIndex = RegEnable(io.inc.bits.index, io.inc.valid)
+  private val bDelta = RegEnable(io.inc.bits.delta, io.inc.valid)
+  private val bRow = RegNext(rows(io.inc.bits.index))
+  private val bLiveZero = RegEnable(liveZero(io.inc.bits.index), io.inc.valid)
+  private val snapshotB = RegNext(io.snapshot, false.B)
+  private val clearB = RegNext(io.clear, false.B)
+
+  private val write = RegNext(bValid, false.B)
+  private val i = RegEnable(bIndex, bValid)
+  private val delta = RegEnable(bDelta, bValid)
+  private val rowRead = RegNext(bRow)
+  private val liveZeroRead = RegEnable(bLiveZero, bValid)
+  private val snapshot = RegNext(snapshotB, false.B)
+  private val clear = RegNext(clearB, false.B)
+  // What the read missed: the third clock's writes and clears of the two clocks after it, compared a clock ahead.
+  /** The third clock writes this row now, and wrote it the clock before (w1 then). */
+  private val sameAsNow = RegEnable(write && i === bIndex, bValid)
+  private val sameAsLast = RegEnable(w1.valid && w1.index === bIndex, bValid)
+  /** The third clock cleared the bank now, and in the clock before. */
+  private val clearedNow = RegEnable(clear, bValid)
+  private val clearedLast = RegEnable(RegNext(clear, false.B), bValid)
+  io.busy := bValid || write
+
+  // ---------------------------------------------------------------- third clock: add and write back
+  private val row = Mux(sameAsNow, w1.row, Mux(sameAsLast, w2.row, rowRead))
   // The snapshot comes first: untouched rows keep their live value as the snapshot.
   private val touchedNow = Mux(snapshot, 0.U(n.W), touched)
   private val snapZeroNow = Mux(snapshot, liveZero, snapZero)
 
   /** A row's live count: 0 while liveZero. */
   private def liveValue(k: UInt, r: CounterRow): UInt = Mux(liveZero(k), 0.U(width.W), r.live)
-  // liveZero(i) without a 1-of-n pick in this clock: the write of the clock before cleared it, a clear then set it.
-  private val liveBefore = Mux(!rowWrittenNow && (clearedNow || liveZeroRead), 0.U(width.W), row.live)
+  // liveZero(i) without a 1-of-n pick in this clock, from the read and what came after it, newest first: a write
+  // of the row clears it (a clear in the same clock came before the write), a clear sets it.
+  private val liveZeroNow = Mux(sameAsNow, false.B, Mux(clearedNow, true.B, Mux(sameAsLast, false.B, clearedLast || liveZeroRead)))
+  private val liveBefore = Mux(liveZeroNow, 0.U(width.W), row.live)
   private val (sum, over) = SaturatingAdd(Mux(clear, 0.U(width.W), liveBefore), delta)
   private val bit = UIntToOH(i, n)
+  private val next = Wire(new CounterRow(width))
+  next.live := sum
+  next.snap := snapValue(i, row, touchedNow, snapZeroNow)
+  when(write) { rows(i) := next }
+  w1.valid := write
   when(write) {
-    val next = Wire(new CounterRow(width))
-    next.live := sum
-    next.snap := snapValue(i, row, touchedNow, snapZeroNow)
-    rows(i) := next
-    lastWritten := next
+    w1.index := i
+    w1.row := next
   }
   touched := Mux(write, touchedNow | bit, touchedNow)
   snapZero := snapZeroNow
