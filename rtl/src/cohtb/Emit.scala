@@ -26,6 +26,9 @@ object Emit {
       firtoolOpts = Array(
         "-disable-all-randomization",
         "-strip-debug-info",
+        // one always block per register: Verilator then orders reads before writes instead of shadowing
+        // every register it reads after writing in a shared block (about 40% faster replay)
+        "--emit-separate-always-blocks",
         "--lowering-options=disallowLocalVariables,disallowPackedArrays,locationInfoStyle=none"))
     Files.writeString(out.resolve("monitor.json"), RegisterMap(p).toJson)
     println(s"Emit: wrote $out")
