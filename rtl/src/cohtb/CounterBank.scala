@@ -68,7 +68,6 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private val bIndex = RegEnable(io.inc.bits.index, io.inc.valid)
   private val bDelta = RegEnable(io.inc.bits.delta, io.inc.valid)
   private val bRow = RegNext(rows(io.inc.bits.index))
-  private val bLiveZero = RegEnable(liveZero(io.inc.bits.index), io.inc.valid)
   private val snapshotB = RegNext(io.snapshot, false.B)
   private val clearB = RegNext(io.clear, false.B)
 
@@ -76,16 +75,17 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private val i = RegEnable(bIndex, bValid)
   private val delta = RegEnable(bDelta, bValid)
   private val rowRead = RegNext(bRow)
-  private val liveZeroRead = RegEnable(bLiveZero, bValid)
+  // The row's flags as they stand in the second clock; the third corrects them for the clock between.
+  private val flagsRead = RegEnable(VecInit(liveZero(bIndex), touched(bIndex), snapZero(bIndex)), bValid)
   private val snapshot = RegNext(snapshotB, false.B)
   private val clear = RegNext(clearB, false.B)
   // What the read missed: the third clock's writes and clears of the two clocks after it, compared a clock ahead.
   /** The third clock writes this row now, and wrote it the clock before (w1 then). */
   private val sameAsNow = RegEnable(write && i === bIndex, bValid)
   private val sameAsLast = RegEnable(w1.valid && w1.index === bIndex, bValid)
-  /** The third clock cleared the bank now, and in the clock before. */
+  /** The third clock cleared the bank now, took a snapshot now. */
   private val clearedNow = RegEnable(clear, bValid)
-  private val clearedLast = RegEnable(RegNext(clear, false.B), bValid)
+  private val snappedNow = RegEnable(snapshot, bValid)
   io.busy := bValid || write
 
   // ---------------------------------------------------------------- third clock: add and write back
@@ -96,15 +96,20 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
 
   /** A row's live count: 0 while liveZero. */
   private def liveValue(k: UInt, r: CounterRow): UInt = Mux(liveZero(k), 0.U(width.W), r.live)
-  // liveZero(i) without a 1-of-n pick in this clock, from the read and what came after it, newest first: a write
-  // of the row clears it (a clear in the same clock came before the write), a clear sets it.
-  private val liveZeroNow = Mux(sameAsNow, false.B, Mux(clearedNow, true.B, Mux(sameAsLast, false.B, clearedLast || liveZeroRead)))
-  private val liveBefore = Mux(liveZeroNow, 0.U(width.W), row.live)
+  // The row's flags without a 1-of-n pick in this clock: as the second clock read them, then what the clock
+  // between did (its snapshot first, then its clear, then its write, as in every clock): a write clears liveZero
+  // and sets touched, a clear sets liveZero, a snapshot clears touched and copies liveZero into snapZero.
+  private val Seq(liveZeroB, touchedB, snapZeroB) = flagsRead.toSeq
+  private val liveZeroI = !sameAsNow && (clearedNow || liveZeroB)
+  private val touchedI = sameAsNow || (!snappedNow && touchedB)
+  private val snapZeroI = Mux(snappedNow, liveZeroB, snapZeroB)
+  private val liveBefore = Mux(liveZeroI, 0.U(width.W), row.live)
   private val (sum, over) = SaturatingAdd(Mux(clear, 0.U(width.W), liveBefore), delta)
   private val bit = UIntToOH(i, n)
   private val next = Wire(new CounterRow(width))
   next.live := sum
-  next.snap := snapValue(i, row, touchedNow, snapZeroNow)
+  // This clock's snapshot comes first (snapValue with this clock's touchedNow(i) and snapZeroNow(i)).
+  next.snap := Mux(!snapshot && touchedI, row.snap, Mux(Mux(snapshot, liveZeroI, snapZeroI), 0.U, row.live))
   when(write) { rows(i) := next }
   w1.valid := write
   when(write) {
