@@ -33,7 +33,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
     }))
     val snapshot = Input(Bool())
     val clear = Input(Bool())
-    /** Snapshot value of counter readIndex, combinational (the CSR block registers it). */
+    /** Snapshot value of counter readIndex, two clocks after readIndex (which must hold that long). */
     val readIndex = Input(UInt(indexBits.W))
     val readValue = Output(UInt(width.W))
     /** Sticky: an increment clamped at the all-ones value since the last clear. */
@@ -125,7 +125,12 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   saturated := Mux(clear, false.B, saturated) || (write && over)
   io.saturated := saturated
 
-  io.readValue := snapValue(io.readIndex, rows(io.readIndex), touched, snapZero)
+  // The CSR read: the row and its flags as they stand in one clock, registered twice (on an FPGA the first is the
+  // block RAM's own output register, whose output comes late in the clock), then the snapshot value.
+  private val readRow = RegNext(RegNext(rows(io.readIndex)))
+  private val readTouched = RegNext(RegNext(touched(io.readIndex)))
+  private val readSnapZero = RegNext(RegNext(snapZero(io.readIndex)))
+  io.readValue := Mux(readTouched, readRow.snap, Mux(readSnapZero, 0.U, readRow.live))
 
   // Self-check, rule "counters only grow between clears" (docs/monitor.md): a row's live count after a clock is
   // at least what it was before unless that clock cleared the bank. Rows other than the incremented one keep

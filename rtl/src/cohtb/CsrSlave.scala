@@ -105,9 +105,10 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
     when(responding === 1.U) { bValid := true.B }
   }
 
-  // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR. A read takes four clocks
-  // after its AR handshake, one step each: the address is registered; decoded (and the bank's word read); the word
-  // is picked within its group of `CsrSlave.ReadGroup` readable words; then among the groups. A pick among every
+  // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR. A read takes six clocks
+  // after its AR handshake, one step each: the address is registered; decoded (the bank reads its row); two clocks
+  // for the bank's value; the word is picked within its group of `CsrSlave.ReadGroup` readable words; then among
+  // the groups. A pick among every
   // readable word at once is several hundred inputs wide, too deep and too spread out for one clock. A read right
   // after a CMD.snapshot sees the hot-line table's snapshot, which lands a clock after the counters'
   // (docs/monitor.md, "Pipeline").
@@ -115,28 +116,28 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   private val rData = RegInit(0.U(32.W))
   private val rResp = RegInit(0.U(2.W))
   private val rAddr = RegInit(0.U(addrBits.W))
-  private val rStage = RegInit(0.U(3.W))   // one bit per step in flight: address, decoded, grouped
+  private val rStage = RegInit(0.U(5.W))   // one bit per step in flight: address, decoded, bank, bank word, grouped
   private val readFire = axi.arvalid && !rValid && rStage === 0.U
   axi.arready := !rValid && rStage === 0.U
   axi.rvalid := rValid
   axi.rdata := rData
   axi.rresp := rResp
   when(rValid && axi.rready) { rValid := false.B }
-  rStage := Cat(rStage(1, 0), readFire)
+  rStage := Cat(rStage(3, 0), readFire)
   when(readFire) { rAddr := axi.araddr }
 
   io.bank.readIndex := ((rAddr - window.base.U) >> 3)(window.indexBits - 1, 0)
   private val bankHit = rAddr >= window.base.U && rAddr < window.end.U && rAddr(1, 0) === 0.U
   private val bankSlot = io.bank.readValue.pad(64)
   private val rHits = RegEnable(VecInit(readAddrs.map(a => rAddr === a.U) :+ bankHit), rStage(0))
-  private val rBankWord = RegEnable(Mux(rAddr(2), bankSlot(63, 32), bankSlot(31, 0)), rStage(0))
+  private val rBankWord = RegEnable(Mux(rAddr(2), bankSlot(63, 32), bankSlot(31, 0)), rStage(2))
 
   private val words = io.readData :+ rBankWord
   private val groups = words.indices.grouped(CsrSlave.ReadGroup).toSeq
-  private val groupWord = RegEnable(VecInit(groups.map(g => Mux1H(g.map(rHits(_)), g.map(words(_))))), rStage(1))
-  private val groupHit = RegEnable(VecInit(groups.map(g => g.map(rHits(_)).reduce(_ || _))), rStage(1))
+  private val groupWord = RegEnable(VecInit(groups.map(g => Mux1H(g.map(rHits(_)), g.map(words(_))))), rStage(3))
+  private val groupHit = RegEnable(VecInit(groups.map(g => g.map(rHits(_)).reduce(_ || _))), rStage(3))
 
-  when(rStage(2)) {
+  when(rStage(4)) {
     rValid := true.B
     rData := Mux1H(groupHit, groupWord)
     rResp := Mux(groupHit.asUInt.orR, AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
