@@ -51,9 +51,6 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   /** Rows that were liveZero when the last snapshot was taken (meaningful only while not touched). */
   private val snapZero = RegInit(allRows)
 
-  private def snapValue(i: UInt, row: CounterRow, touchedNow: UInt, snapZeroNow: UInt): UInt =
-    Mux(touchedNow(i), row.snap, Mux(snapZeroNow(i), 0.U, row.live))
-
   // ---------------------------------------------------------------- first and second clock: read the row
   /** A write of the third clock: the row, its index, what it wrote. */
   class RowWrite extends Bundle {
@@ -108,7 +105,8 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private val bit = UIntToOH(i, n)
   private val next = Wire(new CounterRow(width))
   next.live := sum
-  // This clock's snapshot comes first (snapValue with this clock's touchedNow(i) and snapZeroNow(i)).
+  // The snapshot half: the snapshot value as this clock's snapshot leaves it (touched: the snap half; else 0
+  // while snapZero; else the live half).
   next.snap := Mux(!snapshot && touchedI, row.snap, Mux(Mux(snapshot, liveZeroI, snapZeroI), 0.U, row.live))
   when(write) { rows(i) := next }
   w1.valid := write
