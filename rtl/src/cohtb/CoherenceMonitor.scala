@@ -191,7 +191,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val matrixWindow = BankWindow(rm.matrix(0, 0), matrix.n, matrix.width)
   // A write is answered once it has acted everywhere: a command acts CommandStage clocks after the handshake, and
   // in the hot-line table and the counter bank a clock later still.
-  val csrSlave = Module(new CsrSlave(csr.readAddrs, csr.writeAddrs, matrixWindow, responseDelay = LineTable.CommandStage))
+  val csrSlave = Module(new CsrSlave(csr.readAddrs, csr.writeAddrs, matrixWindow, responseDelay = Pipeline.CommandStage))
   csrSlave.io.axi <> s_axil
   csr.attach(csrSlave)
   matrix.io.readIndex := csrSlave.io.bank.readIndex

@@ -345,17 +345,6 @@ class LineTable(p: MonitorParams) extends Module {
 /** The line table's invariants, as pure expressions: the self-checks assert them, and a formal harness can
   * assume them of the RAM contents and assert them of what S4 writes back. */
 object LineTable {
-  /** The stage that writes the line table back, and the monitor's counter stage, as clocks after S0: what the
-    * pipeline shows at the ports (monitor.json's "pipeline"; the cocotb CSR tests check both black-box). */
-  val WriteStage = 4
-  /** The line table's `out` is S7, where the monitor matches regions; it counts in S8. */
-  val CountStage = 8
-  /** The monitor's last stage: the hot-line table's update (its two stages after the counters'). */
-  val LastStage = CountStage + 2
-  /** Clocks from the AXI handshake of a CMD write to the clock the command acts in: CsrSlave hands the write out a
-    * clock later, CoherenceMonitor registers the command it decodes. */
-  val CommandStage = 2
-
   /** At most one way of a set holds a given line. */
   def atMostOneHit(hits: Seq[Bool]): Bool = {
     val v = VecInit(hits).asUInt

@@ -54,8 +54,8 @@ case class RegisterMap(p: MonitorParams) {
       "regionBase" -> arr((0 until p.regions).map(r => num(regionBase(r)))),
       "regionMask" -> arr((0 until p.regions).map(r => num(regionMask(r)))),
       "counters" -> ("[\n  " + slots.mkString(",\n  ") + "]"))
-    val pipeline = obj("writeStage" -> num(LineTable.WriteStage), "countStage" -> num(LineTable.CountStage),
-      "lastStage" -> num(LineTable.LastStage), "commandStage" -> num(LineTable.CommandStage))
+    val pipeline = obj("writeStage" -> num(Pipeline.WriteStage), "countStage" -> num(Pipeline.CountStage),
+      "lastStage" -> num(Pipeline.LastStage), "commandStage" -> num(Pipeline.CommandStage))
     obj("params" -> params, "pipeline" -> pipeline, "registers" -> regs) + "\n"
   }
 }

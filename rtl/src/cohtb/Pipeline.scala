@@ -1,0 +1,16 @@
+package cohtb
+
+/** Where an event is in the monitor's pipeline, as clocks after the one that accepted it (S0), and when a CMD
+  * write acts: what the ports show of the pipeline (monitor.json's "pipeline"; the cocotb CSR tests and the
+  * replay test check these black-box). The stages themselves: docs/monitor.md, "Pipeline". */
+object Pipeline {
+  /** The line table writes the event's set back (LineTable's S4). */
+  val WriteStage = 4
+  /** The counters count it (CoherenceMonitor's S8; the line table's `out` is S7, where regions are matched). */
+  val CountStage = 8
+  /** The monitor's last stage: the hot-line table's update, its two stages after the counters'. */
+  val LastStage = CountStage + 2
+  /** Clocks from the AXI handshake of a CMD write to the clock the command acts in: CsrSlave hands the write out a
+    * clock later, CoherenceMonitor registers the command it decodes. */
+  val CommandStage = 2
+}
