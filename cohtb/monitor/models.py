@@ -33,7 +33,12 @@ assert _ALLOCATES | _COPY_GONE == _CHANGES_STATE, "apply_rules implements exactl
 # same-set-D-apart: a READ/WRITE/EVICT on the set one of the D-th event before it changed (D = 1..4: the writes the
 # RTL forwards to S4, to S3 from its two registers of recent writes, and the one its write-first RAM read sees).
 FORWARD_DISTANCES = (1, 2, 3, 4)
+# hot-same-D-apart: a ping-pong item on the line of the item D events before (D = 1, 2: the hot-line table's update
+# sees its two last writes only through its own forwarding); hot-replaces-recent: a miss replaces the entry one of
+# those two items wrote.
+HOT_FORWARD_DISTANCES = (1, 2)
 STRUCTURAL_BINS = ("state-eviction", "hot-replacement", *(f"same-set-{d}-apart" for d in FORWARD_DISTANCES),
+                   *(f"hot-same-{d}-apart" for d in HOT_FORWARD_DISTANCES), "hot-replaces-recent",
                    "saturation", "tap-drop", "rejected")
 
 # Line state seen by the requesting core before its event (docs/counting-rules.md; coverage bins).
@@ -137,6 +142,9 @@ class BoundedModel:
 
     def clear_counters(self) -> None:
         self.c = Counters.zero(self.p)
+        # (line, entry) of the ping-pong item of each of the last events, None for an event without one.
+        n = len(HOT_FORWARD_DISTANCES) + 1
+        self._recent_hot: deque[tuple[int, int] | None] = deque([None] * n, maxlen=n)
 
     def set_region(self, r: int, base: int, mask: int, enabled: bool = True) -> None:
         self.region_base[r] = base & self.p.line_mask
@@ -183,6 +191,7 @@ class BoundedModel:
 
     def apply(self, line: int, core: int, socket: int, kind: int) -> None:
         p, g = self.p, self.c.totals
+        self._recent_hot.append(None)
         self._add(g, "accepted", 1)
         if kind >= len(Kind) or core >= p.cores or socket >= p.sockets:
             self._add(g, "rejected", 1)
@@ -258,6 +267,10 @@ class BoundedModel:
     def _hot_item(self, line: int) -> None:
         """Space-Saving update; the RTL picks the lowest index among equal minimum counts."""
         hot = self.c.hot
+        recent = [self._recent_hot[-1 - d] for d in HOT_FORWARD_DISTANCES]
+        for d, r in zip(HOT_FORWARD_DISTANCES, recent):
+            if r is not None and r[0] == line:
+                self._cover(f"hot-same-{d}-apart")
         slot = next((k for k, h in enumerate(hot) if h.valid and h.line == line), None)
         hit = slot is not None
         if hit:
@@ -278,6 +291,9 @@ class BoundedModel:
         h.valid, h.line, h.count = 1, line, nxt
         if not hit:
             h.error = base
+            if any(r is not None and r[1] == slot for r in recent):
+                self._cover("hot-replaces-recent")
+        self._recent_hot[-1] = (line, slot)
 
 
 class FieldCounts:

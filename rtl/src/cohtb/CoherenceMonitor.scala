@@ -139,8 +139,9 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   matrix.io.inc.bits.delta := 1.U
 
   val hot = Module(new HotLineTable(p))
-  hot.io.in.valid := s8Valid && (s8.transfer || s8.dirtyReadLocal || s8.dirtyReadRemote)
-  hot.io.in.bits := s8.line
+  // The item goes in a clock before the counters count it (S7): the table's compare takes S8, and its update S10.
+  hot.io.in.valid := s7Valid && (s7.transfer || s7.dirtyReadLocal || s7.dirtyReadRemote)
+  hot.io.in.bits := s7.line
   hot.io.clear := doClearCounters
   hot.io.snapshot := doSnapshot
   for ((e, k) <- hot.io.snap.zipWithIndex) {

@@ -19,18 +19,20 @@ class HotLineEntry(p: MonitorParams) extends Bundle {
   * Guarantees: count - error <= true count <= count, and every line with more than N / hotEntries
   * items out of N is in the table.
   *
-  * One item per clock, in two stages, so that no clock both searches and updates (docs/monitor.md, "On an
-  * FPGA"):
-  *  - A compares the item's line with every entry and registers the hits;
-  *  - B updates the one entry it picks. The entry B updated in the previous clock is the one A's compare
-  *    could not see, so B corrects the hits for that entry alone.
+  * One item per clock, in three stages, so that no clock both searches and updates, and the hit that enables every
+  * entry's registers comes from a register (docs/monitor.md, "On an FPGA"):
+  *  - A1 compares the item's line with every entry and registers the hits;
+  *  - A2 drops the hits on entries whose line changed since that compare (B's writes in A1's clock and in its
+  *    own) and registers what is left, and whether the item equals either of the two items those writes were for;
+  *  - B updates the one entry it picks.
   * The miss's victim comes without a search: an invalid entry counts as 0, so the first invalid entry is the
   * lowest-index minimum; and since an update raises one count by one, the minimum `m` is kept as it changes
   * (`isMin`: the entries at `m`). Only when the last entry at `m` rises does `m` become m + 1, with the
   * entries then at m + 1 as the new `isMin`: one equality compare per entry, not a tree of magnitude compares.
   *
-  * Clear and snapshot reach B one clock after the counters take them, with the items that came before them,
-  * so the table keeps the counters' order: snapshot, clear, then that clock's item. */
+  * `in` comes a clock before the item's counters count it; clear and snapshot reach B one clock after the
+  * counters take them, with the items that came before them, so the table keeps the counters' order: snapshot,
+  * clear, then that clock's item. */
 class HotLineTable(p: MonitorParams) extends Module {
   private val n = p.hotEntries
   val io = IO(new Bundle {
@@ -42,7 +44,7 @@ class HotLineTable(p: MonitorParams) extends Module {
     val snap = Output(Vec(n, new HotLineEntry(p)))
     /** Sticky: an item clamped its count since the last clear. */
     val saturated = Output(Bool())
-    /** An item is in B. */
+    /** An item is in A2 or B. */
     val busy = Output(Bool())
   })
   private val w = p.counterWidth
@@ -56,27 +58,52 @@ class HotLineTable(p: MonitorParams) extends Module {
   private val m = RegInit(0.U(w.W))
   private val mPlus1 = RegInit(1.U(w.W))
   private val isMin = RegInit(((BigInt(1) << n) - 1).U(n.W))
+  /** A miss's entry: the lowest-index one at the minimum (an invalid entry counts 0), kept beside `isMin` so that
+    * the enables of a miss's entry wait for no priority encoder. */
+  private val victim = RegInit(1.U(n.W))
+  /** The victim after the present one has risen from m (while another entry is at m). */
+  private val nextVictim = PriorityEncoderOH(isMin & ~victim)
+  private def setMin(entries: UInt): Unit = {
+    val atMin = WireDefault(UInt(n.W), entries)
+    isMin := atMin
+    victim := PriorityEncoderOH(atMin)
+  }
   /** count(k) and m at their all-ones maximum, kept beside them so that no update waits for a 32-bit compare. */
   private val full = RegInit(VecInit(Seq.fill(n)(false.B)))
   private val mFull = RegInit(false.B)
 
-  // ---------------------------------------------------------------- A: compare
-  val bValid = RegNext(io.in.valid, false.B)
-  val bLine = RegEnable(io.in.bits, io.in.valid)
+  /** The entries whose line B changes in this clock (a miss's victim; all of them on a clear): A1's and A2's
+    * compares of those entries are stale from the next clock on. */
+  val changing = Wire(UInt(n.W))
+  /** The entry B writes in this clock (one-hot, 0 if none), and the ones it wrote one and two clocks before. */
+  val writing = Wire(UInt(n.W))
+  val lastWrite = RegNext(writing, 0.U)
+  val secondLastWrite = RegNext(lastWrite, 0.U)
+
+  // ---------------------------------------------------------------- A1: compare
+  val a2Valid = RegNext(io.in.valid, false.B)
+  val a2Line = RegEnable(io.in.bits, io.in.valid)
+  val a2Hits = RegEnable(VecInit((0 until n).map(k => valid(k) && line(k) === io.in.bits)).asUInt, io.in.valid)
+  val a2Stale = RegNext(changing, 0.U)
+
+  // ---------------------------------------------------------------- A2: drop the stale hits
+  val bValid = RegNext(a2Valid, false.B)
+  val bLine = RegEnable(a2Line, a2Valid)
   val bClear = RegNext(io.clear, false.B)
   val bSnapshot = RegNext(io.snapshot, false.B)
-  val bHits = RegEnable(VecInit((0 until n).map(k => valid(k) && line(k) === io.in.bits)).asUInt, io.in.valid)
-  /** The item equals the one in B now, which the entry B writes will hold. */
-  val bSameAsLast = RegEnable(bValid && io.in.bits === bLine, io.in.valid)
+  /** The item in A2 equals the one in B now (A2 compares it; `a2SameAsB` is the same compare made in A1). */
+  val a2SameAsB = RegEnable(bValid && io.in.bits === bLine, io.in.valid)
+  val kept = a2Hits & ~a2Stale & ~changing
+  val bHitsKept = RegEnable(kept, a2Valid)
+  val bHitKept = RegEnable(kept.orR, a2Valid)
+  /** The item equals the one B updated in the previous clock, whose entry holds that line now. */
+  val bSameAsLast = RegEnable(bValid && a2Line === bLine, a2Valid)
+  /** The item equals the one B updated two clocks before, and that entry's line has not changed since. */
+  val bSameAsSecondLast = RegEnable(a2SameAsB && !(changing & lastWrite).orR, a2Valid)
 
   // ---------------------------------------------------------------- B: update
-  /** The entry B wrote in the previous clock (one-hot, 0 if none), and whether that clock cleared the table. */
-  val lastWrite = RegInit(0.U(n.W))
-  val lastCleared = RegInit(false.B)
-  val hits = Mux(lastCleared, 0.U, bHits & ~lastWrite) | Mux(bSameAsLast, lastWrite, 0.U)
-  val hit = hits.orR
-  /** A miss's entry: the lowest-index one at the minimum (an invalid entry counts 0). */
-  val victim = PriorityEncoderOH(isMin)
+  val hits = bHitsKept | Mux(bSameAsLast, lastWrite, 0.U) | Mux(bSameAsSecondLast, secondLastWrite, 0.U)
+  val hit = bHitKept || bSameAsLast || bSameAsSecondLast
   val write = Mux(hit, hits, victim)
   /** The entry written is at the minimum (always so on a miss), and its count cannot rise (so m = max). */
   val writesMin = !hit || (hits & isMin).orR
@@ -85,7 +112,7 @@ class HotLineTable(p: MonitorParams) extends Module {
   private val saturated = RegInit(false.B)
   saturated := !bClear && (saturated || (bValid && clamps))
   io.saturated := saturated
-  io.busy := bValid
+  io.busy := a2Valid || bValid
 
   val snap = RegInit(VecInit(Seq.fill(n)(0.U.asTypeOf(new HotLineEntry(p)))))
   when(bSnapshot) {
@@ -98,8 +125,8 @@ class HotLineTable(p: MonitorParams) extends Module {
   }
   io.snap := snap
 
-  lastCleared := bClear
-  lastWrite := Mux(bValid, Mux(bClear, 1.U(n.W), write), 0.U)
+  writing := Mux(bValid, Mux(bClear, 1.U(n.W), write), 0.U)
+  changing := Mux(bClear, ((BigInt(1) << n) - 1).U(n.W), Mux(bValid && !hit, victim, 0.U))
   when(bClear) {
     // The table restarts with this clock's item, if any, in the first entry (a read-and-clear loses nothing).
     for (k <- 0 until n) {
@@ -113,7 +140,7 @@ class HotLineTable(p: MonitorParams) extends Module {
     m := Mux(allAtOne, 1.U, 0.U)
     mPlus1 := Mux(allAtOne, 2.U, 1.U)
     mFull := false.B
-    isMin := Mux(bValid && (n > 1).B, ~1.U(n.W), ((BigInt(1) << n) - 1).U(n.W))
+    setMin(Mux(bValid && (n > 1).B, ~1.U(n.W), ((BigInt(1) << n) - 1).U(n.W)))
   }.elsewhen(bValid) {
     for (k <- 0 until n) {
       // Only a miss changes an entry's line, error and valid bit (a hit's entry already holds the line), and on a
@@ -128,21 +155,27 @@ class HotLineTable(p: MonitorParams) extends Module {
         full(k) := count(k) === (max - 1.U)
       }
     }
+    // Neither the new `isMin` nor the new victim waits for `write` to be picked: the entry written here is at m.
     when(writesMin && !clamps) {
       when(!HotLineTable.twoOrMore(isMin.asBools)) {
-        // the last entry at m rises: the minimum is now m + 1, held by it and by those already there
+        // The last entry at m (so the one written) rises: the minimum is now m + 1, held by it and by those
+        // already there.
         m := mPlus1
         mPlus1 := mPlus1 + 1.U
         mFull := mPlus1 === max
-        isMin := VecInit(count.map(_ === mPlus1)).asUInt | write
+        setMin(VecInit(count.map(_ === mPlus1)).asUInt | isMin)
       }.otherwise {
+        // One of two or more entries at m rises: the victim stays, unless it is the one that rose.
         isMin := isMin & ~write
+        victim := Mux(hit && !(hits & victim).orR, victim, nextVictim)
       }
     }
   }
 
+  SelfCheck(!bValid || hits === VecInit((0 until n).map(k => valid(k) && line(k) === bLine)).asUInt,
+    "HotLineTable: the hits B worked out from A1's compare differ from a compare with the entries as they are now")
   SelfCheck((0 until n).map(k => count(k) >= m && isMin(k) === (count(k) === m) && full(k) === (count(k) === max))
-    .reduce(_ && _) && mPlus1 === m + 1.U && mFull === (m === max),
+    .reduce(_ && _) && mPlus1 === m + 1.U && mFull === (m === max) && victim === PriorityEncoderOH(isMin),
     "HotLineTable: the kept minimum disagrees with the counts (rule: an update raises one count by one)")
 }
 
