@@ -54,9 +54,10 @@ class HotLineTable(p: MonitorParams) extends Module {
   /** 0 while invalid, so that the first invalid entry is the lowest-index minimum. */
   private val count = RegInit(VecInit(Seq.fill(n)(0.U(w.W))))
   private val error = Reg(Vec(n, UInt(w.W)))
-  /** The smallest count, m + 1, and the entries at m (never none). */
+  /** The smallest count, m + 1, m + 2, and the entries at m (never none). */
   private val m = RegInit(0.U(w.W))
   private val mPlus1 = RegInit(1.U(w.W))
+  private val mPlus2 = RegInit(2.U(w.W))
   private val isMin = RegInit(((BigInt(1) << n) - 1).U(n.W))
   /** A miss's entry: the lowest-index one at the minimum (an invalid entry counts 0), kept beside `isMin` so that
     * the enables of a miss's entry wait for no priority encoder. */
@@ -108,6 +109,23 @@ class HotLineTable(p: MonitorParams) extends Module {
   /** The entry written is at the minimum (always so on a miss), and its count cannot rise (so m = max). */
   val writesMin = !hit || (hits & isMin).orR
   val clamps = Mux(hit, (hits & full.asUInt).orR, mFull)
+  /** The entry written is the last one at m, so m rises (unless the clock clears or the count clamps). */
+  val soleMin = !HotLineTable.twoOrMore(isMin.asBools)
+
+  // The entries at m + 1, which become the minimum's when m rises, from compares registered a clock ahead (a 32-bit
+  // compare ahead of the victim's priority encoder was the FPGA's longest path): against m + 1 and m + 2, for the
+  // clock after m rose; the entry written in the clock before, whose count rose since, corrected.
+  val eqMPlus1 = RegNext(VecInit(count.map(_ === mPlus1)).asUInt, 0.U)
+  val eqMPlus2 = RegNext(VecInit(count.map(_ === mPlus2)).asUInt, 0.U)
+  val lastCleared = RegNext(bClear, false.B)
+  val mRoseLast = RegNext(bValid && !bClear && writesMin && !clamps && soleMin, false.B)
+  /** The entry written in the clock before rose by one, from m. */
+  val lastRose = RegNext(bValid && !bClear && !clamps, false.B)
+  val lastRoseFromMin = RegNext(writesMin, false.B)
+  val atMPlus1 = Mux(lastCleared, lastWrite,
+    Mux(mRoseLast, eqMPlus2, eqMPlus1) & ~Mux(lastRose, lastWrite, 0.U) |
+      Mux(lastRose && lastRoseFromMin && !mRoseLast, lastWrite, 0.U))
+
   // Kept here, with the clear it restarts from (an item a clear restarts the table with cannot clamp).
   private val saturated = RegInit(false.B)
   saturated := !bClear && (saturated || (bValid && clamps))
@@ -139,6 +157,7 @@ class HotLineTable(p: MonitorParams) extends Module {
     val allAtOne = bValid && (n == 1).B
     m := Mux(allAtOne, 1.U, 0.U)
     mPlus1 := Mux(allAtOne, 2.U, 1.U)
+    mPlus2 := Mux(allAtOne, 3.U, 2.U)
     mFull := false.B
     setMin(Mux(bValid && (n > 1).B, ~1.U(n.W), ((BigInt(1) << n) - 1).U(n.W)))
   }.elsewhen(bValid) {
@@ -157,13 +176,14 @@ class HotLineTable(p: MonitorParams) extends Module {
     }
     // Neither the new `isMin` nor the new victim waits for `write` to be picked: the entry written here is at m.
     when(writesMin && !clamps) {
-      when(!HotLineTable.twoOrMore(isMin.asBools)) {
+      when(soleMin) {
         // The last entry at m (so the one written) rises: the minimum is now m + 1, held by it and by those
         // already there.
         m := mPlus1
-        mPlus1 := mPlus1 + 1.U
+        mPlus1 := mPlus2
+        mPlus2 := mPlus2 + 1.U
         mFull := mPlus1 === max
-        setMin(VecInit(count.map(_ === mPlus1)).asUInt | isMin)
+        setMin(atMPlus1 | isMin)
       }.otherwise {
         // One of two or more entries at m rises: the victim stays, unless it is the one that rose.
         isMin := isMin & ~write
@@ -172,10 +192,12 @@ class HotLineTable(p: MonitorParams) extends Module {
     }
   }
 
+  SelfCheck(atMPlus1 === VecInit(count.map(_ === mPlus1)).asUInt,
+    "HotLineTable: the entries at m + 1 worked out from the last clock's compares differ from the counts")
   SelfCheck(!bValid || hits === VecInit((0 until n).map(k => valid(k) && line(k) === bLine)).asUInt,
     "HotLineTable: the hits B worked out from A1's compare differ from a compare with the entries as they are now")
   SelfCheck((0 until n).map(k => count(k) >= m && isMin(k) === (count(k) === m) && full(k) === (count(k) === max))
-    .reduce(_ && _) && mPlus1 === m + 1.U && mFull === (m === max) && victim === PriorityEncoderOH(isMin),
+    .reduce(_ && _) && mPlus1 === m + 1.U && mPlus2 === m + 2.U && mFull === (m === max) && victim === PriorityEncoderOH(isMin),
     "HotLineTable: the kept minimum disagrees with the counts (rule: an update raises one count by one)")
 }
 
