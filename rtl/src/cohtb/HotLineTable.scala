@@ -115,16 +115,18 @@ class HotLineTable(p: MonitorParams) extends Module {
   // The entries at m + 1, which become the minimum's when m rises, from compares registered a clock ahead (a 32-bit
   // compare ahead of the victim's priority encoder was the FPGA's longest path): against m + 1 and m + 2, for the
   // clock after m rose; the entry written in the clock before, whose count rose since, corrected.
-  val eqMPlus1 = RegNext(VecInit(count.map(_ === mPlus1)).asUInt, 0.U)
-  val eqMPlus2 = RegNext(VecInit(count.map(_ === mPlus2)).asUInt, 0.U)
-  val lastCleared = RegNext(bClear, false.B)
+  // A clear sets them as the table restarts: the first entry at 1 if an item came with it (m is then 0), none at 2.
+  // (Registering "cleared" instead would give Yosys a flip-flop to share with the counter bank's delayed clear,
+  // and the shared one a route across the chip.)
+  val eqMPlus1 = RegNext(Mux(bClear, Mux(bValid && (n > 1).B, 1.U(n.W), 0.U(n.W)),
+    VecInit(count.map(_ === mPlus1)).asUInt), 0.U)
+  val eqMPlus2 = RegNext(Mux(bClear, 0.U(n.W), VecInit(count.map(_ === mPlus2)).asUInt), 0.U)
   val mRoseLast = RegNext(bValid && !bClear && writesMin && !clamps && soleMin, false.B)
   /** The entry written in the clock before rose by one, from m. */
   val lastRose = RegNext(bValid && !bClear && !clamps, false.B)
   val lastRoseFromMin = RegNext(writesMin, false.B)
-  val atMPlus1 = Mux(lastCleared, lastWrite,
-    Mux(mRoseLast, eqMPlus2, eqMPlus1) & ~Mux(lastRose, lastWrite, 0.U) |
-      Mux(lastRose && lastRoseFromMin && !mRoseLast, lastWrite, 0.U))
+  val atMPlus1 = Mux(mRoseLast, eqMPlus2, eqMPlus1) & ~Mux(lastRose, lastWrite, 0.U) |
+    Mux(lastRose && lastRoseFromMin && !mRoseLast, lastWrite, 0.U)
 
   // Kept here, with the clear it restarts from (an item a clear restarts the table with cannot clamp).
   private val saturated = RegInit(false.B)
