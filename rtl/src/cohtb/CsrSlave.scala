@@ -37,13 +37,13 @@ class CsrTable {
   def readAddrs: Seq[Int] = reads.map(_._1).toSeq
   def writeAddrs: Seq[Int] = writes.map(_._1).toSeq
 
-  /** Drives the slave's read words and runs the write actions. Call from the owner's module: the address
-    * decode stays under the write's valid there, so a Verilated model evaluates it only on a CSR write. */
+  /** Drives the slave's read words and runs the write actions (in the owner's module), each on its address's bit
+    * of the slave's registered decode. */
   def attach(csr: CsrSlave): Unit = {
     require(csr.readAddrs == readAddrs && csr.writeAddrs == writeAddrs, "CsrSlave built from another table")
     for ((port, (_, value)) <- csr.io.readData.zip(reads)) port := value
     when(csr.io.write.valid) {
-      for ((addr, action) <- writes) when(csr.io.write.bits.addr === addr.U) { action(csr.io.write.bits.data) }
+      for (((_, action), hit) <- writes.zip(csr.io.write.bits.hits)) when(hit) { action(csr.io.write.bits.data) }
     }
   }
 }
@@ -66,7 +66,8 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
     val axi = new AxiLiteBundle(addrBits)
     val readData = Input(Vec(readAddrs.size, UInt(32.W)))
     val write = Valid(new Bundle {
-      val addr = UInt(addrBits.W)
+      /** One bit per `writeAddrs` word: the write's address is that word's (decoded in the handshake's clock). */
+      val hits = Vec(writeAddrs.size, Bool())
       val data = UInt(32.W)
     })
     val bank = new Bundle {
@@ -90,13 +91,14 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   when(bValid && axi.bready) { bValid := false.B }
 
   private val fullStrobe = axi.wstrb === "b1111".U
-  // The write is handed out in the clock after its handshake: its decode, in the owner, then starts from a
-  // register, not from the handshake's fanout.
+  // The write is handed out in the clock after its handshake, decoded: each action in the owner then starts
+  // from a register of its own address, not from an address compare at the far end of a route across the chip.
+  private val writeHits = VecInit(writeAddrs.map(a => axi.awaddr === a.U))
   io.write.valid := RegNext(writeFire && fullStrobe, false.B)
-  io.write.bits.addr := RegEnable(axi.awaddr, writeFire)
+  io.write.bits.hits := RegEnable(writeHits, writeFire)
   io.write.bits.data := RegEnable(axi.wdata, writeFire)
   when(writeFire) {
-    val writable = writeAddrs.map(a => axi.awaddr === a.U).reduce(_ || _)
+    val writable = writeHits.asUInt.orR
     if (responseDelay == 0) bValid := true.B else responding := responseDelay.U
     bResp := Mux(fullStrobe && writable, AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
   }
