@@ -34,14 +34,14 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val regionBase = RegInit(VecInit(Seq.fill(p.regions)(0.U(p.lineAddrBits.W))))
   val regionMask = RegInit(VecInit(Seq.fill(p.regions)(0.U(p.lineAddrBits.W))))
   val droppedAny = RegInit(false.B)
-  /** The CMD bits of a CSR write, in the clock CsrSlave hands the write out (the one after its handshake). */
+  /** The CMD bits of a CSR write, in the clock CsrSlave hands the write out (two after its handshake). */
   val cmdWrite = WireDefault(0.U.asTypeOf(new Bundle {
     val snapshot = Bool()
     val clearCounters = Bool()
     val clearState = Bool()
   }))
-  // A command acts in the clock after that (monitor.json's pipeline.commandStage: two after the handshake): the
-  // decode of the write gets a clock, and the command's fanout to every counter the next.
+  // A command acts in the clock after that (monitor.json's pipeline.commandStage: three after the handshake): the
+  // decode of the write gets a clock, its route here the next, and the command's fanout to every counter the next.
   val command = RegNext(cmdWrite, 0.U.asTypeOf(cmdWrite))
   val doSnapshot = command.snapshot
   val doClearCounters = command.clearCounters

@@ -51,9 +51,9 @@ class CsrTable {
 /** AXI4-Lite slave of the CSR space (docs/register-map.md): one write and one read outstanding.
   *
   * A read of a `readAddrs` word returns the matching `readData` input; a read in `window` returns the bank's
-  * counter through its read port. A write with all four strobes is handed out on `write` for one clock, the clock
-  * after its handshake (the owner acts on the `writeAddrs` words), and answers OKAY if its address is one of them,
-  * `responseDelay` clocks later than it could. Anything else answers SLVERR: unmapped or unaligned addresses,
+  * counter through its read port. A write with all four strobes is handed out on `write` for one clock, two
+  * clocks after its handshake (the owner acts on the `writeAddrs` words), and answers OKAY if its address is one
+  * of them, `responseDelay` clocks later than it could. Anything else answers SLVERR: unmapped or unaligned addresses,
   * partial strobes, writes to read-only words. */
 class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: BankWindow, responseDelay: Int,
     addrBits: Int = 16) extends Module {
@@ -66,7 +66,7 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
     val axi = new AxiLiteBundle(addrBits)
     val readData = Input(Vec(readAddrs.size, UInt(32.W)))
     val write = Valid(new Bundle {
-      /** One bit per `writeAddrs` word: the write's address is that word's (decoded in the handshake's clock). */
+      /** One bit per `writeAddrs` word: the write's address is that word's. */
       val hits = Vec(writeAddrs.size, Bool())
       val data = UInt(32.W)
     })
@@ -91,14 +91,17 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   when(bValid && axi.bready) { bValid := false.B }
 
   private val fullStrobe = axi.wstrb === "b1111".U
-  // The write is handed out in the clock after its handshake, decoded: each action in the owner then starts
-  // from a register of its own address, not from an address compare at the far end of a route across the chip.
-  private val writeHits = VecInit(writeAddrs.map(a => axi.awaddr === a.U))
-  io.write.valid := RegNext(writeFire && fullStrobe, false.B)
-  io.write.bits.hits := RegEnable(writeHits, writeFire)
-  io.write.bits.data := RegEnable(axi.wdata, writeFire)
+  // The write is handed out two clocks after its handshake, decoded: the address and data are registered here,
+  // then the address's bit of every writable word, so that each action in the owner starts from a register of
+  // its own, and no clock both decodes and routes the write across the chip to the registers it sets.
+  private val written = RegNext(writeFire && fullStrobe, false.B)
+  private val writtenAddr = RegEnable(axi.awaddr, writeFire)
+  private val writtenData = RegEnable(axi.wdata, writeFire)
+  io.write.valid := RegNext(written, false.B)
+  io.write.bits.hits := RegNext(VecInit(writeAddrs.map(a => writtenAddr === a.U)))
+  io.write.bits.data := RegNext(writtenData)
   when(writeFire) {
-    val writable = writeHits.asUInt.orR
+    val writable = writeAddrs.map(a => axi.awaddr === a.U).reduce(_ || _)
     if (responseDelay == 0) bValid := true.B else responding := responseDelay.U
     bResp := Mux(fullStrobe && writable, AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
   }

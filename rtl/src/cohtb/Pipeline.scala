@@ -10,7 +10,7 @@ object Pipeline {
   val CountStage = 8
   /** The monitor's last stage: the hot-line table's update, its two stages after the counters'. */
   val LastStage = CountStage + 2
-  /** Clocks from the AXI handshake of a CMD write to the clock the command acts in: CsrSlave hands the write out a
-    * clock later, CoherenceMonitor registers the command it decodes. */
-  val CommandStage = 2
+  /** Clocks from the AXI handshake of a CMD write to the clock the command acts in: CsrSlave hands the write out
+    * two clocks later (address registered, then decoded), CoherenceMonitor registers the command. */
+  val CommandStage = 3
 }
