@@ -92,7 +92,8 @@ class HotLineTable(p: MonitorParams) extends Module {
   val bLine = RegEnable(a2Line, a2Valid)
   val bClear = RegNext(io.clear, false.B)
   val bSnapshot = RegNext(io.snapshot, false.B)
-  /** The item equals the one in B while it was in A1: by the time it reaches B, the item B updated two clocks before. */
+  /** The item equals the one in B while it was in A1: by the time it reaches B, the item B updated two clocks
+    * before. */
   val a2SameAsB = RegEnable(bValid && io.in.bits === bLine, io.in.valid)
   val kept = a2Hits & ~a2Stale & ~changing
   val bHitsKept = RegEnable(kept, a2Valid)
