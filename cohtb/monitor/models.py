@@ -35,10 +35,11 @@ assert _ALLOCATES | _COPY_GONE == _CHANGES_STATE, "apply_rules implements exactl
 FORWARD_DISTANCES = (1, 2, 3, 4)
 # hot-same-D-apart: a ping-pong item on the line of the item D events before (D = 1, 2: the hot-line table's update
 # sees its two last writes only through its own forwarding); hot-replaces-recent: a miss replaces the entry one of
-# those two items wrote.
+# those two items wrote; hot-after-eviction: an item on the line one of those two items' misses evicted (the
+# table's compare still saw it).
 HOT_FORWARD_DISTANCES = (1, 2)
 STRUCTURAL_BINS = ("state-eviction", "hot-replacement", *(f"same-set-{d}-apart" for d in FORWARD_DISTANCES),
-                   *(f"hot-same-{d}-apart" for d in HOT_FORWARD_DISTANCES), "hot-replaces-recent",
+                   *(f"hot-same-{d}-apart" for d in HOT_FORWARD_DISTANCES), "hot-replaces-recent", "hot-after-eviction",
                    "saturation", "tap-drop", "rejected")
 
 # Line state seen by the requesting core before its event (docs/counting-rules.md; coverage bins).
@@ -142,9 +143,10 @@ class BoundedModel:
 
     def clear_counters(self) -> None:
         self.c = Counters.zero(self.p)
-        # (line, entry) of the ping-pong item of each of the last events, None for an event without one.
+        # (line, entry, line evicted or None) of the ping-pong item of each of the last events, None for an event
+        # without one.
         n = len(HOT_FORWARD_DISTANCES) + 1
-        self._recent_hot: deque[tuple[int, int] | None] = deque([None] * n, maxlen=n)
+        self._recent_hot: deque[tuple[int, int, int | None] | None] = deque([None] * n, maxlen=n)
 
     def set_region(self, r: int, base: int, mask: int, enabled: bool = True) -> None:
         self.region_base[r] = base & self.p.line_mask
@@ -271,6 +273,8 @@ class BoundedModel:
         for d, r in zip(HOT_FORWARD_DISTANCES, recent):
             if r is not None and r[0] == line:
                 self._cover(f"hot-same-{d}-apart")
+        if any(r is not None and r[2] == line for r in recent):
+            self._cover("hot-after-eviction")
         slot = next((k for k, h in enumerate(hot) if h.valid and h.line == line), None)
         hit = slot is not None
         if hit:
@@ -288,12 +292,13 @@ class BoundedModel:
             nxt = self.max
             self.c.saturated = True
         h = hot[slot]
+        evicted = h.line if not hit and h.valid else None
         h.valid, h.line, h.count = 1, line, nxt
         if not hit:
             h.error = base
             if any(r is not None and r[1] == slot for r in recent):
                 self._cover("hot-replaces-recent")
-        self._recent_hot[-1] = (line, slot)
+        self._recent_hot[-1] = (line, slot, evicted)
 
 
 class FieldCounts:

@@ -13,9 +13,10 @@ import scala.collection.mutable
   *  - S1..S6 (LineTable) register the set, compare its tags, apply the counting rules
   *    (docs/counting-rules.md) and write back the way it changed, then count the invalidated holders; the
   *    writes of the events just ahead are forwarded, so any event order at one per clock is exact;
-  *  - S7 works out which address regions the event falls in;
-  *  - S8 adds the effects to the live counters, the socket matrix and the regions, and hands the ping-pong
-  *    item to the Space-Saving hot-line table (two stages of its own, S9 and S10).
+  *  - S7 works out which address regions the event falls in, and hands the ping-pong item to the Space-Saving
+  *    hot-line table, which compares it with its entries;
+  *  - S8 adds the effects to the live counters, the socket matrix and the regions (the hot-line table drops its
+  *    stale hits); S9 is the hot-line table's update.
   * Counters are read from a snapshot copy over AXI4-Lite (CsrSlave; register map: RegisterMap,
   * docs/register-map.md). Invariants are checked in simulation (SelfCheck; docs/monitor.md, "Self-checks"). */
 class CoherenceMonitor(val p: MonitorParams) extends Module {
@@ -139,7 +140,8 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   matrix.io.inc.bits.delta := 1.U
 
   val hot = Module(new HotLineTable(p))
-  // The item goes in a clock before the counters count it (S7): the table's compare takes S8, and its update S10.
+  // The item goes in a clock before the counters count it: the table compares it in S7, beside the regions, drops
+  // its stale hits in S8 and updates in S9.
   hot.io.in.valid := s7Valid && (s7.transfer || s7.dirtyReadLocal || s7.dirtyReadRemote)
   hot.io.in.bits := s7.line
   hot.io.clear := doClearCounters

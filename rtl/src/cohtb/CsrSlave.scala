@@ -98,8 +98,12 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   private val writtenAddr = RegEnable(axi.awaddr, writeFire)
   private val writtenData = RegEnable(axi.wdata, writeFire)
   io.write.valid := RegNext(written, false.B)
-  io.write.bits.hits := RegNext(VecInit(writeAddrs.map(a => writtenAddr === a.U)))
-  io.write.bits.data := RegNext(writtenData)
+  // One register word, zero but in the clock after a write: a Verilated model then skips the compares on every
+  // other clock. (The data needs no second register: the next handshake is three clocks away.)
+  private val writtenHits = RegInit(0.U(writeAddrs.size.W))
+  writtenHits := Mux(written, VecInit(writeAddrs.map(a => writtenAddr === a.U)).asUInt, 0.U)
+  io.write.bits.hits := writtenHits.asBools
+  io.write.bits.data := writtenData
   when(writeFire) {
     val writable = writeAddrs.map(a => axi.awaddr === a.U).reduce(_ || _)
     if (responseDelay == 0) bValid := true.B else responding := responseDelay.U

@@ -110,7 +110,8 @@ class HotLineTable(p: MonitorParams) extends Module {
   /** The entry written is at the minimum (always so on a miss), and its count cannot rise (so m = max). */
   val writesMin = !hit || (hits & isMin).orR
   val clamps = Mux(hit, (hits & full.asUInt).orR, mFull)
-  /** The entry written is the last one at m, so m rises (unless the clock clears or the count clamps). */
+  /** One entry alone is at m: if it is the one written (`writesMin`), m rises (unless the clock clears or the count
+    * clamps). */
   val soleMin = !HotLineTable.twoOrMore(isMin.asBools)
 
   // The entries at m + 1, which become the minimum's when m rises, from compares registered a clock ahead (a 32-bit
@@ -123,7 +124,7 @@ class HotLineTable(p: MonitorParams) extends Module {
     VecInit(count.map(_ === mPlus1)).asUInt), 0.U)
   val eqMPlus2 = RegNext(Mux(bClear, 0.U(n.W), VecInit(count.map(_ === mPlus2)).asUInt), 0.U)
   val mRoseLast = RegNext(bValid && !bClear && writesMin && !clamps && soleMin, false.B)
-  /** The entry written in the clock before rose by one, from m. */
+  /** The entry written in the clock before rose by one, and it rose from m. */
   val lastRose = RegNext(bValid && !bClear && !clamps, false.B)
   val lastRoseFromMin = RegNext(writesMin, false.B)
   val atMPlus1 = Mux(mRoseLast, eqMPlus2, eqMPlus1) & ~Mux(lastRose, lastWrite, 0.U) |
@@ -177,7 +178,8 @@ class HotLineTable(p: MonitorParams) extends Module {
         full(k) := count(k) === (max - 1.U)
       }
     }
-    // Neither the new `isMin` nor the new victim waits for `write` to be picked: the entry written here is at m.
+    // No priority encoder waits for `write`: the entry written here is at m, so the new victim is the present one,
+    // the next one, or the lowest of the entries at m + 1 and it.
     when(writesMin && !clamps) {
       when(soleMin) {
         // The last entry at m (so the one written) rises: the minimum is now m + 1, held by it and by those

@@ -8,8 +8,9 @@ object Pipeline {
   val WriteStage = 4
   /** The counters count it (CoherenceMonitor's S8; the line table's `out` is S7, where regions are matched). */
   val CountStage = 8
-  /** The monitor's last stage: the hot-line table's update, its two stages after the counters'. */
-  val LastStage = CountStage + 2
+  /** The monitor's last stage: the hot-line table's update, a stage after the counters' (it compares in S7, beside
+    * the regions, and drops its stale hits in S8); `busy` falls in the clock after it. */
+  val LastStage = CountStage + 1
   /** Clocks from the AXI handshake of a CMD write to the clock the command acts in: CsrSlave hands the write out
     * two clocks later (address registered, then decoded), CoherenceMonitor registers the command. */
   val CommandStage = 3
