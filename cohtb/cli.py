@@ -232,7 +232,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
         ecp5.place_and_route(args.variant, args.freq, tuple(dict.fromkeys(args.seed or [1])), args.device, args.package,
                              Path(args.keep) if args.keep else None, progress=lambda s: print(s, flush=True),
-                             on_report=keep)
+                             on_report=keep, speed=args.speed)
         missed = [r for r in done if not r.meets]
         if missed:
             print(f"cohtb synth: the {args.variant} monitor misses {args.freq:g} MHz (seed{'s' if len(missed) > 1 else ''} "
@@ -510,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--seed", type=int, action="append", help="ecp5: nextpnr seed (repeatable; default 1)")
     sy.add_argument("--device", default="85k", help="ecp5: 25k, 45k or 85k (default 85k: LFE5U-85F)")
     sy.add_argument("--package", default="CABGA381", help="ecp5: the package (default CABGA381)")
+    sy.add_argument("--speed", type=int, default=6, help="ecp5: the speed grade, 6 (default, the slowest), 7 or 8")
     sy.add_argument("--keep", help="ecp5: keep the netlist, logs and nextpnr reports in this directory")
     sy.add_argument("--json", help="ecp5: write the reports here as JSON")
     return ap

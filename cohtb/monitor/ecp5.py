@@ -21,6 +21,7 @@ from cohtb.monitor.synth import checked_sources, yosys_cells
 from cohtb.toolchain import find_tool
 
 DEVICES = {"85k": "LFE5U-85F", "45k": "LFE5U-45F", "25k": "LFE5U-25F"}
+SPEED_GRADES = (6, 7, 8)   # -6 is the slowest and nextpnr's default; -8 the fastest of the same part
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Ecp5Report:
     critical_path: list[str] = field(default_factory=list)   # from, to, logic steps and delays
     synth_seconds: float = 0.0
     pnr_seconds: float = 0.0
+    speed: int = 6                              # the speed grade nextpnr times against (6 is the slowest)
 
     @property
     def meets(self) -> bool:
@@ -44,7 +46,8 @@ class Ecp5Report:
     def summary(self) -> str:
         c = self.cells
         used = ", ".join(f"{k} {u:,}/{a:,} ({100 * u / a:.0f}%)" for k, (u, a) in self.utilization.items() if u and a)
-        return (f"{self.variant} on {DEVICES.get(self.device, self.device)} ({self.package}), seed {self.seed}: "
+        return (f"{self.variant} on {DEVICES.get(self.device, self.device)}-{self.speed} ({self.package}), "
+                f"seed {self.seed}: "
                 f"Fmax {self.fmax_mhz:.1f} MHz against {self.constraint_mhz:g} MHz "
                 f"({'met' if self.meets else 'MISSED'}); Yosys: LUT4 {c.get('LUT4', 0):,}, "
                 f"flip-flops {c.get('TRELLIS_FF', 0):,}, CCU2C {c.get('CCU2C', 0):,}, "
@@ -53,7 +56,7 @@ class Ecp5Report:
 
     def to_json(self) -> dict:
         return {"variant": self.variant, "device": self.device, "package": self.package,
-                "constraint_mhz": self.constraint_mhz, "seed": self.seed, "fmax_mhz": self.fmax_mhz,
+                "speed": self.speed, "constraint_mhz": self.constraint_mhz, "seed": self.seed, "fmax_mhz": self.fmax_mhz,
                 "meets": self.meets, "cells": self.cells,
                 "utilization": {k: {"used": u, "available": a} for k, (u, a) in self.utilization.items()},
                 "critical_path": self.critical_path, "synth_seconds": round(self.synth_seconds, 1),
@@ -114,7 +117,7 @@ def parse_report(doc: dict) -> tuple[float, dict[str, tuple[int, int]], list[str
     return achieved, util, path
 
 
-def route(netlist: Path, freq_mhz: float, seed: int, device: str, package: str) -> tuple[dict, float]:
+def route(netlist: Path, freq_mhz: float, seed: int, device: str, package: str, speed: int = 6) -> tuple[dict, float]:
     """One nextpnr-ecp5 run on a Yosys JSON netlist: its --report JSON and host seconds. Reports and logs go
     beside the netlist."""
     if device not in DEVICES:
@@ -123,7 +126,7 @@ def route(netlist: Path, freq_mhz: float, seed: int, device: str, package: str) 
     rep, log = work / f"nextpnr-seed{seed}.json", work / f"nextpnr-seed{seed}.log"
     t0 = time.monotonic()
     # relative paths, run in the work directory: the WebAssembly build sees that directory only
-    proc = subprocess.run([nextpnr(), f"--{device}", "--package", package, "--json", netlist.name,
+    proc = subprocess.run([nextpnr(), f"--{device}", "--speed", str(speed), "--package", package, "--json", netlist.name,
                            "--freq", f"{freq_mhz:g}", "--seed", str(seed), "--report", rep.name,
                            "--timing-allow-fail", "--log", log.name, "-q"], capture_output=True, text=True, cwd=work)
     if proc.returncode != 0:
@@ -136,11 +139,13 @@ def route(netlist: Path, freq_mhz: float, seed: int, device: str, package: str) 
 
 def place_and_route(variant: str = "default", freq_mhz: float = 125.0, seeds: tuple[int, ...] = (1,),
                     device: str = "85k", package: str = "CABGA381", keep: Path | None = None,
-                    progress=print, on_report=lambda r: None) -> list[Ecp5Report]:
+                    progress=print, on_report=lambda r: None, speed: int = 6) -> list[Ecp5Report]:
     """Synthesis once, then one nextpnr run per seed (on_report(r) as each is done). keep: a directory for the
     netlist, logs and reports."""
     if device not in DEVICES:
         raise CohtbError(f"--device {device}: one of {', '.join(DEVICES)}")
+    if speed not in SPEED_GRADES:
+        raise CohtbError(f"--speed {speed}: one of {', '.join(map(str, SPEED_GRADES))}")
     with tempfile.TemporaryDirectory(prefix="cohtb-ecp5-") as tmp:
         work = Path(keep) if keep else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -150,10 +155,10 @@ def place_and_route(variant: str = "default", freq_mhz: float = 125.0, seeds: tu
         progress(f"  {synth_s:.0f} s: LUT4 {cells.get('LUT4', 0):,}, TRELLIS_FF {cells.get('TRELLIS_FF', 0):,}")
         reports = []
         for seed in seeds:
-            progress(f"nextpnr-ecp5 --{device} --package {package} --freq {freq_mhz:g} --seed {seed}...")
-            doc, pnr_s = route(netlist, freq_mhz, seed, device, package)
+            progress(f"nextpnr-ecp5 --{device} --speed {speed} --package {package} --freq {freq_mhz:g} --seed {seed}...")
+            doc, pnr_s = route(netlist, freq_mhz, seed, device, package, speed)
             fmax, util, path = parse_report(doc)
-            r = Ecp5Report(variant, device, package, freq_mhz, seed, cells, util, fmax, path, synth_s, pnr_s)
+            r = Ecp5Report(variant, device, package, freq_mhz, seed, cells, util, fmax, path, synth_s, pnr_s, speed)
             progress("  " + r.summary())
             reports.append(r)
             on_report(r)

@@ -65,8 +65,11 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   // A masked compare of the whole line address per region gets its clock, before the counters it enables.
   val s7Valid = lineTable.io.out.valid
   val s7 = lineTable.io.out.bits
+  // S7's line in registers of its own beside the regions' compares and beside the hot-line table's: from the line
+  // table's one register the line had a route across the chip and a compare in the same clock.
+  val Seq(s7RegionLine, s7HotLine) = KeptRegister.copies(lineTable.io.lineAhead.bits, lineTable.io.lineAhead.valid, 2)
   val s8InRegion = RegEnable(VecInit((0 until p.regions).map(r =>
-    regionEnable(r) && (s7.line & regionMask(r)) === regionBase(r))), s7Valid)
+    regionEnable(r) && (s7RegionLine & regionMask(r)) === regionBase(r))), s7Valid)
 
   // ---------------------------------------------------------------- S8: counters
   val s8Valid = RegNext(s7Valid, false.B)
@@ -143,7 +146,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   // The item goes in a clock before the counters count it: the table compares it in S7, beside the regions, drops
   // its stale hits in S8 and updates in S9.
   hot.io.in.valid := s7Valid && (s7.transfer || s7.dirtyReadLocal || s7.dirtyReadRemote)
-  hot.io.in.bits := s7.line
+  hot.io.in.bits := s7HotLine
   hot.io.clear := doClearCounters
   hot.io.snapshot := doSnapshot
   for ((e, k) <- hot.io.snap.zipWithIndex) {

@@ -83,6 +83,10 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   /** The third clock cleared the bank now, took a snapshot now. */
   private val clearedNow = RegEnable(clear, bValid)
   private val snappedNow = RegEnable(snapshot, bValid)
+  /** The add starts from 0: the third clock clears (clearB now), or the row's live half reads 0 by then. Worked out
+    * here from the same inputs as `liveZeroI` below, so that the third clock's add waits for no flag logic. */
+  private val addFromZero =
+    RegEnable(clearB || (!(write && i === bIndex) && (clear || liveZero(bIndex))), bValid)
   io.busy := bValid || write
 
   // ---------------------------------------------------------------- third clock: add and write back
@@ -101,7 +105,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private val touchedI = sameAsNow || (!snappedNow && touchedB)
   private val snapZeroI = Mux(snappedNow, liveZeroB, snapZeroB)
   private val liveBefore = Mux(liveZeroI, 0.U(width.W), row.live)
-  private val (sum, over) = SaturatingAdd(Mux(clear, 0.U(width.W), liveBefore), delta)
+  private val (sum, over) = SaturatingAdd(Mux(addFromZero, 0.U(width.W), row.live), delta)
   private val bit = UIntToOH(i, n)
   private val next = Wire(new CounterRow(width))
   next.live := sum
@@ -135,6 +139,8 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   // their RAM half, so they can only lose their count through liveZero: its bits rise only on a clear.
   SelfCheck(clear || (liveZeroNext & ~liveZero) === 0.U,
     "CounterBank: a row's live count dropped to 0 without a clear (rule: counters only grow between clears)")
+  SelfCheck(!write || addFromZero === (clear || liveZeroI),
+    "CounterBank: the add's start worked out a clock ahead differs from the row's flags and the clear")
   // The incremented row, read back the next clock through the RAM and liveZero.
   private val checkRow = RegNext(write && !clear, false.B)
   private val checkIndex = RegEnable(i, write)

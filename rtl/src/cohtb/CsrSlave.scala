@@ -126,14 +126,23 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   private val rResp = RegInit(0.U(2.W))
   private val rAddr = RegInit(0.U(addrBits.W))
   private val rStage = RegInit(0.U(5.W))   // one bit per step in flight: address, decoded, bank, bank word, grouped
-  private val readFire = axi.arvalid && !rValid && rStage === 0.U
-  axi.arready := !rValid && rStage === 0.U
+  /** No read in flight (!rValid, rStage 0), kept as a register of its own: it alone enables rAddr, which has
+    * hundreds of loads and sits among them. */
+  private val arReady = RegInit(true.B)
+  private val readFire = axi.arvalid && arReady
+  axi.arready := arReady
   axi.rvalid := rValid
   axi.rdata := rData
   axi.rresp := rResp
+  private val rValidNext = Mux(rStage(4), true.B, rValid && !axi.rready)
+  private val rStageNext = Cat(rStage(3, 0), readFire)
   when(rValid && axi.rready) { rValid := false.B }
-  rStage := Cat(rStage(3, 0), readFire)
-  when(readFire) { rAddr := axi.araddr }
+  rStage := rStageNext
+  arReady := !rValidNext && rStageNext === 0.U
+  SelfCheck(arReady === (!rValid && rStage === 0.U), "CsrSlave: ARREADY differs from no read in flight")
+  // Taken whenever no read is in flight: the read that fires takes its own address, and it holds until the
+  // read is answered.
+  when(arReady) { rAddr := axi.araddr }
 
   io.bank.readIndex := ((rAddr - window.base.U) >> 3)(window.indexBits - 1, 0)
   private val bankHit = rAddr >= window.base.U && rAddr < window.end.U && rAddr(1, 0) === 0.U

@@ -53,6 +53,8 @@ class LineTable(p: MonitorParams) extends Module {
     val clearState = Input(Bool())
     /** The effects of the event S6 finished in the previous clock: valid in S7. */
     val out = Valid(new EventEffects(p))
+    /** The line `out` carries in the next clock (S6's), for copies of that register beside its distant loads. */
+    val lineAhead = Valid(UInt(p.lineAddrBits.W))
     /** A sweep is pending or running: S0 must not accept. */
     val sweeping = Output(Bool())
     /** Sweeping or an event in S1..S6. */
@@ -302,6 +304,8 @@ class LineTable(p: MonitorParams) extends Module {
   counted.invalidations := s6ByteCounts.reduce(_ +& _)
   io.out.valid := RegNext(s6Valid, false.B)
   io.out.bits := RegEnable(counted, s6Valid)
+  io.lineAhead.valid := s6Valid
+  io.lineAhead.bits := s6.line
 
   // ---------------------------------------------------------------- sweep (clear state)
   when(io.clearState) { sweepPending := true.B }
