@@ -4,6 +4,18 @@ import chisel3._
 import chisel3.util._
 import scala.collection.mutable
 
+/** What a region's counters count of an event in S8: its effects, and whether it counts at all (valid and not
+  * rejected). */
+class RegionEffects(p: MonitorParams) extends Bundle {
+  val ok = Bool()
+  val kind = UInt(EventKind.width.W)
+  val transfer = Bool()
+  val crossSocket = Bool()
+  val invalidations = UInt(log2Ceil(p.cores + 1).W)
+  val dirtyReadLocal = Bool()
+  val dirtyReadRemote = Bool()
+}
+
 /** Passive coherence monitor: counts cache-line ping-pong from a stream of coherence events.
   *
   * Pipeline, one event per clock:
@@ -119,13 +131,24 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   global("dirtyReadsRemote", s8Valid && s8.dirtyReadRemote)
   global("stateEvictions", s8Valid && s8.stateEviction)
 
-  for (r <- 0 until p.regions) {
-    val in = s8Ok && s8InRegion(r)
+  // Each region's counters count from a copy of S8's effects of their own, which synthesis keeps apart: from the
+  // one S8 register the invalidation count had a route across the chip before each region's add and clamp.
+  val s7ForRegions = Wire(new RegionEffects(p))
+  s7ForRegions.ok := s7Valid && !s7.rejected
+  s7ForRegions.kind := s7.kind
+  s7ForRegions.transfer := s7.transfer
+  s7ForRegions.crossSocket := s7.crossSocket
+  s7ForRegions.invalidations := s7.invalidations
+  s7ForRegions.dirtyReadLocal := s7.dirtyReadLocal
+  s7ForRegions.dirtyReadRemote := s7.dirtyReadRemote
+  val s8ForRegion = KeptRegister.copies(s7ForRegions, true.B, p.regions)
+  for ((e, r) <- s8ForRegion.zipWithIndex) {
+    val in = e.ok && s8InRegion(r)
     // Per kind only reads, writes and evicts; the evidence kinds (rule X) count globally only.
     val incs = Seq(
-      s8.kind === EventKind.Read.U, s8.kind === EventKind.Write.U, s8.kind === EventKind.Evict.U,
-      s8.transfer, s8.crossSocket, s8.invalidations =/= 0.U, s8.dirtyReadLocal, s8.dirtyReadRemote)
-    val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(s8.invalidations) ++ Seq.fill(2)(1.U(1.W))
+      e.kind === EventKind.Read.U, e.kind === EventKind.Write.U, e.kind === EventKind.Evict.U,
+      e.transfer, e.crossSocket, e.invalidations =/= 0.U, e.dirtyReadLocal, e.dirtyReadRemote)
+    val deltas = Seq.fill(5)(1.U(1.W)) ++ Seq(e.invalidations) ++ Seq.fill(2)(1.U(1.W))
     for (((name, inc), delta) <- regionCounters.zip(incs).zip(deltas)) {
       counter(rm.regionCounter(r, name), in && inc, delta)
     }

@@ -90,7 +90,15 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   io.busy := bValid || write
 
   // ---------------------------------------------------------------- third clock: add and write back
-  private val row = Mux(sameAsNow, w1.row, Mux(sameAsLast, w2.row, rowRead))
+  // The row's bits pick among the read and the two writes in slices of ForwardSlice bits, each from a kept copy of
+  // the two choices: one register for all 2 * width bits sat beside the compare that drives it, far from them.
+  private val sliceBits = CounterBank.ForwardSlice
+  private val slices = (2 * width + sliceBits - 1) / sliceBits
+  private val forwardFrom = KeptRegister.copies(Cat(write && i === bIndex, w1.valid && w1.index === bIndex), bValid, slices)
+  private val row = Cat((0 until slices).reverse.map { k =>
+    val (hi, lo) = ((k * sliceBits + sliceBits).min(2 * width) - 1, k * sliceBits)
+    Mux(forwardFrom(k)(1), w1.row.asUInt(hi, lo), Mux(forwardFrom(k)(0), w2.row.asUInt(hi, lo), rowRead.asUInt(hi, lo)))
+  }).asTypeOf(new CounterRow(width))
   // The snapshot comes first: untouched rows keep their live value as the snapshot.
   private val touchedNow = Mux(snapshot, 0.U(n.W), touched)
   private val snapZeroNow = Mux(snapshot, liveZero, snapZero)
@@ -147,4 +155,9 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private val checkBefore = RegEnable(liveBefore, write)
   SelfCheck(!checkRow || liveValue(checkIndex, rows(checkIndex)) >= checkBefore,
     "CounterBank: an incremented row reads back below its count before (rule: counters only grow between clears)")
+}
+
+object CounterBank {
+  /** Bits of a row whose choice of source (the read or a write just made) comes from one register. */
+  val ForwardSlice = 16
 }

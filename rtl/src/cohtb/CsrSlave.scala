@@ -83,20 +83,26 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   private val bValid = RegInit(false.B)
   private val bResp = RegInit(0.U(2.W))
   private val responding = RegInit(0.U(log2Ceil(responseDelay + 1).W))
-  private val writeFire = axi.awvalid && axi.wvalid && !bValid && responding === 0.U
+  /** No write outstanding (!bValid, responding 0), kept as a register of its own: it alone enables the write's
+    * address and data registers, which sit among their loads, far from the AXI ports. */
+  private val wReady = RegInit(true.B)
+  private val writeFire = axi.awvalid && axi.wvalid && wReady
   axi.awready := writeFire
   axi.wready := writeFire
   axi.bvalid := bValid
   axi.bresp := bResp
-  when(bValid && axi.bready) { bValid := false.B }
+  private val bValidNext = WireDefault(bValid)
+  private val respondingNext = WireDefault(responding)
+  when(bValid && axi.bready) { bValidNext := false.B }
 
   private val fullStrobe = axi.wstrb === "b1111".U
   // The write is handed out two clocks after its handshake, decoded: the address and data are registered here,
   // then the address's bit of every writable word, so that each action in the owner starts from a register of
   // its own, and no clock both decodes and routes the write across the chip to the registers it sets.
   private val written = RegNext(writeFire && fullStrobe, false.B)
-  private val writtenAddr = RegEnable(axi.awaddr, writeFire)
-  private val writtenData = RegEnable(axi.wdata, writeFire)
+  // Taken whenever no write is outstanding: the write that fires takes its own, and they hold until it is answered.
+  private val writtenAddr = RegEnable(axi.awaddr, wReady)
+  private val writtenData = RegEnable(axi.wdata, wReady)
   io.write.valid := RegNext(written, false.B)
   // One register word, zero but in the clock after a write: a Verilated model then skips the compares on every
   // other clock. (The data needs no second register: the next handshake is three clocks away.)
@@ -106,13 +112,17 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   io.write.bits.data := writtenData
   when(writeFire) {
     val writable = writeAddrs.map(a => axi.awaddr === a.U).reduce(_ || _)
-    if (responseDelay == 0) bValid := true.B else responding := responseDelay.U
+    if (responseDelay == 0) bValidNext := true.B else respondingNext := responseDelay.U
     bResp := Mux(fullStrobe && writable, AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
   }
   when(responding =/= 0.U) {
-    responding := responding - 1.U
-    when(responding === 1.U) { bValid := true.B }
+    respondingNext := responding - 1.U
+    when(responding === 1.U) { bValidNext := true.B }
   }
+  bValid := bValidNext
+  responding := respondingNext
+  wReady := !bValidNext && respondingNext === 0.U
+  SelfCheck(wReady === (!bValid && responding === 0.U), "CsrSlave: the write channel's ready differs from no write outstanding")
 
   // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR. A read takes six clocks
   // after its AR handshake, one step each: the address is registered; decoded (the bank reads its row); two clocks
