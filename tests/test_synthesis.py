@@ -32,6 +32,7 @@ def test_the_small_monitor_places_and_routes_on_ecp5_and_its_fmax_is_reported(tm
         print(f"\nECP5 flow of the small monitor: Fmax {doc['fmax_mhz']:.1f} MHz, "
               f"{doc['utilization']['TRELLIS_COMB']['used']} TRELLIS_COMB")
     assert 20 < doc["fmax_mhz"] < 1000 and doc["meets"] and status == 0
+    assert doc["speed"] == 6   # the slowest grade unless told otherwise
     assert doc["cells"]["LUT4"] > 500 and doc["cells"]["TRELLIS_FF"] > 500
     assert doc["utilization"]["TRELLIS_FF"]["used"] == doc["cells"]["TRELLIS_FF"]
     assert doc["critical_path"][0].startswith("from ") and "logic steps" in doc["critical_path"][2]
@@ -56,3 +57,13 @@ def test_a_design_that_does_not_fit_fails_clearly(tmp_path: Path):
     subprocess.run(["yosys", "-q", "-p", "synth_ecp5 -top wide -json wide.json", "wide.v"], cwd=tmp_path, check=True)
     with pytest.raises(CohtbError, match=r"could not place and route wide on LFE5U-85F \(CABGA381\): ERROR"):
         ecp5.route(tmp_path / "wide.json", 125, 1, "85k", "CABGA381")
+
+
+def test_an_unknown_speed_grade_is_refused_before_synthesis():
+    import pytest
+
+    from cohtb.errors import CohtbError
+    from cohtb.monitor import ecp5
+
+    with pytest.raises(CohtbError, match=r"--speed 5: one of 6, 7, 8"):
+        ecp5.place_and_route("small", speed=5, progress=lambda s: None)

@@ -33,7 +33,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
     }))
     val snapshot = Input(Bool())
     val clear = Input(Bool())
-    /** Snapshot value of counter readIndex, two clocks after readIndex (which must hold that long). */
+    /** Snapshot value of counter readIndex, ReadLatency clocks after readIndex (which must hold that long). */
     val readIndex = Input(UInt(indexBits.W))
     val readValue = Output(UInt(width.W))
     /** Sticky: an increment clamped at the all-ones value since the last clear. */
@@ -135,11 +135,13 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   saturated := Mux(clear, false.B, saturated) || (write && over)
   io.saturated := saturated
 
-  // The CSR read: the row and its flags as they stand in one clock, registered twice (on an FPGA the first is the
-  // block RAM's own output register, whose output comes late in the clock), then the snapshot value.
-  private val readRow = RegNext(RegNext(rows(io.readIndex)))
-  private val readTouched = RegNext(RegNext(touched(io.readIndex)))
-  private val readSnapZero = RegNext(RegNext(snapZero(io.readIndex)))
+  // The CSR read: the row and its flags as they stand in one clock, registered ReadLatency times (on an FPGA the
+  // first is the block RAM's own output register, whose output comes late in the clock; the next sits beside the
+  // RAM, so that the route towards the CSR slave gets a clock of its own), then the snapshot value.
+  private def delayed[T <: Data](x: T): T = (0 until CounterBank.ReadLatency).foldLeft(x)((r, _) => RegNext(r))
+  private val readRow = delayed(rows(io.readIndex))
+  private val readTouched = delayed(touched(io.readIndex))
+  private val readSnapZero = delayed(snapZero(io.readIndex))
   io.readValue := Mux(readTouched, readRow.snap, Mux(readSnapZero, 0.U, readRow.live))
 
   // Self-check, rule "counters only grow between clears" (docs/monitor.md): a row's live count after a clock is
@@ -160,4 +162,6 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
 object CounterBank {
   /** Bits of a row whose choice of source (the read or a write just made) comes from one register. */
   val ForwardSlice = 16
+  /** Clocks from a CSR read's index to its value. */
+  val ReadLatency = 3
 }

@@ -124,9 +124,9 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   wReady := !bValidNext && respondingNext === 0.U
   SelfCheck(wReady === (!bValid && responding === 0.U), "CsrSlave: the write channel's ready differs from no write outstanding")
 
-  // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR. A read takes six clocks
-  // after its AR handshake, one step each: the address is registered; decoded (the bank reads its row); two clocks
-  // for the bank's value; the word is picked within its group of `CsrSlave.ReadGroup` readable words; then among
+  // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR. A read takes seven clocks
+  // after its AR handshake, one step each: the address is registered; decoded (the bank reads its row); three clocks
+  // for the bank's value (CounterBank.ReadLatency); the word is picked within its group of `CsrSlave.ReadGroup` readable words; then among
   // the groups. A pick among every
   // readable word at once is several hundred inputs wide, too deep and too spread out for one clock. A read right
   // after a CMD.snapshot sees the hot-line table's snapshot, which lands a clock after the counters'
@@ -135,7 +135,10 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   private val rData = RegInit(0.U(32.W))
   private val rResp = RegInit(0.U(2.W))
   private val rAddr = RegInit(0.U(addrBits.W))
-  private val rStage = RegInit(0.U(5.W))   // one bit per step in flight: address, decoded, bank, bank word, grouped
+  // One bit per step in flight: the address; decoded (the bank reads its row); the bank's clocks; its word picked;
+  // grouped.
+  private val bankWordStage = CounterBank.ReadLatency
+  private val rStage = RegInit(0.U((bankWordStage + 3).W))
   /** No read in flight (!rValid, rStage 0), kept as a register of its own: it alone enables rAddr, which has
     * hundreds of loads and sits among them. */
   private val arReady = RegInit(true.B)
@@ -144,8 +147,8 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   axi.rvalid := rValid
   axi.rdata := rData
   axi.rresp := rResp
-  private val rValidNext = Mux(rStage(4), true.B, rValid && !axi.rready)
-  private val rStageNext = Cat(rStage(3, 0), readFire)
+  private val rValidNext = Mux(rStage(bankWordStage + 2), true.B, rValid && !axi.rready)
+  private val rStageNext = Cat(rStage(bankWordStage + 1, 0), readFire)
   when(rValid && axi.rready) { rValid := false.B }
   rStage := rStageNext
   arReady := !rValidNext && rStageNext === 0.U
@@ -158,14 +161,14 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   private val bankHit = rAddr >= window.base.U && rAddr < window.end.U && rAddr(1, 0) === 0.U
   private val bankSlot = io.bank.readValue.pad(64)
   private val rHits = RegEnable(VecInit(readAddrs.map(a => rAddr === a.U) :+ bankHit), rStage(0))
-  private val rBankWord = RegEnable(Mux(rAddr(2), bankSlot(63, 32), bankSlot(31, 0)), rStage(2))
+  private val rBankWord = RegEnable(Mux(rAddr(2), bankSlot(63, 32), bankSlot(31, 0)), rStage(bankWordStage))
 
   private val words = io.readData :+ rBankWord
   private val groups = words.indices.grouped(CsrSlave.ReadGroup).toSeq
-  private val groupWord = RegEnable(VecInit(groups.map(g => Mux1H(g.map(rHits(_)), g.map(words(_))))), rStage(3))
-  private val groupHit = RegEnable(VecInit(groups.map(g => g.map(rHits(_)).reduce(_ || _))), rStage(3))
+  private val groupWord = RegEnable(VecInit(groups.map(g => Mux1H(g.map(rHits(_)), g.map(words(_))))), rStage(bankWordStage + 1))
+  private val groupHit = RegEnable(VecInit(groups.map(g => g.map(rHits(_)).reduce(_ || _))), rStage(bankWordStage + 1))
 
-  when(rStage(4)) {
+  when(rStage(bankWordStage + 2)) {
     rValid := true.B
     rData := Mux1H(groupHit, groupWord)
     rResp := Mux(groupHit.asUInt.orR, AxiLiteResp.Okay.U, AxiLiteResp.SlvErr.U)
