@@ -157,7 +157,8 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   // read is answered.
   when(arReady) { rAddr := axi.araddr }
 
-  io.bank.readIndex := ((rAddr - window.base.U) >> 3)(window.indexBits - 1, 0)
+  // The bank's index taken with the address, so that the bank's pick of its flags starts from a register.
+  io.bank.readIndex := RegEnable(((axi.araddr - window.base.U) >> 3)(window.indexBits - 1, 0), arReady)
   private val bankHit = rAddr >= window.base.U && rAddr < window.end.U && rAddr(1, 0) === 0.U
   private val bankSlot = io.bank.readValue.pad(64)
   private val rHits = RegEnable(VecInit(readAddrs.map(a => rAddr === a.U) :+ bankHit), rStage(0))
