@@ -90,16 +90,19 @@ class HotLineTable(p: MonitorParams) extends Module {
   // ---------------------------------------------------------------- A2: drop the stale hits
   val bValid = RegNext(a2Valid, false.B)
   val bLine = RegEnable(a2Line, a2Valid)
+  /** B's line again, for the compares with the items behind it: kept apart from `bLine`, which sits among the
+    * sixteen entries a miss writes it into, far from these compares. */
+  val Seq(bLineBehind) = KeptRegister.copies(a2Line, a2Valid, 1)
   val bClear = RegNext(io.clear, false.B)
   val bSnapshot = RegNext(io.snapshot, false.B)
   /** The item equals the one in B while it was in A1: by the time it reaches B, the item B updated two clocks
     * before. */
-  val a2SameAsB = RegEnable(bValid && io.in.bits === bLine, io.in.valid)
+  val a2SameAsB = RegEnable(bValid && io.in.bits === bLineBehind, io.in.valid)
   val kept = a2Hits & ~a2Stale & ~changing
   val bHitsKept = RegEnable(kept, a2Valid)
   val bHitKept = RegEnable(kept.orR, a2Valid)
   /** The item equals the one B updated in the previous clock, whose entry holds that line now. */
-  val bSameAsLast = RegEnable(bValid && a2Line === bLine, a2Valid)
+  val bSameAsLast = RegEnable(bValid && a2Line === bLineBehind, a2Valid)
   /** The item equals the one B updated two clocks before, and that entry's line has not changed since. */
   val bSameAsSecondLast = RegEnable(a2SameAsB && !(changing & lastWrite).orR, a2Valid)
 
