@@ -10,6 +10,7 @@ from pathlib import Path
 from cohtb.errors import CohtbError
 
 from cohtb.experiments.seeds import FS_WARMUP_US, WARMUP_US as SE_WARMUP_US  # noqa: E402  (the seeds' warm-ups)
+from cohtb.monitor.ecp5 import SPEED_GRADES
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -510,7 +511,8 @@ def build_parser() -> argparse.ArgumentParser:
     sy.add_argument("--seed", type=int, action="append", help="ecp5: nextpnr seed (repeatable; default 1)")
     sy.add_argument("--device", default="85k", help="ecp5: 25k, 45k or 85k (default 85k: LFE5U-85F)")
     sy.add_argument("--package", default="CABGA381", help="ecp5: the package (default CABGA381)")
-    sy.add_argument("--speed", type=int, default=6, help="ecp5: the speed grade, 6 (default, the slowest), 7 or 8")
+    sy.add_argument("--speed", type=int, default=SPEED_GRADES[0], choices=SPEED_GRADES,
+                    help="ecp5: the speed grade, 6 (default, the slowest), 7 or 8")
     sy.add_argument("--keep", help="ecp5: keep the netlist, logs and nextpnr reports in this directory")
     sy.add_argument("--json", help="ecp5: write the reports here as JSON")
     return ap

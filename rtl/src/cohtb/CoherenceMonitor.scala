@@ -4,10 +4,9 @@ import chisel3._
 import chisel3.util._
 import scala.collection.mutable
 
-/** What a region's counters count of an event in S8: its effects, and whether it counts at all (valid and not
-  * rejected). */
+/** What a region's counters count of an event in S8 (the fields of EventEffects they read). */
 class RegionEffects(p: MonitorParams) extends Bundle {
-  val ok = Bool()
+  val rejected = Bool()
   val kind = UInt(EventKind.width.W)
   val transfer = Bool()
   val crossSocket = Bool()
@@ -134,16 +133,16 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   // Each region's counters count from a copy of S8's effects of their own, which synthesis keeps apart: from the
   // one S8 register the invalidation count had a route across the chip before each region's add and clamp.
   val s7ForRegions = Wire(new RegionEffects(p))
-  s7ForRegions.ok := s7Valid && !s7.rejected
+  s7ForRegions.rejected := s7.rejected
   s7ForRegions.kind := s7.kind
   s7ForRegions.transfer := s7.transfer
   s7ForRegions.crossSocket := s7.crossSocket
   s7ForRegions.invalidations := s7.invalidations
   s7ForRegions.dirtyReadLocal := s7.dirtyReadLocal
   s7ForRegions.dirtyReadRemote := s7.dirtyReadRemote
-  val s8ForRegion = KeptRegister.copies(s7ForRegions, true.B, p.regions)
+  val s8ForRegion = KeptRegister.copies(s7ForRegions, s7Valid, p.regions)
   for ((e, r) <- s8ForRegion.zipWithIndex) {
-    val in = e.ok && s8InRegion(r)
+    val in = s8Valid && !e.rejected && s8InRegion(r)
     // Per kind only reads, writes and evicts; the evidence kinds (rule X) count globally only.
     val incs = Seq(
       e.kind === EventKind.Read.U, e.kind === EventKind.Write.U, e.kind === EventKind.Evict.U,

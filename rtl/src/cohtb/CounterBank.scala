@@ -33,7 +33,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
     }))
     val snapshot = Input(Bool())
     val clear = Input(Bool())
-    /** Snapshot value of counter readIndex, ReadLatency clocks after readIndex (which must hold that long). */
+    /** Snapshot value of counter readIndex, ReadLatency clocks after readIndex. */
     val readIndex = Input(UInt(indexBits.W))
     val readValue = Output(UInt(width.W))
     /** Sticky: an increment clamped at the all-ones value since the last clear. */
@@ -77,9 +77,8 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private val snapshot = RegNext(snapshotB, false.B)
   private val clear = RegNext(clearB, false.B)
   // What the read missed: the third clock's writes and clears of the two clocks after it, compared a clock ahead.
-  /** The third clock writes this row now, and wrote it the clock before (w1 then). */
+  /** The third clock writes this row now (w1 then). */
   private val sameAsNow = RegEnable(write && i === bIndex, bValid)
-  private val sameAsLast = RegEnable(w1.valid && w1.index === bIndex, bValid)
   /** The third clock cleared the bank now, took a snapshot now. */
   private val clearedNow = RegEnable(clear, bValid)
   private val snappedNow = RegEnable(snapshot, bValid)

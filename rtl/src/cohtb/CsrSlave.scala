@@ -125,12 +125,12 @@ class CsrSlave(val readAddrs: Seq[Int], val writeAddrs: Seq[Int], val window: Ba
   SelfCheck(wReady === (!bValid && responding === 0.U), "CsrSlave: the write channel's ready differs from no write outstanding")
 
   // Read channel: one read outstanding; unmapped or unaligned addresses answer SLVERR. A read takes seven clocks
-  // after its AR handshake, one step each: the address is registered; decoded (the bank reads its row); three clocks
-  // for the bank's value (CounterBank.ReadLatency); the word is picked within its group of `CsrSlave.ReadGroup` readable words; then among
-  // the groups. A pick among every
-  // readable word at once is several hundred inputs wide, too deep and too spread out for one clock. A read right
-  // after a CMD.snapshot sees the hot-line table's snapshot, which lands a clock after the counters'
-  // (docs/monitor.md, "Pipeline").
+  // after its AR handshake, one step each: the address is registered; decoded, while the bank reads its row into
+  // the block RAM's own register; two fabric registers for the row (CounterBank.ReadLatency counts the three); the
+  // bank's word picked; the word picked within its group of `CsrSlave.ReadGroup` readable words; then among the
+  // groups. A pick among every readable word at once is several hundred inputs wide, too deep and too spread out
+  // for one clock. A read right after a CMD.snapshot sees the hot-line table's snapshot, which lands a clock after
+  // the counters' (docs/monitor.md, "Pipeline").
   private val rValid = RegInit(false.B)
   private val rData = RegInit(0.U(32.W))
   private val rResp = RegInit(0.U(2.W))

@@ -91,7 +91,7 @@ class HotLineTable(p: MonitorParams) extends Module {
   val bValid = RegNext(a2Valid, false.B)
   val bLine = RegEnable(a2Line, a2Valid)
   /** B's line again, for the compares with the items behind it: kept apart from `bLine`, which sits among the
-    * sixteen entries a miss writes it into, far from these compares. */
+    * entries a miss writes it into, far from these compares. */
   val Seq(bLineBehind) = KeptRegister.copies(a2Line, a2Valid, 1)
   val bClear = RegNext(io.clear, false.B)
   val bSnapshot = RegNext(io.snapshot, false.B)
