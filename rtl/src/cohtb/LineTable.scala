@@ -120,11 +120,8 @@ class LineTable(p: MonitorParams) extends Module {
     w.line := line
     w
   }
-  val s3ByW1 = RegEnable(written(s4Valid && s4Index === s2Index, s4.event.line === s2.event.line), s2Valid)
-  val s3ByW2 = RegEnable(written(w1.valid && w1.index === s2Index, w1.entry.line === s2.event.line), s2Valid)
-
-  /** What the rules ask of an entry before an event by `core` in `socket`, worked out by S3 for every way it read
-    * (S4 then picks one, in parallel with picking the entry). */
+  /** What the rules ask of an entry before an event by `core` in `socket`: worked out for every way read and every
+    * recent write (S3 picks them as it picks the entries, S4 picks the hit's in parallel with picking the entry). */
   class Facts extends Bundle {
     /** Another core owns the line (rules W and R). */
     val ownerIsOther = Bool()
@@ -133,29 +130,42 @@ class LineTable(p: MonitorParams) extends Module {
     /** Rule E: after an EVICT by `core` the line still has a holder or an owner (else it is freed). */
     val kept = Bool()
   }
-  def facts(e: LineEntry, core: UInt, socket: UInt): Facts = {
+  def facts(e: LineEntry, core: UInt, coreBit: UInt, socket: UInt): Facts = {
     val f = Wire(new Facts)
     f.ownerIsOther := e.ownerValid && e.owner =/= core
     f.remote := e.ownerSocket =/= socket
-    f.kept := (e.holders & ~UIntToOH(core, p.cores)).orR || f.ownerIsOther
+    f.kept := (e.holders & ~coreBit).orR || f.ownerIsOther
     f
   }
+
+  val s3ByW1 = RegEnable(written(s4Valid && s4Index === s2Index, s4.event.line === s2.event.line), s2Valid)
+  val s3ByW2 = RegEnable(written(w1.valid && w1.index === s2Index, w1.entry.line === s2.event.line), s2Valid)
+  // The facts of every way read and of w2's entry are worked out here too, so that S3 only picks them, beside the
+  // pick of the entry, instead of working them out of the picked entry (a mux, then a 32-bit OR, in one clock).
+  val s2CoreBit = UIntToOH(s2.event.core, p.cores)
+  val s3CoreBit = RegEnable(s2CoreBit, s2Valid)
+  val s3ReadFacts = RegNext(VecInit(s2Read.ways.map(e => facts(e, s2.event.core, s2CoreBit, s2.event.socket))))
+  val s3W2Facts = RegEnable(facts(w1.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
 
   // ---------------------------------------------------------------- S3: compare the tags
   val s3Line = s3.event.line
   val s3Row = Wire(new SetRow(p))
   val s3Hits = Wire(Vec(p.ways, Bool()))
-  val recent = Seq((w1, s3ByW1), (w2, s3ByW2))
+  val s3Facts = Wire(Vec(p.ways, new Facts))
+  /** A write S4 made since the read, what S2 compared of it with the event, and its entry's facts. */
+  case class Recent(write: TableWrite, by: Written, facts: Facts)
+  val recent = Seq(Recent(w1, s3ByW1, facts(w1.entry, s3.event.core, s3CoreBit, s3.event.socket)),
+                   Recent(w2, s3ByW2, s3W2Facts))
   /** The newest of the recent writes to this set that `wrote`, else `read`. */
-  def newest[T <: Data](wrote: TableWrite => Bool, of: (TableWrite, Written) => T, read: T): T =
-    recent.foldRight(read) { case ((w, by), older) => Mux(w.valid && by.set && wrote(w), of(w, by), older) }
+  def newest[T <: Data](wrote: TableWrite => Bool, of: Recent => T, read: T): T =
+    recent.foldRight(read) { (r, older) => Mux(r.write.valid && r.by.set && wrote(r.write), of(r), older) }
   for (i <- 0 until p.ways) {
     def wroteWay(w: TableWrite) = w.way === i.U
-    s3Row.ways(i) := newest(wroteWay, (w, _) => w.entry, s3Read.ways(i))
-    s3Hits(i) := newest(wroteWay, (w, by) => w.entry.valid && by.line, s3Read.ways(i).valid && s3Read.ways(i).line === s3Line)
+    s3Row.ways(i) := newest(wroteWay, _.write.entry, s3Read.ways(i))
+    s3Hits(i) := newest(wroteWay, r => r.write.entry.valid && r.by.line, s3Read.ways(i).valid && s3Read.ways(i).line === s3Line)
+    s3Facts(i) := newest(wroteWay, _.facts, s3ReadFacts(i))
   }
-  s3Row.repl := newest(_ => true.B, (w, _) => w.repl, s3Read.repl)
-  val s3Facts = VecInit(s3Row.ways.map(e => facts(e, s3.event.core, s3.event.socket)))
+  s3Row.repl := newest(_ => true.B, _.write.repl, s3Read.repl)
   // The event in S4 writes (if at all) at the end of this clock, after the reads above: S4 corrects for it in
   // the next clock, with these two compares made here.
   val s3SameSetAsS4 = s4Valid && s4Index === s3Index
@@ -206,7 +216,7 @@ class LineTable(p: MonitorParams) extends Module {
   val untracked = 0.U.asTypeOf(new LineEntry(p))
   val old = Mux(fromLast, w1.entry, Mux(fromRead, readEntry, untracked))
 
-  val coreBit = UIntToOH(ev.core, p.cores)
+  val coreBit = RegEnable(s3CoreBit, s3Valid)
   /** The entry after the event, from the entry before it and its facts; rule X (FWD_GETS, FWD_GETX, INV) leaves it
     * as it was. */
   def rules(old: LineEntry, f: Facts): LineEntry = {
@@ -241,7 +251,7 @@ class LineTable(p: MonitorParams) extends Module {
     updated
   }
   val readFacts = s4Facts.zip(s4Hits).map { case (f, h) => Mux(h, f.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new Facts)
-  val lastFacts = facts(w1.entry, ev.core, ev.socket)
+  val lastFacts = facts(w1.entry, ev.core, coreBit, ev.socket)
   val untrackedFacts = 0.U.asTypeOf(new Facts)
   val updated = Mux(fromLast, rules(w1.entry, lastFacts), Mux(fromRead, rules(readEntry, readFacts), rules(untracked, untrackedFacts)))
   val oldFacts = Mux(fromLast, lastFacts, Mux(fromRead, readFacts, untrackedFacts))
