@@ -140,11 +140,11 @@ class LineTable(p: MonitorParams) extends Module {
 
   val s3ByW1 = RegEnable(written(s4Valid && s4Index === s2Index, s4.event.line === s2.event.line), s2Valid)
   val s3ByW2 = RegEnable(written(w1.valid && w1.index === s2Index, w1.entry.line === s2.event.line), s2Valid)
-  // The facts of every way read and of w2's entry are worked out here too, so that S3 only picks them, beside the
-  // pick of the entry, instead of working them out of the picked entry (a mux, then a 32-bit OR, in one clock).
+  // The facts of w2's entry are worked out here too (those of the ways read cannot be: s2Read is the block RAM's
+  // own register, whose output comes late), so that S3 picks facts beside entries instead of working them out of
+  // the picked entry (a mux, then a 32-bit OR, in one clock).
   val s2CoreBit = UIntToOH(s2.event.core, p.cores)
   val s3CoreBit = RegEnable(s2CoreBit, s2Valid)
-  val s3ReadFacts = RegNext(VecInit(s2Read.ways.map(e => facts(e, s2.event.core, s2CoreBit, s2.event.socket))))
   val s3W2Facts = RegEnable(facts(w1.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
 
   // ---------------------------------------------------------------- S3: compare the tags
@@ -152,6 +152,7 @@ class LineTable(p: MonitorParams) extends Module {
   val s3Row = Wire(new SetRow(p))
   val s3Hits = Wire(Vec(p.ways, Bool()))
   val s3Facts = Wire(Vec(p.ways, new Facts))
+  val s3ReadFacts = s3Read.ways.map(e => facts(e, s3.event.core, s3CoreBit, s3.event.socket))
   /** A write S4 made since the read, what S2 compared of it with the event, and its entry's facts. */
   case class Recent(write: TableWrite, by: Written, facts: Facts)
   val recent = Seq(Recent(w1, s3ByW1, facts(w1.entry, s3.event.core, s3CoreBit, s3.event.socket)),
