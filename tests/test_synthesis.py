@@ -67,3 +67,15 @@ def test_an_unknown_speed_grade_is_refused_before_synthesis():
 
     with pytest.raises(CohtbError, match=r"--speed 5: one of 6, 7, 8"):
         ecp5.place_and_route("small", speed=5, progress=lambda s: None)
+
+
+def test_a_line_table_ram_whose_read_register_yosys_did_not_take_is_refused():
+    """The line table's RAMs are marked collision-don't-care only because the register after their read becomes the
+    RAM's own (the collision is then with the write S3 forwards); a log that says otherwise is caught."""
+    merged = ("Checking read port `\\lineTable.wayRams_0_ext.Memory'[0] in module `\\CoherenceMonitor': "
+              "merging output FF to cell.\n"
+              "Checking read port `\\matrix.rows_ext.Memory'[1] in module `\\CoherenceMonitor': merging output FF to cell.\n")
+    assert synth.collision_ports_checked(merged) == []
+    address = merged.replace("merging output FF", "merging address FF", 1)
+    assert synth.collision_ports_checked(address) == ["lineTable.wayRams_0_ext.Memory[0]: merging address FF to cell."]
+    assert synth.collision_ports_checked(merged.splitlines()[1]) == ["no read port of the line table's RAMs in the log"]

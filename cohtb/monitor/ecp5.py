@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cohtb.errors import CohtbError
-from cohtb.monitor.synth import checked_sources, yosys_cells
-from cohtb.toolchain import find_tool
+from cohtb.monitor import io_ring
+from cohtb.monitor.synth import checked_sources, collision_ports_checked, read_rtl, yosys_cells
+from cohtb.toolchain import find_tool, monitor_dir
 
 DEVICES = {"85k": "LFE5U-85F", "45k": "LFE5U-45F", "25k": "LFE5U-25F"}
 # nextpnr's analytic placer weighs each arc of a net by one over the net's fanout, so a register with many loads
@@ -88,13 +89,12 @@ def synthesize(variant: str, json_out: Path, log: Path) -> tuple[dict[str, int],
     if yosys is None:
         raise CohtbError("yosys not found (the set-up installs Debian's yosys: make setup)")
     files = checked_sources(variant)
+    ring = json_out.parent / "io_ring.v"
+    ring.write_text(io_ring.ring(monitor_dir(variant) / f"{io_ring.TOP}.sv"))
     stat = json_out.with_suffix(".stat")
     script = "\n".join([
-        "read_verilog -sv -DSYNTHESIS " + " ".join(str(f) for f in files),
-        "hierarchy -check -top CoherenceMonitor",
-        "proc",
-        "select -assert-none t:$dlatch t:$adlatch t:$dlatchsr t:$_DLATCH_*",
-        f"synth_ecp5 -top CoherenceMonitor -json {json_out}",
+        *read_rtl([*files, ring], top=io_ring.RING_TOP),
+        f"synth_ecp5 -top {io_ring.RING_TOP} -json {json_out}",
         "select -assert-none t:$_DLATCH_* t:$dlatch",
         f"tee -o {stat} stat",
     ])
@@ -105,6 +105,10 @@ def synthesize(variant: str, json_out: Path, log: Path) -> tuple[dict[str, int],
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
         raise CohtbError(f"yosys synth_ecp5 of the {variant} monitor failed:\n  " + "\n  ".join(tail))
+    unforwarded = collision_ports_checked(log.read_text())
+    if unforwarded:
+        raise CohtbError(f"{log}: Yosys did not make the register after the read of a RAM marked no_rw_check its "
+                         "output register, so a collision there would not be forwarded: " + "; ".join(unforwarded))
     return yosys_cells(stat.read_text()), time.monotonic() - t0
 
 

@@ -43,7 +43,9 @@ class TableWrite(p: MonitorParams) extends Bundle {
   *  - S3 compares the set's tags with the event's line, the set corrected first for the writes S4 made since
   *    the read was issued;
   *  - S4 corrects for the write of the clock before (the event just ahead, whose update S3 could not see yet),
-  *    applies the rules and writes back the one way it changed and the replacement state;
+  *    applies the rules and registers the one way it changed and the replacement state (w1), which the RAMs
+  *    take in the next clock (from a register: the rules' result spread to twelve block RAMs was the FPGA's
+  *    longest path);
   *  - S5 and S6 count the invalidated holders; S6's register is `out`, which the monitor's S8 counts.
   * The RAMs have no reset: they are swept clean after reset and on `clearState`, one set per clock, while
   * `sweeping` tells S0 to take nothing. */
@@ -73,7 +75,10 @@ class LineTable(p: MonitorParams) extends Module {
   val accept = io.in.valid
   // One RAM per way and one for the replacement state, so an update writes only the way it changed
   // (narrow RAMs also keep a Verilated model from copying whole rows every clock).
-  // Write-first: a read sees the write made in its own clock, so only the writes of later clocks need forwarding.
+  // The RAMs take S4's writes a clock late, from w1. The read of an event sees the writes made up to its S0's
+  // clock (write-first); S3 forwards the writes S4 made since (w3, w2, w1). On an FPGA the read of the set happens
+  // in S1's clock (s2Read is the block RAM's own register), and the write in that clock, w3's, may collide with it:
+  // synthesis marks these RAMs collision-don't-care (cohtb/monitor/synth.py), since S3 forwards w3.
   val wayRams = Seq.fill(p.ways)(SyncReadMem(p.sets, new LineEntry(p), SyncReadMem.WriteFirst))
   val replRam = SyncReadMem(p.sets, new ReplacementState(p), SyncReadMem.WriteFirst)
   val readIndex = setIndex(io.in.bits.event.line)
@@ -103,13 +108,14 @@ class LineTable(p: MonitorParams) extends Module {
   val s4 = RegEnable(s3, s3Valid)
   val s4Index = RegEnable(s3Index, s3Valid)
 
-  // S4's writes of the last two clocks, newest first: they came after the clock of the RAM read of the event in
-  // S3 (which, write-first, saw that clock's write).
+  // S4's writes of the last three clocks, newest first: the RAMs had not taken them when the event in S3 read its
+  // set (w1 writes the RAMs in the clock after S4 made it).
   val w1 = RegInit(0.U.asTypeOf(new TableWrite(p)))
   val w2 = RegNext(w1, 0.U.asTypeOf(new TableWrite(p)))
+  val w3 = RegNext(w2, 0.U.asTypeOf(new TableWrite(p)))
 
-  // What S3 will need to know of those two writes is compared here, in S2, where nothing else happens: w2 is
-  // today's w1, and w1 will be the write of the event in S4 now (its set and its line, if it writes at all).
+  // What S3 will need to know of those writes is compared here, in S2, where nothing else happens: w3 and w2 are
+  // today's w2 and w1, and w1 will be the write of the event in S4 now (its set and its line, if it writes at all).
   class Written extends Bundle {
     val set = Bool()
     val line = Bool()
@@ -140,12 +146,14 @@ class LineTable(p: MonitorParams) extends Module {
 
   val s3ByW1 = RegEnable(written(s4Valid && s4Index === s2Index, s4.event.line === s2.event.line), s2Valid)
   val s3ByW2 = RegEnable(written(w1.valid && w1.index === s2Index, w1.entry.line === s2.event.line), s2Valid)
-  // The facts of w2's entry are worked out here too (those of the ways read cannot be: s2Read is the block RAM's
+  val s3ByW3 = RegEnable(written(w2.valid && w2.index === s2Index, w2.entry.line === s2.event.line), s2Valid)
+  // The facts of w2's and w3's entries are worked out here too (those of the ways read cannot be: s2Read is the block RAM's
   // own register, whose output comes late), so that S3 picks facts beside entries instead of working them out of
   // the picked entry (a mux, then a 32-bit OR, in one clock).
   val s2CoreBit = UIntToOH(s2.event.core, p.cores)
   val s3CoreBit = RegEnable(s2CoreBit, s2Valid)
   val s3W2Facts = RegEnable(facts(w1.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
+  val s3W3Facts = RegEnable(facts(w2.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
 
   // ---------------------------------------------------------------- S3: compare the tags
   val s3Line = s3.event.line
@@ -156,7 +164,7 @@ class LineTable(p: MonitorParams) extends Module {
   /** A write S4 made since the read, what S2 compared of it with the event, and its entry's facts. */
   case class Recent(write: TableWrite, by: Written, facts: Facts)
   val recent = Seq(Recent(w1, s3ByW1, facts(w1.entry, s3.event.core, s3CoreBit, s3.event.socket)),
-                   Recent(w2, s3ByW2, s3W2Facts))
+                   Recent(w2, s3ByW2, s3W2Facts), Recent(w3, s3ByW3, s3W3Facts))
   /** The newest of the recent writes to this set that `wrote`, else `read`. */
   def newest[T <: Data](wrote: TableWrite => Bool, of: Recent => T, read: T): T =
     recent.foldRight(read) { (r, older) => Mux(r.write.valid && r.by.set && wrote(r.write), of(r), older) }
@@ -329,13 +337,13 @@ class LineTable(p: MonitorParams) extends Module {
     sweepIndex := sweepIndex + 1.U
     when(sweepIndex === (p.sets - 1).U) { sweeping := false.B }
   }
-  // One write port per RAM (block-RAM friendly): the sweep runs only while S1..S4 are empty and S0 is stalled;
-  // its two clocks or more without an S4 write leave nothing in w1 and w2.
-  val writeIndex = Mux(sweeping, sweepIndex, s4Index)
+  // One write port per RAM (block-RAM friendly), written from w1: the sweep runs only while S1..S4 are empty and
+  // S0 is stalled (so w1 has written before it starts); its clocks without an S4 write leave nothing in w1..w3.
+  val writeIndex = Mux(sweeping, sweepIndex, w1.index)
   for ((ram, i) <- wayRams.zipWithIndex) {
-    when(sweeping || (s4Write && way === i.U)) { ram.write(writeIndex, Mux(sweeping, 0.U.asTypeOf(updated), updated)) }
+    when(sweeping || (w1.valid && w1.way === i.U)) { ram.write(writeIndex, Mux(sweeping, 0.U.asTypeOf(w1.entry), w1.entry)) }
   }
-  when(sweeping || s4Write) { replRam.write(writeIndex, Mux(sweeping, ReplacementState.empty(p), newRepl)) }
+  when(sweeping || w1.valid) { replRam.write(writeIndex, Mux(sweeping, ReplacementState.empty(p), w1.repl)) }
 
   io.sweeping := sweepPending || sweeping
   io.busy := sweepPending || sweeping || s1Valid || s2Valid || s3Valid || s4Valid || s5Valid || s6Valid
