@@ -31,7 +31,7 @@ assert _ALLOCATES | _COPY_GONE == _CHANGES_STATE, "apply_rules implements exactl
 
 # Structural coverage bins, beside kind x line state: what stresses the table, the hot-line table and the counters.
 # same-set-D-apart: a READ/WRITE/EVICT on the set one of the D-th event before it changed (D = 1..4: the writes the
-# RTL forwards to S4, to S3 from its two registers of recent writes, and the one its write-first RAM read sees).
+# RTL forwards, to S4 and to S3 from its three registers of recent writes; from D = 5 on its RAM read sees them).
 FORWARD_DISTANCES = (1, 2, 3, 4)
 # hot-same-D-apart: a ping-pong item on the line of the item D events before (D = 1, 2: the hot-line table's update
 # sees its two last writes only through its own forwarding); hot-replaces-recent: a miss replaces the entry one of

@@ -116,6 +116,10 @@ class HotLineTable(p: MonitorParams) extends Module {
   /** One entry alone is at m: if it is the one written (`writesMin`), m rises (unless the clock clears or the count
     * clamps). */
   val soleMin = !HotLineTable.twoOrMore(isMin.asBools)
+  /** m rises (outside a clear): the same as writesMin && !clamps && soleMin, in fewer steps, since with one entry at m
+    * that entry is the victim and its count is m: written iff missed or hit there, clamped iff m is the maximum. This
+    * enables m, m + 1, m + 2 and the minimum's entries. */
+  val rises = soleMin && !mFull && (!hit || (hits & victim).orR)
 
   // The entries at m + 1, which become the minimum's when m rises, from compares registered a clock ahead (a 32-bit
   // compare ahead of the victim's priority encoder was the FPGA's longest path): against m + 1 and m + 2, for the
@@ -126,7 +130,7 @@ class HotLineTable(p: MonitorParams) extends Module {
   val eqMPlus1 = RegNext(Mux(bClear, Mux(bValid && (n > 1).B, 1.U(n.W), 0.U(n.W)),
     VecInit(count.map(_ === mPlus1)).asUInt), 0.U)
   val eqMPlus2 = RegNext(Mux(bClear, 0.U(n.W), VecInit(count.map(_ === mPlus2)).asUInt), 0.U)
-  val mRoseLast = RegNext(bValid && !bClear && writesMin && !clamps && soleMin, false.B)
+  val mRoseLast = RegNext(bValid && !bClear && rises, false.B)
   /** The entry written in the clock before rose by one, and it rose from m. */
   val lastRose = RegNext(bValid && !bClear && !clamps, false.B)
   val lastRoseFromMin = RegNext(writesMin, false.B)
@@ -183,23 +187,23 @@ class HotLineTable(p: MonitorParams) extends Module {
     }
     // No priority encoder waits for `write`: the entry written here is at m, so the new victim is the present one,
     // the next one, or the lowest of the entries at m + 1 and it.
-    when(writesMin && !clamps) {
-      when(soleMin) {
-        // The last entry at m (so the one written) rises: the minimum is now m + 1, held by it and by those
-        // already there.
-        m := mPlus1
-        mPlus1 := mPlus2
-        mPlus2 := mPlus2 + 1.U
-        mFull := mPlus1 === max
-        setMin(atMPlus1 | isMin)
-      }.otherwise {
-        // One of two or more entries at m rises: the victim stays, unless it is the one that rose.
-        isMin := isMin & ~write
-        victim := Mux(hit && !(hits & victim).orR, victim, nextVictim)
-      }
+    when(rises) {
+      // The last entry at m (so the one written) rises: the minimum is now m + 1, held by it and by those
+      // already there.
+      m := mPlus1
+      mPlus1 := mPlus2
+      mPlus2 := mPlus2 + 1.U
+      mFull := mPlus1 === max
+      setMin(atMPlus1 | isMin)
+    }.elsewhen(writesMin && !clamps) {
+      // One of two or more entries at m rises: the victim stays, unless it is the one that rose.
+      isMin := isMin & ~write
+      victim := Mux(hit && !(hits & victim).orR, victim, nextVictim)
     }
   }
 
+  SelfCheck(!bValid || rises === (writesMin && !clamps && soleMin),
+    "HotLineTable: m's rise worked out from the victim differs from the entry written being the last at m and not clamping")
   SelfCheck(atMPlus1 === VecInit(count.map(_ === mPlus1)).asUInt,
     "HotLineTable: the entries at m + 1 worked out from the last clock's compares differ from the counts")
   SelfCheck(!bValid || hits === VecInit((0 until n).map(k => valid(k) && line(k) === bLine)).asUInt,
