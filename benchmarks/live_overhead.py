@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Host time of one gem5 run three ways: untraced (no ProtocolTrace), traced to a file and counted afterwards
 (today's way: gem5 writes trace.gz, then the ingest and the monitor's replay), and live (gem5 writes into a
-pipe, the ingest and the Verilated monitor count while it runs). Needs gem5 (GEM5 or gem5.opt on PATH).
+pipe, the ingest and the Verilated monitor count while it runs); and, as the floor of any traced way, traced
+with the text thrown away (/dev/null). Needs gem5 (GEM5 or gem5.opt on PATH).
 
     .venv/bin/python benchmarks/live_overhead.py [--sockets 8 --cores-per-socket 4] [--policy retry100]
         [--window-us 200] [--repeat 1]
@@ -29,9 +30,11 @@ from cohtb.sim.workloads import binary
 GOAL_VS_UNTRACED = 1.3
 
 
-def untraced(spec: RunSpec, gem5: Path, tmp: Path) -> float:
-    """The run's own gem5 command line with --no-trace and no debug file."""
-    cmd = [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", str(gem5_finder.CONFIG), "--no-trace",
+def bare(spec: RunSpec, gem5: Path, tmp: Path, traced: bool) -> float:
+    """The run's own gem5 command line, alone: untraced (--no-trace, no debug file), or traced with the text thrown
+    away (--debug-file=/dev/null: what gem5's formatting of ProtocolTrace costs, whatever reads it)."""
+    cmd = [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", *(["--debug-file=/dev/null"] if traced else []),
+           str(gem5_finder.CONFIG), *([] if traced else ["--no-trace"]),
            "--sockets", str(spec.sockets), "--cores-per-socket", str(spec.cores_per_socket), "--cpu", spec.cpu,
            "--binary", str(binary(spec.workload)), "--out", str(tmp), "--", *spec.workload_args()]
     t0 = time.monotonic()
@@ -39,7 +42,7 @@ def untraced(spec: RunSpec, gem5: Path, tmp: Path) -> float:
     seconds = time.monotonic() - t0
     roi = json.loads((tmp / "roi.json").read_text())
     if "roi_seconds" not in roi:
-        raise SystemExit(f"the untraced run never reached its work-end: {roi.get('exit_cause')}")
+        raise SystemExit(f"the {'traced' if traced else 'untraced'} run never reached its work-end: {roi.get('exit_cause')}")
     return seconds
 
 
@@ -70,12 +73,15 @@ def main() -> None:
                    warmup_us=args.warmup_us, window_us=args.window_us, interval_us=args.interval_us, seed=1,
                    skew_ns=SKEW_NS)
     spec.validate()
-    times: dict[str, list[float]] = {"untraced": [], "file: gem5": [], "file: gem5 + ingest + replay": [], "live": []}
+    times: dict[str, list[float]] = {"untraced": [], "traced to /dev/null": [], "file: gem5": [],
+                                     "file: gem5 + ingest + replay": [], "live": []}
     for k in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="cohtb-live-bench-") as tmp:
             tmp = Path(tmp)
             print(f"[{k + 1}/{args.repeat}] {spec.id}: untraced...", flush=True)
-            times["untraced"].append(untraced(spec, gem5, tmp / "untraced"))
+            times["untraced"].append(bare(spec, gem5, tmp / "untraced", traced=False))
+            print(f"[{k + 1}/{args.repeat}] traced, the text thrown away...", flush=True)
+            times["traced to /dev/null"].append(bare(spec, gem5, tmp / "devnull", traced=True))
             print(f"[{k + 1}/{args.repeat}] traced to a file...", flush=True)
             total, run_dir = recorded(spec, tmp / "file", None)
             t0 = time.monotonic()
