@@ -286,12 +286,12 @@ class LineTable(p: MonitorParams) extends Module {
   // A malformed event changes nothing; a well-formed one writes back its way (and the replacement state).
   val s4Write = s4Valid && !rejected && (hit || allocate)
   w1.valid := s4Write
-  when(s4Write) {
-    w1.index := s4Index
-    w1.way := way
-    w1.entry := updated
-    w1.repl := newRepl
-  }
+  // The rest loads on every clock: nothing reads it while w1 is not valid, and an enable from s4Write fanned out to
+  // all of w1's registers, now spread beside the RAMs they write (2.4 ns of route).
+  w1.index := s4Index
+  w1.way := way
+  w1.entry := updated
+  w1.repl := newRepl
 
   val effects = Wire(new EventEffects(p))
   effects.rejected := rejected
