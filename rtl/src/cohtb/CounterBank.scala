@@ -44,11 +44,6 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
 
   private val allRows = ((BigInt(1) << n) - 1).U(n.W)
   private val rows = Mem(n, new CounterRow(width))
-  /** The same rows again, for the CSR read alone: written with `rows`. A read of `rows` in the clock the third
-    * clock writes that row is never used (the third clock takes that write from w2), so synthesis marks `rows`
-    * collision-don't-care (cohtb/monitor/synth.py) and its output goes straight to the fabric; the CSR read of a
-    * row being counted must see the old row, which this copy's collision logic gives it. */
-  private val csrRows = Mem(n, new CounterRow(width))
   /** Rows written since the last snapshot: their snap half holds the snapshot value. */
   private val touched = RegInit(0.U(n.W))
   /** Rows not written since the last clear: their live half reads as 0. After reset nothing was written. */
@@ -127,10 +122,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   // The snapshot half: the snapshot value as this clock's snapshot leaves it (touched: the snap half; else 0
   // while snapZero; else the live half).
   next.snap := Mux(!snapshot && touchedI, row.snap, Mux(Mux(snapshot, liveZeroI, snapZeroI), 0.U, row.live))
-  when(write) {
-    rows(i) := next
-    csrRows(i) := next
-  }
+  when(write) { rows(i) := next }
   w1.valid := write
   when(write) {
     w1.index := i
@@ -149,7 +141,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   // first is the block RAM's own output register, whose output comes late in the clock; the next sits beside the
   // RAM, so that the route towards the CSR slave gets a clock of its own), then the snapshot value.
   private def delayed[T <: Data](x: T): T = (0 until CounterBank.ReadLatency).foldLeft(x)((r, _) => RegNext(r))
-  private val readRow = delayed(csrRows(io.readIndex))
+  private val readRow = delayed(rows(io.readIndex))
   private val readTouched = delayed(touched(io.readIndex))
   private val readSnapZero = delayed(snapZero(io.readIndex))
   io.readValue := Mux(readTouched, readRow.snap, Mux(readSnapZero, 0.U, readRow.live))

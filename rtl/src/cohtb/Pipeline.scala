@@ -4,7 +4,7 @@ package cohtb
   * write acts: what the ports show of the pipeline (monitor.json's "pipeline"; the cocotb CSR tests and the
   * replay test check these black-box). The stages themselves: docs/monitor.md, "Pipeline". */
 object Pipeline {
-  /** The line table writes the event's set back (LineTable's S4). */
+  /** The line table works out the event's write-back of its set (LineTable's S4; the RAMs take it a clock later). */
   val WriteStage = 4
   /** The counters count it (CoherenceMonitor's S8; the line table's `out` is S7, where regions are matched). */
   val CountStage = 8
