@@ -82,4 +82,4 @@ def test_a_ram_marked_collision_dont_care_whose_read_register_yosys_did_not_take
     address = merged.replace("merging output FF", "merging address FF", 1)
     assert synth.collision_ports_checked(address) == [
         "monitor.lineTable.wayRams_0_ext.Memory[0]: merging address FF to cell."]
-    assert synth.collision_ports_checked(merged.splitlines()[0]) == ["no read port of lineTable.replRam_* in the log"]
+    assert synth.collision_ports_checked(merged.splitlines()[0]) == ["no read port of replRam_* in the log"]

@@ -56,10 +56,12 @@ def checked_sources(variant: str) -> list[Path]:
 # the block RAM's own, so the RAM reads a set in S1's clock; when the RAM writes that set in the same clock, the
 # row read is never used, S3 takes that write (w3) from its forwarding registers. Marked no_rw_check (a read/write
 # collision returns don't-care), they map without the logic that would make a block RAM return the old row
-# (emulate_read_first: a mux after the RAM's late output and a delayed write). Memory names after flattening.
-# The counter bank's rows are not marked: its CSR read of a row being counted must see the old row (a second copy
-# for that read, tried, spread the add's write over two RAMs: docs/monitor.md, "On an FPGA").
-COLLISION_DONT_CARE = ("lineTable.wayRams_", "lineTable.replRam_")
+# (emulate_read_first: a mux after the RAM's late output and a delayed write). Marked by their modules' names,
+# before flattening (flattening first changed Yosys' mapping: 720 LUT4s more on the same RTL), and found in the log
+# by their instances' (monitor.lineTable.wayRams_0_ext.Memory). The counter bank's rows are not marked: its CSR read
+# of a row being counted must see the old row (a second copy for that read, tried, spread the add's write over two
+# RAMs: docs/monitor.md, "On an FPGA").
+COLLISION_DONT_CARE = ("wayRams_", "replRam_")
 
 
 UNFORWARDED = ("Yosys did not make the register after the read of a RAM marked no_rw_check its output register, "
@@ -67,14 +69,13 @@ UNFORWARDED = ("Yosys did not make the register after the read of a RAM marked n
 
 
 def read_rtl(files: list[Path], top: str = "CoherenceMonitor") -> list[str]:
-    """The Yosys commands that read the emitted RTL, flatten it, mark the RAMs whose collisions are don't-care and
-    refuse latches."""
+    """The Yosys commands that read the emitted RTL, mark the RAMs whose collisions are don't-care and refuse
+    latches."""
     return [
         "read_verilog -sv -DSYNTHESIS " + " ".join(str(f) for f in files),
         f"hierarchy -check -top {top}",
         "proc",
-        "flatten",
-        "setattr -set no_rw_check 1 " + " ".join(f"m:*{m}*" for m in COLLISION_DONT_CARE),
+        "setattr -set no_rw_check 1 " + " ".join(f"{m}*/m:*" for m in COLLISION_DONT_CARE),
         # A latch here means a combinational path that does not assign on every branch.
         "select -assert-none t:$dlatch t:$adlatch t:$dlatchsr t:$_DLATCH_*",
     ]
