@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cohtb.errors import CohtbError
 from cohtb.monitor import io_ring
-from cohtb.monitor.synth import UNFORWARDED, checked_sources, collision_ports_checked, read_rtl, yosys_cells
+from cohtb.monitor.synth import checked_sources, read_rtl, require_forwarded_collisions, yosys_cells
 from cohtb.toolchain import find_tool, monitor_dir
 
 DEVICES = {"85k": "LFE5U-85F", "45k": "LFE5U-45F", "25k": "LFE5U-25F"}
@@ -105,9 +105,7 @@ def synthesize(variant: str, json_out: Path, log: Path) -> tuple[dict[str, int],
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
         raise CohtbError(f"yosys synth_ecp5 of the {variant} monitor failed:\n  " + "\n  ".join(tail))
-    unforwarded = collision_ports_checked(log.read_text())
-    if unforwarded:
-        raise CohtbError(f"{log}: {UNFORWARDED}" + "; ".join(unforwarded))
+    require_forwarded_collisions(log)
     return yosys_cells(stat.read_text()), time.monotonic() - t0
 
 

@@ -64,10 +64,6 @@ def checked_sources(variant: str) -> list[Path]:
 COLLISION_DONT_CARE = ("wayRams_", "replRam_")
 
 
-UNFORWARDED = ("Yosys did not make the register after the read of a RAM marked no_rw_check its output register, "
-               "so a collision there would not be forwarded: ")
-
-
 def read_rtl(files: list[Path], top: str = "CoherenceMonitor") -> list[str]:
     """The Yosys commands that read the emitted RTL, mark the RAMs whose collisions are don't-care and refuse
     latches."""
@@ -94,6 +90,14 @@ def collision_ports_checked(log: str) -> list[str]:
                 if "output FF" not in what:
                     bad.append(f"{memory}[{port}]: {what.strip()}")
     return bad + [f"no read port of {name}* in the log" for name in COLLISION_DONT_CARE if name not in seen]
+
+
+def require_forwarded_collisions(log: Path) -> None:
+    """Stop a synthesis whose log shows a marked RAM's collision that the RTL would not forward."""
+    refused = collision_ports_checked(log.read_text())
+    if refused:
+        raise CohtbError(f"{log}: Yosys did not make the register after the read of a RAM marked no_rw_check its "
+                         "output register, so a collision there would not be forwarded: " + "; ".join(refused))
 
 
 def yosys_cells(stat: str) -> dict[str, int]:
@@ -153,8 +157,6 @@ def synthesize(variant: str = "default", log: Path | None = None) -> SynthReport
         if proc.returncode != 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
             raise CohtbError("yosys synthesis failed:\n  " + "\n  ".join(tail))
-        refused = collision_ports_checked(log.read_text())
-        if refused:
-            raise CohtbError(f"{log}: {UNFORWARDED}" + "; ".join(refused))
+        require_forwarded_collisions(log)
         cells = yosys_cells(stat.read_text())
     return SynthReport(cells, time.monotonic() - t0)
