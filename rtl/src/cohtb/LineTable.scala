@@ -38,10 +38,11 @@ class TableWrite(p: MonitorParams) extends Bundle {
   *
   * Seven stages of the monitor's pipeline, one event per clock, so that each clock does one thing
   * (docs/monitor.md, "Pipeline"):
-  *  - S0 (the clock `in` is valid) issues the RAM reads of the event's set;
-  *  - S1 and S2 register what the RAMs return, twice (a block RAM's output arrives late in the clock);
+  *  - S0 (the clock `in` is valid) reads the event's set: the RAMs register what they read at its end;
+  *  - S1 and S2 carry what the RAMs return to S3 (a block RAM's output arrives late in S1, and the RAMs are
+  *    spread over the chip: S1's register sits beside its RAM, S2's beside S3's logic);
   *  - S3 compares the set's tags with the event's line, the set corrected first for the writes S4 made since
-  *    the read was issued;
+  *    the read;
   *  - S4 corrects for the write of the clock before (the event just ahead, whose update S3 could not see yet),
   *    applies the rules and registers the one way it changed and the replacement state (w1), which the RAMs
   *    take in the next clock (from a register: the rules' result spread to twelve block RAMs was the FPGA's
@@ -75,29 +76,31 @@ class LineTable(p: MonitorParams) extends Module {
   val accept = io.in.valid
   // One RAM per way and one for the replacement state, so an update writes only the way it changed
   // (narrow RAMs also keep a Verilated model from copying whole rows every clock).
-  // The RAMs take S4's writes a clock late, from w1. The read of an event sees the writes made up to its S0's
-  // clock (write-first); S3 forwards the writes S4 made since (w3, w2, w1). On an FPGA the read of the set happens
-  // in S1's clock (s2Read is the block RAM's own register), and the write in that clock, w3's, may collide with it:
-  // synthesis marks these RAMs collision-don't-care (cohtb/monitor/synth.py), since S3 forwards w3.
-  val wayRams = Seq.fill(p.ways)(SyncReadMem(p.sets, new LineEntry(p), SyncReadMem.WriteFirst))
-  val replRam = SyncReadMem(p.sets, new ReplacementState(p), SyncReadMem.WriteFirst)
+  // The RAMs take S4's writes a clock late, from w1. The read of an event, registered at the end of its S0, sees
+  // the writes the RAMs took up to the clock before (read-first); S3 forwards the writes S4 made since (w4..w1).
+  // On an FPGA s1Read is the block RAM's own register, and the RAM write in S0's clock, w4's, may collide with the
+  // read: synthesis marks these RAMs collision-don't-care (cohtb/monitor/synth.py), since S3 forwards w4.
+  val wayRams = Seq.fill(p.ways)(Mem(p.sets, new LineEntry(p)))
+  val replRam = Mem(p.sets, new ReplacementState(p))
   val readIndex = setIndex(io.in.bits.event.line)
   val rowRead = Wire(new SetRow(p))
-  rowRead.ways := VecInit(wayRams.map(_.read(readIndex, accept)))
-  rowRead.repl := replRam.read(readIndex, accept)
+  rowRead.ways := VecInit(wayRams.map(_(readIndex)))
+  rowRead.repl := replRam(readIndex)
 
-  // ---------------------------------------------------------------- S1, S2: the RAMs' output, registered twice
-  // S1's register is the RAM's own (Yosys merges it into an ECP5 block RAM, whose output then arrives ~6 ns into
-  // S2); S2's is in the fabric, so that no logic follows the RAM in the same clock. Neither has an enable: an
-  // enable would put a multiplexer between the RAM and the fabric register.
+  // ---------------------------------------------------------------- S1, S2: carry the RAMs' output to S3
+  // s1Read is the RAMs' own register (Yosys merges it into each ECP5 block RAM, whose output then arrives ~6 ns
+  // into S1). S1 and S2 only register it again: nothing but a register follows a RAM that late in the clock, and
+  // S2's register has the whole clock to cross the chip from the RAMs to S3's logic. s1Read's enable is the
+  // RAM's own; s2Read and s3Read have none, which would put a multiplexer between the RAM and the fabric register.
   val s1Valid = RegNext(accept, false.B)
   val s1 = RegEnable(io.in.bits, accept)
   val s1Index = RegEnable(readIndex, accept)
+  val s1Read = RegEnable(rowRead, accept)
 
   val s2Valid = RegNext(s1Valid, false.B)
   val s2 = RegEnable(s1, s1Valid)
   val s2Index = RegEnable(s1Index, s1Valid)
-  val s2Read = RegNext(rowRead)
+  val s2Read = RegNext(s1Read)
 
   val s3Valid = RegNext(s2Valid, false.B)
   val s3 = RegEnable(s2, s2Valid)
@@ -108,14 +111,16 @@ class LineTable(p: MonitorParams) extends Module {
   val s4 = RegEnable(s3, s3Valid)
   val s4Index = RegEnable(s3Index, s3Valid)
 
-  // S4's writes of the last three clocks, newest first: the RAMs had not taken them when the event in S3 read its
-  // set (w1 writes the RAMs in the clock after S4 made it).
+  // S4's writes of the last four clocks, newest first: the RAMs had not taken them when the event in S3 read its
+  // set (w1 writes the RAMs in the clock after S4 made it; w4 wrote them in the clock of the read).
   val w1 = RegInit(0.U.asTypeOf(new TableWrite(p)))
   val w2 = RegNext(w1, 0.U.asTypeOf(new TableWrite(p)))
   val w3 = RegNext(w2, 0.U.asTypeOf(new TableWrite(p)))
+  val w4 = RegNext(w3, 0.U.asTypeOf(new TableWrite(p)))
 
-  // What S3 will need to know of those writes is compared here, in S2, where nothing else happens: w3 and w2 are
-  // today's w2 and w1, and w1 will be the write of the event in S4 now (its set and its line, if it writes at all).
+  // What S3 will need to know of those writes is compared here, in S2, where nothing else happens: w4, w3 and w2
+  // are today's w3, w2 and w1, and w1 will be the write of the event in S4 now (its set and its line, if it writes
+  // at all).
   class Written extends Bundle {
     val set = Bool()
     val line = Bool()
@@ -147,13 +152,15 @@ class LineTable(p: MonitorParams) extends Module {
   val s3ByW1 = RegEnable(written(s4Valid && s4Index === s2Index, s4.event.line === s2.event.line), s2Valid)
   val s3ByW2 = RegEnable(written(w1.valid && w1.index === s2Index, w1.entry.line === s2.event.line), s2Valid)
   val s3ByW3 = RegEnable(written(w2.valid && w2.index === s2Index, w2.entry.line === s2.event.line), s2Valid)
-  // The facts of w2's and w3's entries are worked out here too (those of the ways read cannot be: s2Read is the block RAM's
-  // own register, whose output comes late), so that S3 picks facts beside entries instead of working them out of
-  // the picked entry (a mux, then a 32-bit OR, in one clock).
+  val s3ByW4 = RegEnable(written(w3.valid && w3.index === s2Index, w3.entry.line === s2.event.line), s2Valid)
+  // The facts of w2's, w3's and w4's entries are worked out here too (those of the ways read are not: s2Read is
+  // still on its way from the RAMs), so that S3 picks facts beside entries instead of working them out of the
+  // picked entry (a mux, then a 32-bit OR, in one clock).
   val s2CoreBit = UIntToOH(s2.event.core, p.cores)
   val s3CoreBit = RegEnable(s2CoreBit, s2Valid)
   val s3W2Facts = RegEnable(facts(w1.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
   val s3W3Facts = RegEnable(facts(w2.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
+  val s3W4Facts = RegEnable(facts(w3.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
 
   // ---------------------------------------------------------------- S3: compare the tags
   val s3Line = s3.event.line
@@ -164,7 +171,7 @@ class LineTable(p: MonitorParams) extends Module {
   /** A write S4 made since the read, what S2 compared of it with the event, and its entry's facts. */
   case class Recent(write: TableWrite, by: Written, facts: Facts)
   val recent = Seq(Recent(w1, s3ByW1, facts(w1.entry, s3.event.core, s3CoreBit, s3.event.socket)),
-                   Recent(w2, s3ByW2, s3W2Facts), Recent(w3, s3ByW3, s3W3Facts))
+                   Recent(w2, s3ByW2, s3W2Facts), Recent(w3, s3ByW3, s3W3Facts), Recent(w4, s3ByW4, s3W4Facts))
   /** The newest of the recent writes to this set that `wrote`, else `read`. */
   def newest[T <: Data](wrote: TableWrite => Bool, of: Recent => T, read: T): T =
     recent.foldRight(read) { (r, older) => Mux(r.write.valid && r.by.set && wrote(r.write), of(r), older) }
@@ -338,7 +345,7 @@ class LineTable(p: MonitorParams) extends Module {
     when(sweepIndex === (p.sets - 1).U) { sweeping := false.B }
   }
   // One write port per RAM (block-RAM friendly), written from w1: the sweep runs only while S1..S4 are empty and
-  // S0 is stalled (so w1 has written before it starts); its clocks without an S4 write leave nothing in w1..w3.
+  // S0 is stalled (so w1 has written before it starts); its clocks without an S4 write leave nothing in w1..w4.
   val writeIndex = Mux(sweeping, sweepIndex, w1.index)
   for ((ram, i) <- wayRams.zipWithIndex) {
     when(sweeping || (w1.valid && w1.way === i.U)) { ram.write(writeIndex, Mux(sweeping, 0.U.asTypeOf(w1.entry), w1.entry)) }
