@@ -52,9 +52,9 @@ def checked_sources(variant: str) -> list[Path]:
     return files
 
 
-# The line table's RAMs (rtl/src/cohtb/LineTable.scala): Yosys makes the register after each one's read (s2Read)
-# the block RAM's own, so the RAM reads a set in S1's clock; when the RAM writes that set in the same clock, the
-# row read is never used, S3 takes that write (w3) from its forwarding registers. Marked no_rw_check (a read/write
+# The line table's RAMs (rtl/src/cohtb/LineTable.scala): Yosys makes the register after each one's read (s1Read)
+# the block RAM's own, so the RAM reads a set in S0's clock; when the RAM writes that set in the same clock, the
+# row read is never used, S3 takes that write (w4) from its forwarding registers. Marked no_rw_check (a read/write
 # collision returns don't-care), they map without the logic that would make a block RAM return the old row
 # (emulate_read_first: a mux after the RAM's late output and a delayed write). Marked by their modules' names,
 # before flattening (flattening first changed Yosys' mapping: 720 LUT4s more on the same RTL), and found in the log
@@ -79,7 +79,7 @@ def read_rtl(files: list[Path], top: str = "CoherenceMonitor") -> list[str]:
 
 def collision_ports_checked(log: str) -> list[str]:
     """The read ports of the marked RAMs whose register Yosys did not take as the RAM's output register: there
-    the collision would be with a write the RTL reads write-first (and does not forward). Yosys's memory_dff says
+    the read would happen in another clock than the one whose RAM write the RTL forwards. Yosys's memory_dff says
     per port which register it merged."""
     bad, seen = [], set()
     for m in re.finditer(r"Checking read port `\\(\S+)'\[(\d+)\][^:]*: (.*)", log):

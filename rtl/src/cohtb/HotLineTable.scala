@@ -116,10 +116,12 @@ class HotLineTable(p: MonitorParams) extends Module {
   /** One entry alone is at m: if it is the one written (`writesMin`), m rises (unless the clock clears or the count
     * clamps). */
   val soleMin = !HotLineTable.twoOrMore(isMin.asBools)
+  /** The entry written is the victim: a miss, or a hit there. */
+  val writesVictim = !hit || (hits & victim).orR
   /** m rises (outside a clear): the same as writesMin && !clamps && soleMin, in fewer steps, since with one entry at m
     * that entry is the victim and its count is m: written iff missed or hit there, clamped iff m is the maximum. This
-    * enables m, m + 1, m + 2 and the minimum's entries. */
-  val rises = soleMin && !mFull && (!hit || (hits & victim).orR)
+    * enables m, m + 1 and m + 2. */
+  val rises = soleMin && !mFull && writesVictim
 
   // The entries at m + 1, which become the minimum's when m rises, from compares registered a clock ahead (a 32-bit
   // compare ahead of the victim's priority encoder was the FPGA's longest path): against m + 1 and m + 2, for the
@@ -185,8 +187,6 @@ class HotLineTable(p: MonitorParams) extends Module {
         full(k) := count(k) === (max - 1.U)
       }
     }
-    // No priority encoder waits for `write`: the entry written here is at m, so the new victim is the present one,
-    // the next one, or the lowest of the entries at m + 1 and it.
     when(rises) {
       // The last entry at m (so the one written) rises: the minimum is now m + 1, held by it and by those
       // already there.
@@ -194,12 +194,15 @@ class HotLineTable(p: MonitorParams) extends Module {
       mPlus1 := mPlus2
       mPlus2 := mPlus2 + 1.U
       mFull := mPlus1 === max
-      setMin(atMPlus1 | isMin)
-    }.elsewhen(writesMin && !clamps) {
-      // One of two or more entries at m rises: the victim stays, unless it is the one that rose.
-      isMin := isMin & ~write
-      victim := Mux(hit && !(hits & victim).orR, victim, nextVictim)
     }
+    // The entries at m and the victim wait for neither writesMin nor clamps (they enabled these registers through
+    // nine steps of logic): while m is the maximum every entry is at m and nothing rises; otherwise the entry
+    // written leaves m, and when it was not at m it is in no bit of isMin.
+    val minAfterRise = WireDefault(UInt(n.W), atMPlus1 | isMin)
+    isMin := Mux(rises, minAfterRise, Mux(mFull, isMin, isMin & ~write))
+    // The victim changes only when it is the entry written (and rises): to the lowest of the entries at m + 1 and
+    // it if it was the last at m, else to the next entry at m. No priority encoder waits for `write`.
+    when(writesVictim && !mFull) { victim := Mux(soleMin, PriorityEncoderOH(minAfterRise), nextVictim) }
   }
 
   SelfCheck(!bValid || rises === (writesMin && !clamps && soleMin),
