@@ -71,18 +71,19 @@ def test_an_unknown_speed_grade_is_refused_before_synthesis():
 
 def test_a_ram_marked_collision_dont_care_whose_read_register_yosys_did_not_take_is_refused():
     """The line table's RAMs are marked collision-don't-care only because the register after their read becomes the
-    RAM's own (the collision is then with a write S3 forwards); a log that says otherwise, or that lacks one of
-    them, is caught. The counter bank's rows are not marked, whatever Yosys merged there."""
+    RAM's own (the collision is then with a write S3 forwards), and the counter bank's rows likewise; a log that
+    says otherwise, or that lacks one of them, is caught."""
     def port(memory: str, what: str) -> str:
         return f"Checking read port `\\monitor.{memory}.Memory'[0] in module `\\CoherenceMonitorIoRing': {what}.\n"
     merged = (port("lineTable.wayRams_0_ext", "merging output FF to cell")
               + port("lineTable.replRam_ext", "merging output FF to cell")
-              + port("matrix.rows_ext", "merging address FF to cell"))
+              + port("matrix.rows_ext", "merging output FF to cell"))
     assert synth.collision_ports_checked(merged) == []
     address = merged.replace("merging output FF", "merging address FF", 1)
     assert synth.collision_ports_checked(address) == [
         "monitor.lineTable.wayRams_0_ext.Memory[0]: merging address FF to cell."]
-    assert synth.collision_ports_checked(merged.splitlines()[0]) == ["no read port of replRam_* in the log"]
+    assert synth.collision_ports_checked(merged.splitlines()[0]) == ["no read port of replRam_* in the log",
+                                                                    "no read port of rows_* in the log"]
 
 
 def _synthesized_ram(tmp_path: Path, after_read: str) -> dict:

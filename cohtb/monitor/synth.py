@@ -58,10 +58,10 @@ def checked_sources(variant: str) -> list[Path]:
 # collision returns don't-care), they map without the logic that would make a block RAM return the old row
 # (emulate_read_first: a mux after the RAM's late output and a delayed write). Marked by their modules' names,
 # before flattening (flattening first changed Yosys' mapping: 720 LUT4s more on the same RTL), and found in the log
-# by their instances' (monitor.lineTable.wayRams_0_ext.Memory). The counter bank's rows are not marked: its CSR read
-# of a row being counted must see the old row (a second copy for that read, tried, spread the add's write over two
-# RAMs: docs/monitor.md, "On an FPGA").
-COLLISION_DONT_CARE = ("wayRams_", "replRam_")
+# by their instances' (monitor.lineTable.wayRams_0_ext.Memory). The counter bank's rows (CounterBank.scala) likewise:
+# its increment's read takes the write of its clock from w2, and its CSR read the row as it stood before that write,
+# kept beside the RAM for it.
+COLLISION_DONT_CARE = ("wayRams_", "replRam_", "rows_")
 
 
 def read_rtl(files: list[Path], top: str = "CoherenceMonitor") -> list[str]:
