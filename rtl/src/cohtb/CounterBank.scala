@@ -20,9 +20,10 @@ class CounterRow(width: Int) extends Bundle {
   * snapshot does not see this clock's increment; the count restarts with it, so a read-and-clear loses nothing).
   *
   * An increment takes three clocks, so that no clock both reads the RAM and adds: the first reads the row (on an
-  * FPGA the RAM's own output register), the second registers it in the fabric, the third adds and writes it back.
-  * The third takes the rows it wrote in the two clocks before instead of the read, when an earlier increment hit
-  * the same row (the read could not see those writes). Snapshot and clear reach the third clock two clocks after
+  * FPGA the RAM's own register), the second registers it (the RAM's output register), the third adds; the RAM
+  * takes the new row a clock later, from a register (w1), so that the add does not drive the RAM's data inputs.
+  * The third clock takes the rows of the three increments before instead of the read, when one of them hit the
+  * same row (the read could not see those writes). Snapshot and clear reach the third clock two clocks after
   * they come, with the increment that came with them, which keeps the order above. */
 class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Module {
   private val indexBits = log2Ceil(n).max(1)
@@ -58,8 +59,9 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
     val index = UInt(indexBits.W)
     val row = new CounterRow(width)
   }
-  private val w1 = RegInit(0.U.asTypeOf(new RowWrite))   // written in the clock before
+  private val w1 = RegInit(0.U.asTypeOf(new RowWrite))   // made in the clock before; the RAM takes it now
   private val w2 = RegNext(w1, 0.U.asTypeOf(new RowWrite))  // and the one before that
+  private val w3 = RegNext(w2, 0.U.asTypeOf(new RowWrite))  // the RAM took it in the clock of the read
 
   private val bValid = RegNext(io.inc.valid, false.B)
   private val bIndex = RegEnable(io.inc.bits.index, io.inc.valid)
@@ -92,14 +94,16 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   io.busy := bValid || write
 
   // ---------------------------------------------------------------- third clock: add and write back
-  // The row's bits pick among the read and the two writes in slices of ForwardSlice bits, each from a kept copy of
-  // the two choices: one register for all 2 * width bits sat beside the compare that drives it, far from them.
+  // The row's bits pick among the read and the three writes in slices of ForwardSlice bits, each from a kept copy of
+  // the three choices: one register for all 2 * width bits sat beside the compare that drives it, far from them.
   private val sliceBits = CounterBank.ForwardSlice
   private val slices = (2 * width + sliceBits - 1) / sliceBits
-  private val forwardFrom = KeptRegister.copies(Cat(write && i === bIndex, w1.valid && w1.index === bIndex), bValid, slices)
+  private val forwardFrom = KeptRegister.copies(
+    Cat(write && i === bIndex, w1.valid && w1.index === bIndex, w2.valid && w2.index === bIndex), bValid, slices)
   private val row = Cat((0 until slices).reverse.map { k =>
     val (hi, lo) = ((k * sliceBits + sliceBits).min(2 * width) - 1, k * sliceBits)
-    Mux(forwardFrom(k)(1), w1.row.asUInt(hi, lo), Mux(forwardFrom(k)(0), w2.row.asUInt(hi, lo), rowRead.asUInt(hi, lo)))
+    Mux(forwardFrom(k)(2), w1.row.asUInt(hi, lo), Mux(forwardFrom(k)(1), w2.row.asUInt(hi, lo),
+      Mux(forwardFrom(k)(0), w3.row.asUInt(hi, lo), rowRead.asUInt(hi, lo))))
   }).asTypeOf(new CounterRow(width))
   // The snapshot comes first: untouched rows keep their live value as the snapshot.
   private val touchedNow = Mux(snapshot, 0.U(n.W), touched)
@@ -122,12 +126,12 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   // The snapshot half: the snapshot value as this clock's snapshot leaves it (touched: the snap half; else 0
   // while snapZero; else the live half).
   next.snap := Mux(!snapshot && touchedI, row.snap, Mux(Mux(snapshot, liveZeroI, snapZeroI), 0.U, row.live))
-  when(write) { rows(i) := next }
+  // The RAM takes the new row from w1 (the add's result spread to four block RAMs' data inputs was the FPGA's
+  // longest path); w1's row and index load on every clock, only its valid says whether there is a write.
   w1.valid := write
-  when(write) {
-    w1.index := i
-    w1.row := next
-  }
+  w1.index := i
+  w1.row := next
+  when(w1.valid) { rows(w1.index) := w1.row }
   touched := Mux(write, touchedNow | bit, touchedNow)
   snapZero := snapZeroNow
   private val liveZeroNext = Mux(write, Mux(clear, allRows, liveZero) & ~bit, Mux(clear, allRows, liveZero))
@@ -139,22 +143,19 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
 
   // The CSR read: the row and its flags as they stand in one clock, registered ReadLatency times (on an FPGA the
   // first is the block RAM's own register, the second its output register, which the flow gives it), then the
-  // snapshot value. The RAM's reads are collision-don't-care on an FPGA (cohtb/monitor/synth.py): the increment's
-  // read, in the clock the third writes, takes that write from w2; this read takes the row as it stood before that
-  // write, the third clock's `row`, kept beside it and picked in the last clock.
+  // snapshot value. The row as it stands is the RAM's, or w1's when the RAM takes w1 in this clock: that write is
+  // taken from w1 (kept beside the RAM's read, picked in the last clock), which also makes the RAM's reads
+  // collision-don't-care on an FPGA (cohtb/monitor/synth.py; the increment's read takes the same write from w3).
   private def delayed[T <: Data](x: T, clocks: Int = CounterBank.ReadLatency): T =
     (0 until clocks).foldLeft(x)((r, _) => RegNext(r))
-  private val collides = write && i === io.readIndex
-  private val collided = (1 until CounterBank.ReadLatency).foldLeft(collides)((r, _) => RegNext(r, false.B))
-  private val collidedRow = delayed(RegEnable(row, collides), CounterBank.ReadLatency - 2)
+  private val pending = w1.valid && w1.index === io.readIndex
+  private val wasPending = (1 until CounterBank.ReadLatency).foldLeft(pending)((r, _) => RegNext(r, false.B))
+  private val pendingRow = delayed(RegEnable(w1.row, pending), CounterBank.ReadLatency - 2)
   private val ramRow = delayed(rows(io.readIndex), CounterBank.ReadLatency - 1)
-  private val readRow = RegNext(Mux(collided, collidedRow, ramRow))
+  private val readRow = RegNext(Mux(wasPending, pendingRow, ramRow))
   private val readTouched = delayed(touched(io.readIndex))
   private val readSnapZero = delayed(snapZero(io.readIndex))
   io.readValue := Mux(readTouched, readRow.snap, Mux(readSnapZero, 0.U, readRow.live))
-  // In simulation the RAM reads the old row on a collision: the row kept for it must be that row.
-  SelfCheck(!collided || collidedRow.asUInt === ramRow.asUInt,
-    "CounterBank: the row kept for a CSR read in the clock of a write to it differs from the RAM's old row")
 
   // Self-check, rule "counters only grow between clears" (docs/monitor.md): a row's live count after a clock is
   // at least what it was before unless that clock cleared the bank. Rows other than the incremented one keep
@@ -163,10 +164,10 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
     "CounterBank: a row's live count dropped to 0 without a clear (rule: counters only grow between clears)")
   SelfCheck(!write || addFromZero === (clear || liveZeroI),
     "CounterBank: the add's start worked out a clock ahead differs from the row's flags and the clear")
-  // The incremented row, read back the next clock through the RAM and liveZero.
-  private val checkRow = RegNext(write && !clear, false.B)
-  private val checkIndex = RegEnable(i, write)
-  private val checkBefore = RegEnable(liveBefore, write)
+  // The incremented row, read back through the RAM (which takes it a clock later) and liveZero, two clocks on.
+  private val checkRow = RegNext(RegNext(write && !clear, false.B) && !clear, false.B)
+  private val checkIndex = RegNext(RegEnable(i, write))
+  private val checkBefore = RegNext(RegEnable(liveBefore, write))
   SelfCheck(!checkRow || liveValue(checkIndex, rows(checkIndex)) >= checkBefore,
     "CounterBank: an incremented row reads back below its count before (rule: counters only grow between clears)")
 }
