@@ -330,3 +330,34 @@ async def malformed_events_are_rejected_not_counted(dut):
     got = await tb.check_against(model, "rejected")
     assert got.totals["rejected"] == 2 and got.totals["accepted"] == 3
     assert got.totals["transfers"] == 0
+
+
+@cocotb.test()
+async def matrix_read_beside_its_first_increment_after_a_snapshot(dut):
+    """The counter bank's RAM takes an increment's row a clock after the add works it out; a CSR read of that row
+    in the clock between must take the row from that pending write, not from the RAM, whose snapshot half still
+    holds an older snapshot's value. The read is started 0..31 clocks after the increment's event, so that one of
+    them lands in that clock whatever the pipeline's depth; each must read the snapshot's value."""
+    tb = await bench(dut)
+    a, b = two_cores(cross_socket=True)
+    sa, sb = tb.socket_of(a), tb.socket_of(b)
+    slot = next(s.addr for s in tb.rm.counters if s.group == "matrix" and s.index == (sa, sb))
+    model = tb.model()
+
+    def transfers(n: int) -> list[tuple[int, int, int, int]]:
+        """n transfers of LINE from a's socket to b's (b's WRITE after a's), each counted in matrix[sa][sb]."""
+        return [ev for _ in range(n) for ev in ((LINE, a, sa, W), (LINE, b, sb, W))]
+
+    for delay in range(32):
+        await tb.send(transfers(1), model)
+        await tb.wait_idle()
+        await tb.command(ct.CMD_SNAPSHOT)          # older snapshot: the row's first increment after it copies this
+        await tb.send(transfers(2), model)         # ... into its snapshot half
+        await tb.wait_idle()
+        await tb.command(ct.CMD_SNAPSHOT)          # the snapshot read below
+        want = model.snapshot().matrix[sa][sb]
+        await tb.send(transfers(1), model)         # the row's first increment after it
+        await tb.idle_cycles(delay)
+        got = await tb.read32(slot)
+        assert got == want, f"matrix[{sa}][{sb}] read {delay} clocks after its increment: {got}, snapshot {want}"
+    await tb.check_against(model, "matrix reads beside increments")
