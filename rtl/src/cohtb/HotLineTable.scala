@@ -89,10 +89,9 @@ class HotLineTable(p: MonitorParams) extends Module {
 
   // ---------------------------------------------------------------- A2: drop the stale hits
   val bValid = RegNext(a2Valid, false.B)
-  val bLine = RegEnable(a2Line, a2Valid)
-  /** B's line again, for the compares with the items behind it: kept apart from `bLine`, which sits among the
-    * entries a miss writes it into, far from these compares. */
-  val Seq(bLineBehind) = KeptRegister.copies(a2Line, a2Valid, 1)
+  /** B's line, twice: `bLine` sits among the entries a miss writes it into, `bLineBehind` beside the compares with the
+    * items behind it. Both kept: Yosys merges a register into a kept copy with the same input. */
+  val Seq(bLine, bLineBehind) = KeptRegister.copies(a2Line, a2Valid, 2)
   val bClear = RegNext(io.clear, false.B)
   val bSnapshot = RegNext(io.snapshot, false.B)
   /** The item equals the one in B while it was in A1: by the time it reaches B, the item B updated two clocks
@@ -114,10 +113,10 @@ class HotLineTable(p: MonitorParams) extends Module {
   found.hit := kept.orR
   found.sameAsLast := bValid && a2Line === bLineBehind
   found.sameAsSecondLast := a2SameAsB && !(changing & lastWrite).orR
-  val bFound = RegEnable(found, a2Valid)
-  /** A copy for the minimum's logic (isMin, the victim, m, clamps), which sits apart from the sixteen entries'
-    * enables that read `bFound` (one register for both sat among the entries, 3.2 ns of route from the minimum's). */
-  val Seq(bFoundForMin) = KeptRegister.copies(found, a2Valid, 1)
+  /** What A2 found, twice: `bFound` for the sixteen entries' enables, `bFoundForMin` for the minimum's logic (isMin,
+    * the victim, m, clamps), which sits apart from them (one register for both sat among the entries, 3.2 ns of
+    * route from the minimum's). */
+  val Seq(bFound, bFoundForMin) = KeptRegister.copies(found, a2Valid, 2)
 
   // ---------------------------------------------------------------- B: update
   def hitsOf(f: Found): UInt = f.hits | Mux(f.sameAsLast, lastWrite, 0.U) | Mux(f.sameAsSecondLast, secondLastWrite, 0.U)

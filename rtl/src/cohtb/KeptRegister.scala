@@ -8,7 +8,8 @@ import chisel3.util._
   * Yosys merges registers with the same inputs; a copy made to sit beside a distant group of loads (so that the
   * long route is a clock of its own, from register to register, and the logic after it is local) would be merged
   * back into the original. The `keep` attribute on the always block stops that (on the reg declaration, which is
-  * where Chisel's attributes go, it does not). Simulators ignore it. */
+  * where Chisel's attributes go, it does not). Simulators ignore it. It keeps the copy, not the original: Yosys
+  * merges an ordinary register into a kept one with the same input, so every copy must be a kept one. */
 class KeptRegisterBlackBox(width: Int) extends ExtModule(Map("WIDTH" -> width)) {
   // firtool 1.155 warns "unprocessed annotation: 'circt.VerbatimBlackBoxAnno'" for an inline black box; it emits the
   // file and lists it in filelist.f all the same.
@@ -37,7 +38,8 @@ class KeptRegisterBlackBox(width: Int) extends ExtModule(Map("WIDTH" -> width)) 
 
 object KeptRegister {
   /** `n` copies of `next`, registered when `enable`, in flip-flops synthesis merges neither with each other nor with
-    * any other register. One black box for all of them. */
+    * any other register (but another register with the same input may be merged into them: take every copy from
+    * here). One black box for all of them. */
   def copies[T <: Data](next: T, enable: Bool, n: Int): Seq[T] = {
     val w = next.getWidth
     val r = Module(new KeptRegisterBlackBox(n * w))
