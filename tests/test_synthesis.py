@@ -86,7 +86,7 @@ def test_a_ram_marked_collision_dont_care_whose_read_register_yosys_did_not_take
                                                                     "no read port of rows_* in the log"]
 
 
-def _synthesized_ram(tmp_path: Path, after_read: str) -> dict:
+def _synthesized_ram(tmp_path: Path, after_read: str, read: str = "q <= m[ra];") -> dict:
     """A 64 x 36 RAM whose read Yosys makes synchronous (`q` becomes the block RAM's own register; collisions
     don't care, as the line table's), then `after_read`, Verilog that uses q; Yosys synth_ecp5's JSON netlist."""
     import subprocess
@@ -95,7 +95,7 @@ def _synthesized_ram(tmp_path: Path, after_read: str) -> dict:
         "module ram(input clock, input en, input we, input [5:0] wa, input [5:0] ra, input [35:0] d,\n"
         "           output reg [35:0] q2, output [35:0] peek);\n"
         "  (* no_rw_check *) reg [35:0] m [0:63];\n  reg [35:0] q;\n"
-        "  always @(posedge clock) begin if (we) m[wa] <= d; q <= m[ra]; end\n"
+        f"  always @(posedge clock) begin if (we) m[wa] <= d; {read} end\n"
         f"  {after_read}\nendmodule\n")
     subprocess.run(["yosys", "-q", "-p", "synth_ecp5 -top ram -json ram.json", "ram.v"], cwd=tmp_path, check=True)
     return json.loads((tmp_path / "ram.json").read_text())
@@ -125,14 +125,16 @@ def test_the_register_after_a_block_ram_read_becomes_its_output_register(tmp_pat
 
 
 def test_a_register_that_is_not_a_plain_copy_of_the_read_stays_in_the_fabric(tmp_path: Path):
-    """An enable, a reset, or a read that also goes elsewhere: the output register could not do the same."""
+    """An enable, a reset, a read that also goes elsewhere, or a RAM that does not read on every clock: the output
+    register could not do the same, or might not."""
     from cohtb.monitor import ebr_outreg
 
-    for after_read in ("always @(posedge clock) if (en) q2 <= q;\n  assign peek = 0;",
-                       "always @(posedge clock) if (en) q2 <= 0; else q2 <= q;\n  assign peek = 0;",
-                       "always @(posedge clock) q2 <= q;\n  assign peek = q;",
-                       "always @(negedge clock) q2 <= q;\n  assign peek = 0;"):
-        netlist = _synthesized_ram(tmp_path, after_read)
+    for after_read, read in (("always @(posedge clock) if (en) q2 <= q;\n  assign peek = 0;", "q <= m[ra];"),
+                             ("always @(posedge clock) if (en) q2 <= 0; else q2 <= q;\n  assign peek = 0;", "q <= m[ra];"),
+                             ("always @(posedge clock) q2 <= q;\n  assign peek = q;", "q <= m[ra];"),
+                             ("always @(negedge clock) q2 <= q;\n  assign peek = 0;", "q <= m[ra];"),
+                             ("always @(posedge clock) q2 <= q;\n  assign peek = 0;", "if (en) q <= m[ra];")):
+        netlist = _synthesized_ram(tmp_path, after_read, read)
         before = json.dumps(netlist, sort_keys=True)
         assert ebr_outreg.absorb(netlist) == [], after_read
         assert json.dumps(netlist, sort_keys=True) == before, after_read

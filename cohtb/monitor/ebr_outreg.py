@@ -6,9 +6,10 @@ and the register after it, in the fabric, is wherever the placer puts it: on the
 clock. Vendor flows move such a register into the RAM by themselves; Yosys 0.23's ECP5 mapping does not
 (brams_map.v sets REGMODE NOREG), so the flow does it on Yosys' JSON netlist before nextpnr reads it.
 
-A RAM's register is taken only where nothing changes but where it sits: every read output the RAM drives goes to
-exactly one flip-flop, on the RAM's clock and edge, that is always enabled and never reset (the output register
-then has its enable tied on and its reset off). Anything else leaves the RAM as it is."""
+A RAM's register is taken only where nothing changes but where it sits: the RAM reads on every clock (both ports'
+clock enables tied on: whatever they gate, they gate nothing then), and every read output it drives goes to exactly
+one flip-flop, on the RAM's clock and edge, that is always enabled and never reset (the output register then has
+its enable tied on and its reset off). Anything else leaves the RAM as it is."""
 
 from __future__ import annotations
 
@@ -78,7 +79,8 @@ def absorb(netlist: dict) -> list[Absorbed]:
         clock = c.get("CLKA")
         inverted = _param(ram, "CLKAMUX", "CLKA") == "INV"
         if clock != c.get("CLKB") or inverted != (_param(ram, "CLKBMUX", "CLKB") == "INV") \
-                or not (_tied(ram, "RSTA", "0") and _tied(ram, "RSTB", "0")):
+                or not (_tied(ram, "RSTA", "0") and _tied(ram, "RSTB", "0")) \
+                or not (_tied(ram, "CEA", "1") and _tied(ram, "CEB", "1")):
             continue
         registers: dict[str, str] = {}      # data output -> the flip-flop it alone feeds
         for out in DATA_OUTPUTS:

@@ -59,8 +59,7 @@ def checked_sources(variant: str) -> list[Path]:
 # (emulate_read_first: a mux after the RAM's late output and a delayed write). Marked by their modules' names,
 # before flattening (flattening first changed Yosys' mapping: 720 LUT4s more on the same RTL), and found in the log
 # by their instances' (monitor.lineTable.wayRams_0_ext.Memory). The counter bank's rows (CounterBank.scala) likewise:
-# its increment's read takes the write of its clock from w2, and its CSR read the row as it stood before that write,
-# kept beside the RAM for it.
+# the RAM write of their clock is w1's, which the CSR read takes from w1 itself and the increment's read from w4.
 COLLISION_DONT_CARE = ("wayRams_", "replRam_", "rows_")
 
 

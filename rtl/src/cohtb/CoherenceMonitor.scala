@@ -163,6 +163,8 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   matrix.io.inc.valid := s8Valid && s8.transfer
   matrix.io.inc.bits.index := (s8.fromSocket * p.sockets.U + s8.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
   matrix.io.inc.bits.delta := 1.U
+  // s8 is s7 registered: S7's index is the one S8's increment carries.
+  matrix.io.indexAhead := (s7.fromSocket * p.sockets.U + s7.toSocket)(matrix.io.inc.bits.index.getWidth - 1, 0)
 
   val hot = Module(new HotLineTable(p))
   // The item goes in a clock before the counters count it: the table compares it in S7, beside the regions, drops

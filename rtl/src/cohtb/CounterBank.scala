@@ -19,11 +19,12 @@ class CounterRow(width: Int) extends Bundle {
   * half. Within one clock the order is snapshot, then clear, then increment, as for register counters (the
   * snapshot does not see this clock's increment; the count restarts with it, so a read-and-clear loses nothing).
   *
-  * An increment takes three clocks, so that no clock both reads the RAM and adds: the first reads the row (on an
-  * FPGA the RAM's own register), the second registers it (the RAM's output register), the third adds; the RAM
-  * takes the new row a clock later, from a register (w1), so that the add does not drive the RAM's data inputs.
-  * The third clock takes the rows of the three increments before instead of the read, when one of them hit the
-  * same row (the read could not see those writes). Snapshot and clear reach the third clock two clocks after
+  * An increment takes three clocks, so that no clock both reads the RAM and adds, and its row is read a clock
+  * before them, from `indexAhead`: the RAM's own register, its output register and one in the fabric carry the row
+  * to the third clock, which adds (the output register went straight into the add's logic, with the route from
+  * the RAM to the adder in the same clock). The RAM takes the new row a clock later, from a register (w1), so
+  * that the add does not drive the RAM's data inputs. The third clock takes the rows of the four increments
+  * before instead of the read, when one of them hit the same row (the read could not see those writes). Snapshot and clear reach the third clock two clocks after
   * they come, with the increment that came with them, which keeps the order above. */
 class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Module {
   private val indexBits = log2Ceil(n).max(1)
@@ -32,6 +33,8 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
       val index = UInt(indexBits.W)
       val delta = UInt(deltaWidth.W)
     }))
+    /** The index `inc` carries in the next clock, when it is valid then (its row is read a clock early). */
+    val indexAhead = Input(UInt(indexBits.W))
     val snapshot = Input(Bool())
     val clear = Input(Bool())
     /** Snapshot value of counter readIndex, ReadLatency clocks after readIndex. */
@@ -61,22 +64,24 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   }
   private val w1 = RegInit(0.U.asTypeOf(new RowWrite))   // made in the clock before; the RAM takes it now
   private val w2 = RegNext(w1, 0.U.asTypeOf(new RowWrite))  // and the one before that
-  private val w3 = RegNext(w2, 0.U.asTypeOf(new RowWrite))  // the RAM took it in the clock of the read
+  private val w3 = RegNext(w2, 0.U.asTypeOf(new RowWrite))
+  private val w4 = RegNext(w3, 0.U.asTypeOf(new RowWrite))  // the RAM took it in the clock of the read
 
   private val bValid = RegNext(io.inc.valid, false.B)
-  private val bIndex = RegEnable(io.inc.bits.index, io.inc.valid)
+  // The increment's index, a kept copy for each of its groups of loads (the three 1-of-n picks of the flags below,
+  // the rest): Yosys would merge an ordinary register with the same input into a kept copy.
+  private val Seq(bIndex, liveZeroIndex, touchedIndex, snapZeroIndex) = KeptRegister.copies(io.inc.bits.index, io.inc.valid, 4)
   private val bDelta = RegEnable(io.inc.bits.delta, io.inc.valid)
-  private val bRow = RegNext(rows(io.inc.bits.index))
+  private val bRow = RegNext(RegNext(rows(io.indexAhead)))   // the RAM's own register, then its output register
   private val snapshotB = RegNext(io.snapshot, false.B)
   private val clearB = RegNext(io.clear, false.B)
 
   private val write = RegNext(bValid, false.B)
   private val i = RegEnable(bIndex, bValid)
   private val delta = RegEnable(bDelta, bValid)
-  private val rowRead = RegNext(bRow)
+  private val rowRead = RegNext(bRow)   // in the fabric, beside the add
   // The row's flags as they stand in the second clock; the third corrects them for the clock between. Each 1-of-n
   // pick has its own copy of the index: one register fanned out to all three sat far from them (2.7 ns of route).
-  private val Seq(liveZeroIndex, touchedIndex, snapZeroIndex) = KeptRegister.copies(io.inc.bits.index, io.inc.valid, 3)
   private val flagsRead =
     RegEnable(VecInit(liveZero(liveZeroIndex), touched(touchedIndex), snapZero(snapZeroIndex)), bValid)
   private val snapshot = RegNext(snapshotB, false.B)
@@ -94,16 +99,17 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   io.busy := bValid || write
 
   // ---------------------------------------------------------------- third clock: add and write back
-  // The row's bits pick among the read and the three writes in slices of ForwardSlice bits, each from a kept copy of
-  // the three choices: one register for all 2 * width bits sat beside the compare that drives it, far from them.
+  // The row's bits pick among the read and the four writes in slices of ForwardSlice bits, each from a kept copy of
+  // the four choices: one register for all 2 * width bits sat beside the compare that drives it, far from them.
   private val sliceBits = CounterBank.ForwardSlice
   private val slices = (2 * width + sliceBits - 1) / sliceBits
   private val forwardFrom = KeptRegister.copies(
-    Cat(write && i === bIndex, w1.valid && w1.index === bIndex, w2.valid && w2.index === bIndex), bValid, slices)
+    Cat(write && i === bIndex, w1.valid && w1.index === bIndex, w2.valid && w2.index === bIndex,
+      w3.valid && w3.index === bIndex), bValid, slices)
   private val row = Cat((0 until slices).reverse.map { k =>
     val (hi, lo) = ((k * sliceBits + sliceBits).min(2 * width) - 1, k * sliceBits)
-    Mux(forwardFrom(k)(2), w1.row.asUInt(hi, lo), Mux(forwardFrom(k)(1), w2.row.asUInt(hi, lo),
-      Mux(forwardFrom(k)(0), w3.row.asUInt(hi, lo), rowRead.asUInt(hi, lo))))
+    Mux(forwardFrom(k)(3), w1.row.asUInt(hi, lo), Mux(forwardFrom(k)(2), w2.row.asUInt(hi, lo),
+      Mux(forwardFrom(k)(1), w3.row.asUInt(hi, lo), Mux(forwardFrom(k)(0), w4.row.asUInt(hi, lo), rowRead.asUInt(hi, lo)))))
   }).asTypeOf(new CounterRow(width))
   // The snapshot comes first: untouched rows keep their live value as the snapshot.
   private val touchedNow = Mux(snapshot, 0.U(n.W), touched)
@@ -145,7 +151,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   // first is the block RAM's own register, the second its output register, which the flow gives it), then the
   // snapshot value. The row as it stands is the RAM's, or w1's when the RAM takes w1 in this clock: that write is
   // taken from w1 (kept beside the RAM's read, picked in the last clock), which also makes the RAM's reads
-  // collision-don't-care on an FPGA (cohtb/monitor/synth.py; the increment's read takes the same write from w3).
+  // collision-don't-care on an FPGA (cohtb/monitor/synth.py; the increment's read takes the same write from w4).
   private def delayed[T <: Data](x: T, clocks: Int = CounterBank.ReadLatency): T =
     (0 until clocks).foldLeft(x)((r, _) => RegNext(r))
   private val pending = w1.valid && w1.index === io.readIndex

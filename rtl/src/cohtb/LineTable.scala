@@ -90,12 +90,13 @@ class LineTable(p: MonitorParams) extends Module {
   // ---------------------------------------------------------------- S1, S2: carry the RAMs' output to S3
   // s1Read is the RAMs' own register (Yosys merges it into each ECP5 block RAM, whose output then arrives ~6 ns
   // into S1). S1 and S2 only register it again: nothing but a register follows a RAM that late in the clock, and
-  // S2's register has the whole clock to cross the chip from the RAMs to S3's logic. s1Read's enable is the
-  // RAM's own; s2Read and s3Read have none, which would put a multiplexer between the RAM and the fabric register.
+  // S2's register has the whole clock to cross the chip from the RAMs to S3's logic. None has an enable: the flow
+  // moves s2Read into an ECP5 block RAM as its output register only where the RAM reads on every clock and the
+  // register loads on every clock (cohtb/monitor/ebr_outreg.py).
   val s1Valid = RegNext(accept, false.B)
   val s1 = RegEnable(io.in.bits, accept)
   val s1Index = RegEnable(readIndex, accept)
-  val s1Read = RegEnable(rowRead, accept)
+  val s1Read = RegNext(rowRead)
 
   val s2Valid = RegNext(s1Valid, false.B)
   val s2 = RegEnable(s1, s1Valid)
