@@ -24,8 +24,9 @@ class CounterRow(width: Int) extends Bundle {
   * to the third clock, which adds (the output register went straight into the add's logic, with the route from
   * the RAM to the adder in the same clock). The RAM takes the new row a clock later, from a register (w1), so
   * that the add does not drive the RAM's data inputs. The third clock takes the rows of the four increments
-  * before instead of the read, when one of them hit the same row (the read could not see those writes). Snapshot and clear reach the third clock two clocks after
-  * they come, with the increment that came with them, which keeps the order above. */
+  * before instead of the read, when one of them hit the same row (the read could not see those writes).
+  * Snapshot and clear reach the third clock two clocks after they come, with the increment that came with them,
+  * which keeps the order above. */
 class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Module {
   private val indexBits = log2Ceil(n).max(1)
   val io = IO(new Bundle {
@@ -108,8 +109,9 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
       w3.valid && w3.index === bIndex), bValid, slices)
   private val row = Cat((0 until slices).reverse.map { k =>
     val (hi, lo) = ((k * sliceBits + sliceBits).min(2 * width) - 1, k * sliceBits)
-    Mux(forwardFrom(k)(3), w1.row.asUInt(hi, lo), Mux(forwardFrom(k)(2), w2.row.asUInt(hi, lo),
-      Mux(forwardFrom(k)(1), w3.row.asUInt(hi, lo), Mux(forwardFrom(k)(0), w4.row.asUInt(hi, lo), rowRead.asUInt(hi, lo)))))
+    // newest first: forwardFrom's bits are w4..w1's, low to high
+    val recent = Seq(w1, w2, w3, w4).zip(forwardFrom(k).asBools.reverse)
+    recent.foldRight(rowRead.asUInt(hi, lo)) { case ((w, wrote), older) => Mux(wrote, w.row.asUInt(hi, lo), older) }
   }).asTypeOf(new CounterRow(width))
   // The snapshot comes first: untouched rows keep their live value as the snapshot.
   private val touchedNow = Mux(snapshot, 0.U(n.W), touched)
