@@ -57,7 +57,8 @@ class Ecp5Report:
                 f"seed {self.seed}: "
                 f"Fmax {self.fmax_mhz:.1f} MHz against {self.constraint_mhz:g} MHz "
                 f"({'met' if self.meets else 'MISSED'}); Yosys: LUT4 {c.get('LUT4', 0):,}, "
-                f"flip-flops {c.get('TRELLIS_FF', 0):,}, CCU2C {c.get('CCU2C', 0):,}, "
+                f"flip-flops {c.get('TRELLIS_FF', 0):,} (+{sum(self.output_registers.values()):,} moved into block RAMs), "
+                f"CCU2C {c.get('CCU2C', 0):,}, "
                 f"DP16KD {c.get('DP16KD', 0)} ({len(self.output_registers)} with their output register), "
                 f"LUT RAM (TRELLIS_DPR16X4) {c.get('TRELLIS_DPR16X4', 0)}; "
                 f"routed: {used} (synthesis {self.synth_seconds:.0f} s, place and route {self.pnr_seconds:.0f} s)")
