@@ -14,9 +14,10 @@ its enable tied on and its reset off). Anything else leaves the RAM as it is."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from cohtb.atomic import write_text_atomic
 
 DATA_OUTPUTS = tuple(f"DO{port}{i}" for port in "AB" for i in range(18))
 
@@ -40,7 +41,13 @@ def _param(cell: dict, name: str, default: str = "") -> str:
 
 
 def _tied(cell: dict, port: str, value: str) -> bool:
+    """The port is tied to `value`, or left open (a flip-flop's CE and LSR then take their inactive defaults)."""
     return cell.get("connections", {}).get(port, [value]) == [value]
+
+
+def _tied_on(ram: dict, port: str) -> bool:
+    """The block RAM's port is connected, to a constant 1 (an open port's default is not relied on)."""
+    return ram["connections"].get(port) == ["1"]
 
 
 def _plain_register(ff: dict, clock: list, inverted: bool) -> bool:
@@ -80,7 +87,7 @@ def absorb(netlist: dict) -> list[Absorbed]:
         inverted = _param(ram, "CLKAMUX", "CLKA") == "INV"
         if clock != c.get("CLKB") or inverted != (_param(ram, "CLKBMUX", "CLKB") == "INV") \
                 or not (_tied(ram, "RSTA", "0") and _tied(ram, "RSTB", "0")) \
-                or not (_tied(ram, "CEA", "1") and _tied(ram, "CEB", "1")):
+                or not (_tied_on(ram, "CEA") and _tied_on(ram, "CEB")):
             continue
         registers: dict[str, str] = {}      # data output -> the flip-flop it alone feeds
         for out in DATA_OUTPUTS:
@@ -107,7 +114,5 @@ def absorb_file(path: Path) -> list[Absorbed]:
     """absorb() on a Yosys JSON netlist file, rewritten through a temporary name."""
     netlist = json.loads(path.read_text())
     done = absorb(netlist)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(netlist))
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(netlist))
     return done
