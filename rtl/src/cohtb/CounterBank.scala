@@ -23,8 +23,11 @@ class CounterRow(width: Int) extends Bundle {
   * before them, from `indexAhead`: the RAM's own register, its output register and one in the fabric carry the row
   * to the third clock, which adds (the output register went straight into the add's logic, with the route from
   * the RAM to the adder in the same clock). The RAM takes the new row a clock later, from a register (w1), so
-  * that the add does not drive the RAM's data inputs. The third clock takes the rows of the four increments
-  * before instead of the read, when one of them hit the same row (the read could not see those writes).
+  * that the add does not drive the RAM's data inputs. The read cannot see the four increments before: the second
+  * clock takes the newest of the three it can see (w1..w3 then) instead of the read, into `olderRow`, and the third
+  * adds to it and, in parallel, to the row just made (w1 now), picking the sum after, so that the loop of
+  * back-to-back increments of one row is an add, its clamp and a two-way pick (a five-way pick before the add was
+  * the FPGA's longest path).
   * Snapshot and clear reach the third clock two clocks after they come, with the increment that came with them,
   * which keeps the order above. */
 class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Module {
@@ -69,18 +72,29 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private val w4 = RegNext(w3, 0.U.asTypeOf(new RowWrite))  // the RAM took it in the clock of the read
 
   private val bValid = RegNext(io.inc.valid, false.B)
+  private val write = RegNext(bValid, false.B)
   // The increment's index, a kept copy for each of its groups of loads (the three 1-of-n picks of the flags below,
   // the rest): Yosys would merge an ordinary register with the same input into a kept copy.
   private val Seq(bIndex, liveZeroIndex, touchedIndex, snapZeroIndex) = KeptRegister.copies(io.inc.bits.index, io.inc.valid, 4)
   private val bDelta = RegEnable(io.inc.bits.delta, io.inc.valid)
+  private val i = RegEnable(bIndex, bValid)   // the third clock's index
   private val bRow = RegNext(RegNext(rows(io.indexAhead)))   // the RAM's own register, then its output register
+  // Which of the writes the second clock sees hit this row, compared in the first (w1, w2, w3 then are the add of
+  // this clock, w1 and w2 now): a kept copy per slice of the row's bits it picks, as `sameAsNow` below.
+  private val slices = (2 * width + CounterBank.ForwardSlice - 1) / CounterBank.ForwardSlice
+  private val olderFrom = KeptRegister.copies(
+    Cat(write && i === io.inc.bits.index, w1.valid && w1.index === io.inc.bits.index,
+      w2.valid && w2.index === io.inc.bits.index), io.inc.valid, slices)
   private val snapshotB = RegNext(io.snapshot, false.B)
   private val clearB = RegNext(io.clear, false.B)
 
-  private val write = RegNext(bValid, false.B)
-  private val i = RegEnable(bIndex, bValid)
   private val delta = RegEnable(bDelta, bValid)
-  private val rowRead = RegNext(bRow)   // in the fabric, beside the add
+  // The row as the writes w1..w3 left it (the newest that hit it; olderFrom's bits are w3..w1's, low to high),
+  // else as read: in the fabric, beside the add. w4 in the third clock is w3 now.
+  private val olderRow = RegNext(CounterBank.sliced(olderFrom, 0, 2 * width) { (k, lo, hi) =>
+    Seq(w1, w2, w3).zip(olderFrom(k).asBools.reverse)
+      .foldRight(bRow.asUInt(hi, lo)) { case ((w, wrote), older) => Mux(wrote, w.row.asUInt(hi, lo), older) }
+  }.asTypeOf(new CounterRow(width)))
   // The row's flags as they stand in the second clock; the third corrects them for the clock between. Each 1-of-n
   // pick has its own copy of the index: one register fanned out to all three sat far from them (2.7 ns of route).
   private val flagsRead =
@@ -88,8 +102,9 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private val snapshot = RegNext(snapshotB, false.B)
   private val clear = RegNext(clearB, false.B)
   // What the read missed: the third clock's writes and clears of the two clocks after it, compared a clock ahead.
-  /** The third clock writes this row now (w1 then). */
-  private val sameAsNow = RegEnable(write && i === bIndex, bValid)
+  /** The third clock writes this row now (w1 then); a kept copy for the flags, and one per slice of the row's bits
+    * for the pick between w1 and the older row (one register for all 64 sat beside the compare, far from them). */
+  private val sameAsNow +: fromW1 = KeptRegister.copies(write && i === bIndex, bValid, 1 + slices)
   /** The third clock cleared the bank now, took a snapshot now. */
   private val clearedNow = RegEnable(clear, bValid)
   private val snappedNow = RegEnable(snapshot, bValid)
@@ -100,19 +115,12 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   io.busy := bValid || write
 
   // ---------------------------------------------------------------- third clock: add and write back
-  // The row's bits pick among the read and the four writes in slices of ForwardSlice bits, each from a kept copy of
-  // the four choices: one register for all 2 * width bits sat beside the compare that drives it, far from them.
-  private val sliceBits = CounterBank.ForwardSlice
-  private val slices = (2 * width + sliceBits - 1) / sliceBits
-  private val forwardFrom = KeptRegister.copies(
-    Cat(write && i === bIndex, w1.valid && w1.index === bIndex, w2.valid && w2.index === bIndex,
-      w3.valid && w3.index === bIndex), bValid, slices)
-  private val row = Cat((0 until slices).reverse.map { k =>
-    val (hi, lo) = ((k * sliceBits + sliceBits).min(2 * width) - 1, k * sliceBits)
-    // newest first: forwardFrom's bits are w4..w1's, low to high
-    val recent = Seq(w1, w2, w3, w4).zip(forwardFrom(k).asBools.reverse)
-    recent.foldRight(rowRead.asUInt(hi, lo)) { case ((w, wrote), older) => Mux(wrote, w.row.asUInt(hi, lo), older) }
-  }).asTypeOf(new CounterRow(width))
+  // The row: w1's when the clock before wrote it, else the older row; the add is made on both, and picked after.
+  private def pickRow(w1Bits: UInt, olderBits: UInt, offset: Int): UInt =
+    CounterBank.sliced(fromW1, offset, w1Bits.getWidth) { (k, lo, hi) =>
+      Mux(fromW1(k).asBool, w1Bits(hi - offset, lo - offset), olderBits(hi - offset, lo - offset))
+    }
+  private val row = pickRow(w1.row.asUInt, olderRow.asUInt, 0).asTypeOf(new CounterRow(width))
   // The snapshot comes first: untouched rows keep their live value as the snapshot.
   private val touchedNow = Mux(snapshot, 0.U(n.W), touched)
   private val snapZeroNow = Mux(snapshot, liveZero, snapZero)
@@ -127,7 +135,11 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   private val touchedI = sameAsNow || (!snappedNow && touchedB)
   private val snapZeroI = Mux(snappedNow, liveZeroB, snapZeroB)
   private val liveBefore = Mux(liveZeroI, 0.U(width.W), row.live)
-  private val (sum, over) = SaturatingAdd(Mux(addFromZero, 0.U(width.W), row.live), delta)
+  private val (sumW1, overW1) = SaturatingAdd(w1.row.live, delta)
+  private val (sumOlder, overOlder) = SaturatingAdd(olderRow.live, delta)
+  // The live half is the row's high bits (CounterRow's first field): its slices' copies pick the sum.
+  private val sum = Mux(addFromZero, delta.pad(width)(width - 1, 0), pickRow(sumW1, sumOlder, width))
+  private val over = !addFromZero && Mux(sameAsNow, overW1, overOlder)
   private val bit = UIntToOH(i, n)
   private val next = Wire(new CounterRow(width))
   next.live := sum
@@ -183,6 +195,15 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
 object CounterBank {
   /** Bits of a row whose choice of source (the read or a write just made) comes from one register. */
   val ForwardSlice = 16
+
+  /** Bits `offset` until `offset + width` of a row cut in slices of ForwardSlice bits, one per copy of the choice
+    * that picks them: `part(k, lo, hi)` makes the row's bits lo..hi, all in slice k. High bits first. */
+  def sliced(copies: Seq[UInt], offset: Int, width: Int)(part: (Int, Int, Int) => UInt): UInt =
+    Cat(copies.indices.reverse.flatMap { k =>
+      val (lo, hi) = ((k * ForwardSlice).max(offset), ((k + 1) * ForwardSlice).min(offset + width) - 1)
+      Option.when(lo <= hi)(part(k, lo, hi))
+    })
+
   /** Clocks from a CSR read's index to its value. */
   val ReadLatency = 3
 }
