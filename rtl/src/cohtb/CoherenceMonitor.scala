@@ -6,7 +6,6 @@ import scala.collection.mutable
 
 /** What a region's counters count of an event in S8 (the fields of EventEffects they read). */
 class RegionEffects(p: MonitorParams) extends Bundle {
-  val rejected = Bool()
   val kind = UInt(EventKind.width.W)
   val transfer = Bool()
   val crossSocket = Bool()
@@ -79,8 +78,12 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   // S7's line in registers of its own beside the regions' compares and beside the hot-line table's: from the line
   // table's one register the line had a route across the chip and a compare in the same clock.
   val Seq(s7RegionLine, s7HotLine) = KeptRegister.copies(lineTable.io.lineAhead.bits, lineTable.io.lineAhead.valid, 2)
-  val s8InRegion = RegEnable(VecInit((0 until p.regions).map(r =>
-    regionEnable(r) && (s7RegionLine & regionMask(r)) === regionBase(r))), s7Valid)
+  /** S8 holds a valid, well-formed event in region r: one register per region, so that its counters' enables come
+    * from it alone (through S8's one valid register, shared by every counter, a seed had a 5 ns route).
+    * (`!rejected` matters only where cores or sockets is not a power of two: else only a bad kind rejects, and no
+    * region counter counts one.) */
+  val s8CountsInRegion = RegNext(VecInit((0 until p.regions).map(r =>
+    s7Valid && !s7.rejected && regionEnable(r) && (s7RegionLine & regionMask(r)) === regionBase(r))), 0.U.asTypeOf(Vec(p.regions, Bool())))
 
   // ---------------------------------------------------------------- S8: counters
   val s8Valid = RegNext(s7Valid, false.B)
@@ -133,7 +136,6 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   // Each region's counters count from a copy of S8's effects of their own, which synthesis keeps apart: from the
   // one S8 register the invalidation count had a route across the chip before each region's add and clamp.
   val s7ForRegions = Wire(new RegionEffects(p))
-  s7ForRegions.rejected := s7.rejected
   s7ForRegions.kind := s7.kind
   s7ForRegions.transfer := s7.transfer
   s7ForRegions.crossSocket := s7.crossSocket
@@ -142,7 +144,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   s7ForRegions.dirtyReadRemote := s7.dirtyReadRemote
   val s8ForRegion = KeptRegister.copies(s7ForRegions, s7Valid, p.regions)
   for ((e, r) <- s8ForRegion.zipWithIndex) {
-    val in = s8Valid && !e.rejected && s8InRegion(r)
+    val in = s8CountsInRegion(r)
     // Per kind only reads, writes and evicts; the evidence kinds (rule X) count globally only.
     val incs = Seq(
       e.kind === EventKind.Read.U, e.kind === EventKind.Write.U, e.kind === EventKind.Evict.U,

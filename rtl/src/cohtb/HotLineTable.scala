@@ -106,6 +106,8 @@ class HotLineTable(p: MonitorParams) extends Module {
     val sameAsLast = Bool()
     /** The item equals the one B updated two clocks before, and that entry's line has not changed since. */
     val sameAsSecondLast = Bool()
+    /** Any of the three: the item hits an entry. */
+    val any = Bool()
   }
   val kept = a2Hits & ~a2Stale & ~changing
   val found = Wire(new Found)
@@ -113,14 +115,16 @@ class HotLineTable(p: MonitorParams) extends Module {
   found.hit := kept.orR
   found.sameAsLast := bValid && a2Line === bLineBehind
   found.sameAsSecondLast := a2SameAsB && !(changing & lastWrite).orR
-  /** What A2 found, twice: `bFound` for the sixteen entries' enables, `bFoundForMin` for the minimum's logic (isMin,
-    * the victim, m, clamps), which sits apart from them (one register for both sat among the entries, 3.2 ns of
-    * route from the minimum's). */
-  val Seq(bFound, bFoundForMin) = KeptRegister.copies(found, a2Valid, 2)
+  found.any := found.hit || found.sameAsLast || found.sameAsSecondLast
+  /** What A2 found, three times: `bFound` for the sixteen entries' enables, `bFoundForMin` for the minimum's logic
+    * (isMin, clamps), which sits apart from them (one register for both sat among the entries, 3.2 ns of route from
+    * the minimum's), `bFoundForRise` for whether m rises, which enables m, m + 1, m + 2 and the victim (from the
+    * minimum's copy that was a seed's longest path, 2.4 ns of route before it). */
+  val Seq(bFound, bFoundForMin, bFoundForRise) = KeptRegister.copies(found, a2Valid, 3)
 
   // ---------------------------------------------------------------- B: update
   def hitsOf(f: Found): UInt = f.hits | Mux(f.sameAsLast, lastWrite, 0.U) | Mux(f.sameAsSecondLast, secondLastWrite, 0.U)
-  def hitOf(f: Found): Bool = f.hit || f.sameAsLast || f.sameAsSecondLast
+  def hitOf(f: Found): Bool = f.any
   val hits = hitsOf(bFound)
   val hit = hitOf(bFound)
   val write = Mux(hit, hits, victim)
@@ -134,8 +138,10 @@ class HotLineTable(p: MonitorParams) extends Module {
   /** One entry alone is at m: if it is the one written (`writesMin`), m rises (unless the clock clears or the count
     * clamps). */
   val soleMin = !HotLineTable.twoOrMore(isMin.asBools)
-  /** The entry written is the victim: a miss, or a hit there. */
-  val writesVictim = !minHit || (minHits & victim).orR
+  /** The entry written is the victim: a miss, or a hit there (whether the entries written one and two clocks before
+    * are the victim now comes from registers alone, beside what A2 found). */
+  val writesVictim = !bFoundForRise.any || (bFoundForRise.hits & victim).orR ||
+    (bFoundForRise.sameAsLast && (lastWrite & victim).orR) || (bFoundForRise.sameAsSecondLast && (secondLastWrite & victim).orR)
   /** m rises (outside a clear): the same as writesMin && !clamps && soleMin, in fewer steps, since with one entry at m
     * that entry is the victim and its count is m: written iff missed or hit there, clamped iff m is the maximum. This
     * enables m, m + 1 and m + 2. */
