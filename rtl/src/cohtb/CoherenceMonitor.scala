@@ -75,9 +75,10 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   // A masked compare of the whole line address per region gets its clock, before the counters it enables.
   val s7Valid = lineTable.io.out.valid
   val s7 = lineTable.io.out.bits
-  // S7's line in registers of its own beside the regions' compares and beside the hot-line table's: from the line
-  // table's one register the line had a route across the chip and a compare in the same clock.
-  val Seq(s7RegionLine, s7HotLine) = KeptRegister.copies(lineTable.io.lineAhead.bits, lineTable.io.lineAhead.valid, 2)
+  // S7's line in registers of its own beside the regions' compares and among the hot-line table's (one per group of
+  // its entries): from the line table's one register the line had a route across the chip and a compare in one clock.
+  val s7RegionLine +: s7HotLine = KeptRegister.copies(lineTable.io.lineAhead.bits, lineTable.io.lineAhead.valid,
+    1 + HotLineTable.lineCopies(p))
   /** S8 holds a valid, well-formed event in region r: one register per region, so that its counters' enables come
     * from it alone (through S8's one valid register, shared by every counter, a seed had a 5 ns route).
     * (`!rejected` matters only where cores or sockets is not a power of two: else only a bad kind rejects, and no
@@ -172,7 +173,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   // The item goes in a clock before the counters count it: the table compares it in S7, beside the regions, drops
   // its stale hits in S8 and updates in S9.
   hot.io.in.valid := s7Valid && (s7.transfer || s7.dirtyReadLocal || s7.dirtyReadRemote)
-  hot.io.in.bits := s7HotLine
+  hot.io.in.bits := VecInit(s7HotLine)
   hot.io.clear := doClearCounters
   hot.io.snapshot := doSnapshot
   for ((e, k) <- hot.io.snap.zipWithIndex) {

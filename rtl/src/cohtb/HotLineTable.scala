@@ -23,7 +23,8 @@ class HotLineEntry(p: MonitorParams) extends Bundle {
   * entry's registers comes from a register (docs/monitor.md, "On an FPGA"):
   *  - A1 compares the item's line with every entry and registers the hits;
   *  - A2 drops the hits on entries whose line changed since that compare (B's writes in A1's clock and in its
-  *    own) and registers what is left, and whether the item equals either of the two items those writes were for;
+  *    own) and registers what is left, with the entries B writes in its clock and wrote in the one before where
+  *    those writes were for the item's line (A1 compared it with the two items ahead);
   *  - B updates the one entry it picks.
   * The miss's victim comes without a search: an invalid entry counts as 0, so the first invalid entry is the
   * lowest-index minimum; and since an update raises one count by one, the minimum `m` is kept as it changes
@@ -36,7 +37,9 @@ class HotLineEntry(p: MonitorParams) extends Bundle {
 class HotLineTable(p: MonitorParams) extends Module {
   private val n = p.hotEntries
   val io = IO(new Bundle {
-    val in = Flipped(Valid(UInt(p.lineAddrBits.W)))
+    /** The item's line, in copies that synthesis keeps apart (`HotLineTable.lineCopies`): the first for A1's compares
+      * with the items ahead of it, one per group of `HotLineTable.entriesPerCopy` entries for their compares. */
+    val in = Flipped(Valid(Vec(HotLineTable.lineCopies(p), UInt(p.lineAddrBits.W))))
     /** CMD.clearCounters and CMD.snapshot, on the clock the counters take them. */
     val clear = Input(Bool())
     val snapshot = Input(Bool())
@@ -79,12 +82,13 @@ class HotLineTable(p: MonitorParams) extends Module {
   /** The entry B writes in this clock (one-hot, 0 if none), and the ones it wrote one and two clocks before. */
   val writing = Wire(UInt(n.W))
   val lastWrite = RegNext(writing, 0.U)
-  val secondLastWrite = RegNext(lastWrite, 0.U)
 
   // ---------------------------------------------------------------- A1: compare
+  val inLine = io.in.bits.head
   val a2Valid = RegNext(io.in.valid, false.B)
-  val a2Line = RegEnable(io.in.bits, io.in.valid)
-  val a2Hits = RegEnable(VecInit((0 until n).map(k => valid(k) && line(k) === io.in.bits)).asUInt, io.in.valid)
+  val a2Line = RegEnable(inLine, io.in.valid)
+  val a2Hits = RegEnable(VecInit((0 until n).map(k =>
+    valid(k) && line(k) === io.in.bits(1 + k / HotLineTable.entriesPerCopy))).asUInt, io.in.valid)
   val a2Stale = RegNext(changing, 0.U)
 
   // ---------------------------------------------------------------- A2: drop the stale hits
@@ -94,28 +98,25 @@ class HotLineTable(p: MonitorParams) extends Module {
   val Seq(bLine, bLineBehind) = KeptRegister.copies(a2Line, a2Valid, 2)
   val bClear = RegNext(io.clear, false.B)
   val bSnapshot = RegNext(io.snapshot, false.B)
-  /** The item equals the one in B while it was in A1: by the time it reaches B, the item B updated two clocks
+  /** The item equals the one in A2 while it was in A1: by the time it reaches A2, the item B updates in that clock. */
+  val a2SameAsB = RegEnable(a2Valid && inLine === a2Line, io.in.valid)
+  /** The item equals the one in B while it was in A1: by the time it reaches A2, the item B updated in the clock
     * before. */
-  val a2SameAsB = RegEnable(bValid && io.in.bits === bLineBehind, io.in.valid)
+  val a2SameAsLast = RegEnable(bValid && inLine === bLineBehind, io.in.valid)
   /** What A2 finds of the item for B. */
   class Found extends Bundle {
-    /** The entries it hits, stale hits dropped. */
+    /** The entries it hits: A1's hits, stale ones dropped, and the entries B writes in A2's clock and wrote in the
+      * clock before if the item is theirs (and the latter's line has not changed since). */
     val hits = UInt(n.W)
-    val hit = Bool()
-    /** The item equals the one B updated in the previous clock, whose entry holds that line now. */
-    val sameAsLast = Bool()
-    /** The item equals the one B updated two clocks before, and that entry's line has not changed since. */
-    val sameAsSecondLast = Bool()
-    /** Any of the three: the item hits an entry. */
+    /** The item hits an entry. */
     val any = Bool()
   }
   val kept = a2Hits & ~a2Stale & ~changing
+  val sameAsB = a2SameAsB
+  val sameAsLast = a2SameAsLast && !(changing & lastWrite).orR
   val found = Wire(new Found)
-  found.hits := kept
-  found.hit := kept.orR
-  found.sameAsLast := bValid && a2Line === bLineBehind
-  found.sameAsSecondLast := a2SameAsB && !(changing & lastWrite).orR
-  found.any := found.hit || found.sameAsLast || found.sameAsSecondLast
+  found.hits := kept | Mux(sameAsB, writing, 0.U) | Mux(sameAsLast, lastWrite, 0.U)
+  found.any := kept.orR || sameAsB || sameAsLast
   /** What A2 found, three times: `bFound` for the sixteen entries' enables, `bFoundForMin` for the minimum's logic
     * (isMin, clamps), which sits apart from them (one register for both sat among the entries, 3.2 ns of route from
     * the minimum's), `bFoundForRise` for whether m rises, which enables m, m + 1, m + 2 and the victim (from the
@@ -123,14 +124,12 @@ class HotLineTable(p: MonitorParams) extends Module {
   val Seq(bFound, bFoundForMin, bFoundForRise) = KeptRegister.copies(found, a2Valid, 3)
 
   // ---------------------------------------------------------------- B: update
-  def hitsOf(f: Found): UInt = f.hits | Mux(f.sameAsLast, lastWrite, 0.U) | Mux(f.sameAsSecondLast, secondLastWrite, 0.U)
-  def hitOf(f: Found): Bool = f.any
-  val hits = hitsOf(bFound)
-  val hit = hitOf(bFound)
+  val hits = bFound.hits
+  val hit = bFound.any
   val write = Mux(hit, hits, victim)
   /** The same, from the minimum's copy. */
-  val minHits = hitsOf(bFoundForMin)
-  val minHit = hitOf(bFoundForMin)
+  val minHits = bFoundForMin.hits
+  val minHit = bFoundForMin.any
   val minWrite = Mux(minHit, minHits, victim)
   /** The entry written is at the minimum (always so on a miss), and its count cannot rise (so m = max). */
   val writesMin = !minHit || (minHits & isMin).orR
@@ -138,10 +137,8 @@ class HotLineTable(p: MonitorParams) extends Module {
   /** One entry alone is at m: if it is the one written (`writesMin`), m rises (unless the clock clears or the count
     * clamps). */
   val soleMin = !HotLineTable.twoOrMore(isMin.asBools)
-  /** The entry written is the victim: a miss, or a hit there (whether the entries written one and two clocks before
-    * are the victim now comes from registers alone, beside what A2 found). */
-  val writesVictim = !bFoundForRise.any || (bFoundForRise.hits & victim).orR ||
-    (bFoundForRise.sameAsLast && (lastWrite & victim).orR) || (bFoundForRise.sameAsSecondLast && (secondLastWrite & victim).orR)
+  /** The entry written is the victim: a miss, or a hit there. */
+  val writesVictim = !bFoundForRise.any || (bFoundForRise.hits & victim).orR
   /** m rises (outside a clear): the same as writesMin && !clamps && soleMin, in fewer steps, since with one entry at m
     * that entry is the victim and its count is m: written iff missed or hit there, clamped iff m is the maximum. This
     * enables m, m + 1 and m + 2. */
@@ -241,6 +238,11 @@ class HotLineTable(p: MonitorParams) extends Module {
 }
 
 object HotLineTable {
+  /** Entries per copy of the item's line: a copy sits among the compares it feeds (one copy for all sixteen entries of
+    * the default monitor had a seed's longest path, 3.6 ns of route to one of them). */
+  val entriesPerCopy = 4
+  def lineCopies(p: MonitorParams): Int = 1 + (p.hotEntries + entriesPerCopy - 1) / entriesPerCopy
+
   /** Two or more of `bits` are set: a tree of (any, two-or-more) pairs, without the carry chain of x & (x - 1). */
   def twoOrMore(bits: Seq[Bool]): Bool = {
     def go(b: Seq[Bool]): (Bool, Bool) =
