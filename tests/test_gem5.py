@@ -3,6 +3,8 @@ gem5's own evidence. Skipped, with the reason, when gem5 is absent (set GEM5 or 
 when it is present.
 `make test-gem5` runs it with the other gem5 tests."""
 
+import json
+
 import pytest
 
 from cohtb.analysis.reconcile import reconcile
@@ -62,6 +64,25 @@ def test_stat_path_2x2_timed_window(tmp_path, layout):
     assert (count <= name) == (layout == "shared")       # before the reorder the name's tail shares the count's line
     a = analyse(run, tmp_path / "analysis" / "counters.json", check_model=True)
     assert a.model_check == "identical" and a.gem5.verdict.startswith("agrees"), a.gem5.verdict
+
+
+def test_live_2x2_counts_what_the_traced_run_replays(tmp_path):
+    """The same run twice, traced to a file and live: gem5 SE is deterministic, so the live run's snapshots and
+    final counters are the offline replay of the traced run's events, interval by interval."""
+    from cohtb.monitor import live, rtl
+    from cohtb.sim.launch import Live
+
+    spec = RunSpec("lockref", "retry100", "shared", 2, 2, warmup_us=5, window_us=20, interval_us=5, seed=1)
+    [traced] = launch([spec], tmp_path / "traced", jobs=1, timeout=1800)
+    [streamed] = launch([spec], tmp_path / "live", jobs=1, timeout=1800, live=Live())
+    assert traced.status == streamed.status == "done", (traced.error, streamed.error)
+    doc = json.loads((tmp_path / "live" / spec.id / "live.json").read_text())
+    _, recs = load(tmp_path / "traced" / spec.id).events()
+    assert doc["events"] == len(recs) > 0 and len(doc["intervals"]) >= 4
+    offline = live.series(recs, doc["variant"], [], doc["interval_ticks"])
+    assert doc == {"variant": doc["variant"], "regions": [], **offline.to_json()}
+    final, _ = rtl.replay(recs, [], doc["variant"])
+    assert doc["final"] == final.to_json() and final.totals["transfers"] > 0
 
 
 @pytest.mark.kernel
