@@ -92,7 +92,9 @@ class HotLineTable(p: MonitorParams) extends Module {
   val a2Stale = RegNext(changing, 0.U)
 
   // ---------------------------------------------------------------- A2: drop the stale hits
-  val bValid = RegNext(a2Valid, false.B)
+  /** B's valid, twice: `bValid` enables every entry's registers, `bValidForA2` is B's clock as A2's logic sees it
+    * (from the one register, 2.6 ns of route to A2's logic in a seed's longest path). */
+  val Seq(bValid, bValidForA2) = KeptRegister.copiesWithReset(a2Valid, false.B, 2)
   /** B's line, twice: `bLine` sits among the entries a miss writes it into, `bLineBehind` beside the compares with the
     * items behind it. Both kept: Yosys merges a register into a kept copy with the same input. */
   val Seq(bLine, bLineBehind) = KeptRegister.copies(a2Line, a2Valid, 2)
@@ -111,12 +113,16 @@ class HotLineTable(p: MonitorParams) extends Module {
     /** The item hits an entry. */
     val any = Bool()
   }
-  val kept = a2Hits & ~a2Stale & ~changing
+  /** B replaces the victim's line in this clock. */
+  val replacing = Wire(Bool())
+  val fresh = a2Hits & ~a2Stale
   val sameAsB = a2SameAsB
-  val sameAsLast = a2SameAsLast && !(changing & lastWrite).orR
+  // The entry written in the clock before changes its line now (a clear changes all; `a2SameAsLast` implies a write).
+  val sameAsLast = a2SameAsLast && !(bClear || (replacing && (victim & lastWrite).orR))
   val found = Wire(new Found)
-  found.hits := kept | Mux(sameAsB, writing, 0.U) | Mux(sameAsLast, lastWrite, 0.U)
-  found.any := kept.orR || sameAsB || sameAsLast
+  found.hits := fresh & ~changing | Mux(sameAsB, writing, 0.U) | Mux(sameAsLast, lastWrite, 0.U)
+  // (fresh & ~changing).orR, with B's clock (clear, replacing) picking among ORs of registers, not ahead of them.
+  found.any := (!bClear && Mux(replacing, (fresh & ~victim).orR, fresh.orR)) || sameAsB || sameAsLast
   /** What A2 found, three times: `bFound` for the sixteen entries' enables, `bFoundForMin` for the minimum's logic
     * (isMin, clamps), which sits apart from them (one register for both sat among the entries, 3.2 ns of route from
     * the minimum's), `bFoundForRise` for whether m rises, which enables m, m + 1, m + 2 and the victim (from the
@@ -177,8 +183,10 @@ class HotLineTable(p: MonitorParams) extends Module {
   }
   io.snap := snap
 
-  writing := Mux(bValid, Mux(bClear, 1.U(n.W), write), 0.U)
-  changing := Mux(bClear, ((BigInt(1) << n) - 1).U(n.W), Mux(bValid && !hit, victim, 0.U))
+  // For A1 and A2, from A2's copy of B's valid.
+  writing := Mux(bValidForA2, Mux(bClear, 1.U(n.W), write), 0.U)
+  replacing := bValidForA2 && !hit
+  changing := Mux(bClear, ((BigInt(1) << n) - 1).U(n.W), Mux(replacing, victim, 0.U))
   when(bClear) {
     // The table restarts with this clock's item, if any, in the first entry (a read-and-clear loses nothing).
     for (k <- 0 until n) {

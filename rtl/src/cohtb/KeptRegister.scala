@@ -48,4 +48,9 @@ object KeptRegister {
     r.d := Fill(n, next.asUInt)
     (0 until n).map(k => r.q(k * w + w - 1, k * w).asTypeOf(next))
   }
+
+  /** `n` copies of `next`, registered on every clock, `init` while the module's reset is held (a synchronous reset,
+    * as Chisel's own registers have it). */
+  def copiesWithReset[T <: Data](next: T, init: T, n: Int): Seq[T] =
+    copies(Mux(Module.reset.asBool, init, next), true.B, n)
 }
