@@ -20,15 +20,18 @@ from cohtb.contract import contiguous_socket_map  # noqa: E402  (the map cohtb's
 
 
 def trace_lines(line: int, cores: int) -> list[str]:
-    """A line passed from core to core: a store miss and the previous owner's forward, 40 times."""
+    """A line passed from core to core: a store miss, the previous owner's forward and the store's completion, 40 times."""
     lines, tick = [], 2000
+    step = int(os.environ.get("FAKE_GEM5_TICK_STEP", 500))   # a larger one spreads the trace over several µs
     for i in range(40):
         core = i % cores
-        tick += 500
+        tick += step
         lines.append(f"{tick:15d} {core:3d} {'L1Cache':>10s}{'Store':>20s} {'I':>6s}>{'IM':<6s} [{line:#x}, line {line:#x}] \n")
         prev = (i - 1) % cores
         if i:
             lines.append(f"{tick + 100:15d} {prev:3d} {'L1Cache':>10s}{'Fwd_GETX':>20s} {'M':>6s}>{'I':<6s} [{line:#x}, line {line:#x}] \n")
+        # the store completes once the data and acks are in: the WRITE the ingest takes (docs/event-format.md)
+        lines.append(f"{tick + 200:15d} {core:3d} {'L1Cache':>10s}{'Data_all_Acks':>20s} {'IM':>6s}>{'M':<6s} [{line:#x}, line {line:#x}] \n")
     return lines
 
 

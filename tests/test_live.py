@@ -108,3 +108,36 @@ def test_a_monitor_that_stops_reading_fails_the_run(fake_gem5, tmp_path, monkeyp
     [o] = launch.launch([s], tmp_path, jobs=1, timeout=60, live=launch.Live())
     assert o.status == "failed" and "the harness broke" in o.error
     assert not (tmp_path / s.id).exists()
+
+
+def test_the_report_of_a_live_run_plots_its_snapshots(fake_gem5, tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from cohtb.analysis.pipeline import metrics_for
+    from cohtb.report import html as report
+    from cohtb.report import plots
+    from cohtb.sim.runs import load
+
+    monkeypatch.setenv("FAKE_GEM5_TICK_STEP", "400000")   # 40 stores over 16 µs: three whole 5 µs intervals
+    s = spec("retry100")
+    [streamed] = launch.launch([s], tmp_path / "live", jobs=1, live=launch.Live())
+    [recorded] = launch.launch([s], tmp_path / "file", jobs=1)
+    assert streamed.status == recorded.status == "done", (streamed.error, recorded.error)
+    ms = metrics_for([load(tmp_path / "live" / s.id), load(tmp_path / "file" / s.id)], tmp_path / "analysis",
+                     check_model=False)
+    doc = json.loads((tmp_path / "live" / s.id / "live.json").read_text())
+    fig = plots.draw_monitor(ms)
+    try:
+        per_us = doc["interval_ticks"] / 1e6
+        whole = doc["intervals"][:-1]   # the last ends with the stream, part way
+        assert len(whole) >= 2 and all(iv["transfers"] > 0 for iv in whole), whole
+        drawn = {ax.get_title(): [line.get_ydata().tolist() for line in ax.get_lines()] for ax in fig.axes}
+        # one line per panel: the live run's; the run counted afterwards is not replayed for it
+        assert drawn["transfers"] == [[iv["transfers"] / per_us for iv in whole]]
+        assert drawn["dirty reads (local + remote)"] == [[(iv["dirtyReadsLocal"] + iv["dirtyReadsRemote"]) / per_us
+                                                         for iv in whole]]
+    finally:
+        plt.close(fig)
+    assert plots.draw_monitor(ms[1:]) is None
+    page = report.write(ms, tmp_path / "report")
+    assert (page.parent / "plots" / "monitor.png").exists() and "The monitor live (runs launched" in page.read_text()

@@ -139,6 +139,10 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
         if iv:
             summary.append(Figure("Ops per interval over the window (timed runs): will-it-scale's per-interval total, "
                                   "with the least and most productive thread", iv))
+        mon = plots.monitor(ms, d / "monitor.png")
+        if mon:
+            summary.append(Figure("The monitor live (runs launched with --live): transfers, cross-socket transfers, "
+                                  "dirty reads and invalidations per interval of simulated time", mon))
         sc = plots.scaling(ms, d / "scaling.png")
         if sc:
             summary.append(Figure("Scaling: throughput and transfers per operation against the number of sockets", sc))

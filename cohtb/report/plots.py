@@ -455,3 +455,54 @@ def draw_intervals(ms: list[RunMetrics]):
 def intervals(ms: list[RunMetrics], path: Path) -> Path | None:
     fig = draw_intervals(ms)
     return _save(fig, path) if fig is not None else None
+
+
+# The monitor's counts per interval a live run's snapshots hold (live.json), one panel each.
+MONITOR_SERIES = (("transfers", ("transfers",)), ("cross-socket transfers", ("crossSocketTransfers",)),
+                  ("dirty reads (local + remote)", ("dirtyReadsLocal", "dirtyReadsRemote")),
+                  ("invalidations", ("invalidations",)))
+
+
+def monitor_series(m: RunMetrics) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """A live run's snapshots as rates: each whole interval's middle (µs from the first traced event) and, per
+    panel of MONITOR_SERIES, its counts per simulated µs. The last interval ends with the stream, part way: left
+    out. None for a run counted afterwards (no live.json: the report does not replay it a second time)."""
+    from cohtb.monitor import live
+
+    if not (m.run.path / "live.json").exists():
+        return None
+    doc = live.of_run(m.run)
+    whole = doc["intervals"][:-1]
+    interval_us = doc["interval_ticks"] / 1e6
+    t = (np.arange(len(whole)) + 0.5) * interval_us
+    return t, {name: np.array([sum(iv[k] for k in keys) for iv in whole], dtype=float) / interval_us
+               for name, keys in MONITOR_SERIES}
+
+
+def draw_monitor(ms: list[RunMetrics]):
+    """Live runs only: the coherence monitor's snapshots over simulated time, one panel per count, one line per
+    run (colour: policy, line: layout). None when no run was live."""
+    got = [(m, s) for m in ordered(ms) if (s := monitor_series(m)) is not None and len(s[0])]
+    if not got:
+        return None
+    fig, axes = plt.subplots(2, 2, figsize=(11, 6.4), squeeze=False, layout="constrained", sharex=True)
+    for ax, (name, _) in zip(axes.flat, MONITOR_SERIES):
+        for i, (m, (t, rates)) in enumerate(got):
+            colour = POLICY_COLOURS.get(m.spec.policy, MORE_COLOURS[i % len(MORE_COLOURS)])
+            ax.plot(t, rates[name], color=colour, ls=LAYOUT_LINE.get(m.spec.layout, "-"), marker=".",
+                    label=f"{short_label(m)}, {size_name(m)}")
+        ax.set_title(name, fontsize=9)
+        ax.set_ylabel("per simulated µs", fontsize=8)
+        ax.set_ylim(0, max(max(rates[name].max() for _, (_, rates) in got) * 1.12, 0.05))   # room above the top point
+    for ax in axes[-1]:
+        ax.set_xlabel("µs from the first traced event", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", fontsize=7, ncol=min(3, len(labels)))   # off the data
+    fig.suptitle("The coherence monitor live: its snapshots over simulated time (CSR snapshot every interval); "
+                 "colour: policy, line: layout", fontsize=10)
+    return fig
+
+
+def monitor(ms: list[RunMetrics], path: Path) -> Path | None:
+    fig = draw_monitor(ms)
+    return _save(fig, path) if fig is not None else None
