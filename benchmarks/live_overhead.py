@@ -5,7 +5,11 @@ pipe, the ingest and the Verilated monitor count while it runs); and, as the flo
 with the text thrown away (/dev/null). Needs gem5 (GEM5 or gem5.opt on PATH).
 
     .venv/bin/python benchmarks/live_overhead.py [--sockets 8 --cores-per-socket 4] [--policy retry100]
-        [--window-us 200] [--repeat 1]
+        [--window-us 200] [--repeat 1] [--report DIR]
+
+gem5 SE is deterministic, so each live run's snapshots and final counters must be the offline replay of the
+traced-to-file run's events: checked on every repetition (exit 1 if not). --report writes the cohtb report of
+the last live run (with its figure of the monitor over simulated time).
 
 The goal (issue 15): live costs no more than 1.3x an untraced run and no more than a traced-to-file run.
 """
@@ -21,6 +25,9 @@ import time
 from pathlib import Path
 
 from cohtb.analysis.analyse import analyse
+from cohtb.analysis.pipeline import metrics_for
+from cohtb.monitor import live, rtl
+from cohtb.report import html as report
 from cohtb.sim import gem5 as gem5_finder
 from cohtb.sim import launch, runs
 from cohtb.experiments.seeds import SKEW_NS
@@ -54,6 +61,18 @@ def recorded(spec: RunSpec, into: Path, live: launch.Live | None) -> tuple[float
     return time.monotonic() - t0, into / spec.id
 
 
+def same_as_offline(live_dir: Path, traced_dir: Path) -> int:
+    """The live run's live.json against the same counting of the traced run's event file; the number of snapshots.
+    Exits 1 when they differ."""
+    doc = json.loads((live_dir / "live.json").read_text())
+    _, recs = runs.load(traced_dir).events()
+    offline = live.series(recs, doc["variant"], [], doc["interval_ticks"]).to_json()
+    final, _ = rtl.replay(recs, [], doc["variant"])
+    if doc != {"variant": doc["variant"], "regions": [], **offline} or doc["final"] != final.to_json():
+        raise SystemExit(f"{live_dir.name}: the live counters differ from the offline replay of the traced run")
+    return len(doc["intervals"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sockets", type=int, default=8)
@@ -65,6 +84,7 @@ def main() -> None:
     ap.add_argument("--window-us", type=int, default=200)
     ap.add_argument("--interval-us", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=1, help="runs of each way (the median is reported)")
+    ap.add_argument("--report", type=Path, help="write the report of the last live run here")
     args = ap.parse_args()
     gem5 = gem5_finder.require()
     # As the seeds' runs are: a seeded start skew (without one, 32 threads starting at once can starve thread 0,
@@ -95,6 +115,12 @@ def main() -> None:
             times["live"].append(live_s)
             ingested = json.loads((live_dir / "manifest.json").read_text())["ingest"]
             events, lines = ingested["events"], ingested["lines"]
+            intervals = same_as_offline(live_dir, run_dir)
+            print(f"[{k + 1}/{args.repeat}] live: {intervals} snapshots and the final counters equal the offline "
+                  f"replay of the traced run's {events:,} events", flush=True)
+            if args.report and k == args.repeat - 1:
+                ms = metrics_for([runs.load(live_dir)], tmp / "analysis", check_model=False)
+                print(f"report: {report.write(ms, args.report, title=f'live {spec.id}')}", flush=True)
     base = statistics.median(times["untraced"])
     print(f"\n{spec.id}: {lines:,} trace lines, {events:,} events in the window; host seconds, median of "
           f"{args.repeat}")

@@ -37,7 +37,9 @@ def trace_lines(line: int, cores: int) -> list[str]:
 
 def write_trace(outdir: str, text: list[str]) -> None:
     """Into gem5's --debug-file: gzip when its name ends in .gz (gem5's rule), else plain -- a live run's pipe."""
-    name = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--debug-file="))
+    name = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--debug-file=")), None)
+    if name is None or "--no-trace" in sys.argv:   # an untraced run (benchmarks/live_overhead.py)
+        return
     path = os.path.join(outdir, name)
     if os.environ.get("FAKE_GEM5_CRASH_MID_TRACE"):   # half the trace, then a crash
         with open(path, "w") as f:
