@@ -120,7 +120,9 @@ class HotLineTable(p: MonitorParams) extends Module {
   // The entry written in the clock before changes its line now (a clear changes all; `a2SameAsLast` implies a write).
   val sameAsLast = a2SameAsLast && !(bClear || (replacing && (victim & lastWrite).orR))
   val found = Wire(new Found)
-  found.hits := fresh & ~changing | Mux(sameAsB, writing, 0.U) | Mux(sameAsLast, lastWrite, 0.U)
+  // The entry written in the clock before is lastWrite's one bit, so "its line changes now" is that bit of `changing`:
+  // per entry, without sameAsLast's OR over all of them (which stood between B's valid and every hit).
+  found.hits := (fresh | Mux(a2SameAsLast, lastWrite, 0.U)) & ~changing | Mux(sameAsB, writing, 0.U)
   // (fresh & ~changing).orR, with B's clock (clear, replacing) picking among ORs of registers, not ahead of them.
   found.any := (!bClear && Mux(replacing, (fresh & ~victim).orR, fresh.orR)) || sameAsB || sameAsLast
   /** What A2 found, three times: `bFound` for the sixteen entries' enables, `bFoundForMin` for the minimum's logic
