@@ -361,3 +361,24 @@ async def matrix_read_beside_its_first_increment_after_a_snapshot(dut):
         got = await tb.read32(slot)
         assert got == want, f"matrix[{sa}][{sb}] read {delay} clocks after its increment: {got}, snapshot {want}"
     await tb.check_against(model, "matrix reads beside increments")
+
+
+@cocotb.test()
+async def status_busy_while_events_are_in_flight(dut):
+    """STATUS.busy reads 1 while a stream of events is in the pipeline and 0 once the monitor is idle."""
+    from cocotb.triggers import RisingEdge
+
+    tb = await bench(dut)
+    model = tb.model()
+    assert not await tb.read32(tb.rm.status) & ct.STATUS_BUSY
+    a, b = two_cores(cross_socket=True)
+    stream = cocotb.start_soon(tb.send([(LINE, (a, b)[i % 2], tb.socket_of((a, b)[i % 2]), W) for i in range(300)],
+                                       model))
+    while not int(dut.busy.value):
+        await RisingEdge(dut.clock)
+    assert await tb.read32(tb.rm.status) & ct.STATUS_BUSY
+    assert not stream.done(), "the stream should outlast the read"
+    await stream
+    await tb.wait_idle()
+    assert not await tb.read32(tb.rm.status) & ct.STATUS_BUSY
+    await tb.check_against(model, "after the stream")
