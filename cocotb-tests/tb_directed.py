@@ -6,6 +6,7 @@ import json
 import os
 
 import cocotb
+from cocotb.triggers import RisingEdge
 
 from cohtb import contract as ct
 from cohtb.contract import Kind, contiguous_socket_map
@@ -366,16 +367,18 @@ async def matrix_read_beside_its_first_increment_after_a_snapshot(dut):
 @cocotb.test()
 async def status_busy_while_events_are_in_flight(dut):
     """STATUS.busy reads 1 while a stream of events is in the pipeline and 0 once the monitor is idle."""
-    from cocotb.triggers import RisingEdge
-
     tb = await bench(dut)
     model = tb.model()
     assert not await tb.read32(tb.rm.status) & ct.STATUS_BUSY
-    a, b = two_cores(cross_socket=True)
-    stream = cocotb.start_soon(tb.send([(LINE, (a, b)[i % 2], tb.socket_of((a, b)[i % 2]), W) for i in range(300)],
-                                       model))
-    while not int(dut.busy.value):
+    cores = two_cores(cross_socket=True)
+    writes = [(LINE, c, tb.socket_of(c), W) for c in (cores[i % 2] for i in range(300))]
+    stream = cocotb.start_soon(tb.send(writes, model))
+    for _ in range(100):
+        if int(dut.busy.value):
+            break
         await RisingEdge(dut.clock)
+    else:
+        raise AssertionError("the busy port never rose while the stream was sent")
     assert await tb.read32(tb.rm.status) & ct.STATUS_BUSY
     assert not stream.done(), "the stream should outlast the read"
     await stream
