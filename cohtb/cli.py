@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from cohtb.errors import CohtbError
 
 from cohtb.experiments.seeds import FS_WARMUP_US, WARMUP_US as SE_WARMUP_US  # noqa: E402  (the seeds' warm-ups)
 from cohtb.monitor.ecp5 import SPEED_GRADES
+from cohtb.report.tables import TERMINAL_WIDTH
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -36,11 +38,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         path = counters_path(run, analysis_dir)
         done.append((run.id, analyse(run, path, check_model=args.check), path))
     for name, doc, path in done:
-        g, perf = doc.rtl.totals, doc.replay
+        g, perf, ideal = doc.rtl.totals, doc.replay, doc.ideal.totals
         print(f"{name}: {perf.events:,} events through the Verilated monitor ({doc.variant}, "
-              f"{perf.eventsPerSecond / 1e6:.1f} M events/s); transfers {g['transfers']:,}, "
-              f"cross-socket {g['crossSocketTransfers']:,}, dirty reads {doc.rtl.dirty_reads:,}; "
-              f"RTL vs model: {doc.model_check}" + (f"; -> {path}" if path else ""))
+              f"{perf.eventsPerSecond / 1e6:.1f} M events/s); RTL vs model: {doc.model_check}"
+              + (f"; -> {path}" if path else ""))
+        print(f"  counted by the monitor RTL (bounded line table): transfers {g['transfers']:,}, cross-socket "
+              f"{g['crossSocketTransfers']:,}, dirty reads (HITM) {doc.rtl.dirty_reads:,}")
+        print(f"  counted by the ideal model (every line, as the line table below): transfers {ideal.transfers:,}, "
+              f"cross-socket {ideal.crossSocketTransfers:,}, dirty reads (HITM) {ideal.dirty_reads:,}")
         print(f"  against gem5: {doc.gem5.verdict}")
         if args.lines:
             print(line_table(doc, args.lines).text())
@@ -105,8 +110,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(pair_table(b, n).text())
         table, text = attribution(b, n)
         print(table.text())
-        print(text + "\n")
+        print(wrap(text) + "\n")
     return 0
+
+
+def wrap(prose: str) -> str:
+    """A line of prose at the width of the tables around it."""
+    return textwrap.fill(prose, TERMINAL_WIDTH, break_on_hyphens=False)
 
 
 def kept_runs(specs, dirs: list[Path]) -> tuple[list, list[str]]:
@@ -166,7 +176,7 @@ def cmd_seeds(args: argparse.Namespace) -> int:
     res = next(r for r in seed_results(ms) if r.experiment.seed == e.seed)
     print(point_table(res).text())
     for s in res.series:
-        print(f"{s.series.label}: {collapse_verdict(s).text}")
+        print(wrap(f"{s.series.label}: {collapse_verdict(s).text}"))
     return 0
 
 

@@ -51,7 +51,7 @@ def write_trace(outdir: str, text: list[str]) -> None:
             with open(path, "w") as f:
                 f.write("this is not a ProtocolTrace line\n")
                 f.flush()
-                for _ in range(300):
+                for _ in range(1200):   # two minutes: far longer than a run that stops it may take
                     time.sleep(0.1)
                     f.writelines(text)
                     f.flush()

@@ -95,7 +95,7 @@ def test_an_ingest_that_refuses_the_trace_stops_gem5_and_says_why(fake_gem5, tmp
     t0 = time.monotonic()
     [o] = launch.launch([s], tmp_path, jobs=1, timeout=120, live=launch.Live())
     assert o.status == "failed" and "not a ProtocolTrace line" in o.error and "gem5 stopped" in o.error
-    assert time.monotonic() - t0 < 20
+    assert time.monotonic() - t0 < 60   # the fake gem5 would go on for two minutes (a bound with room for a loaded host)
     assert not (tmp_path / s.id).exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 

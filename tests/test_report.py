@@ -61,7 +61,7 @@ def test_compare_percent_change_and_attribution(runs):
     rows = {r[0]: r for r in table.rows}
     thr_change = (OPS / 1e-6 - OPS / 2e-6) / (OPS / 2e-6) * 100
     assert rows["throughput (ops/sim µs)"][3] == f"{thr_change:+.1f}%"
-    assert rows["dirty reads/op"][1:] == [f"{ROUNDS / OPS:.3f}", "0.000", "-100.0%"]
+    assert rows["dirty reads (HITM)/op"][1:] == [f"{ROUNDS / OPS:.3f}", "0.000", "-100.0%"]
     att, text = compare.attribution(base, new)
     # The line that held both fields loses all its traffic; the count word's own line takes the transfers.
     changes = {r[0]: float(r[3]) for r in att.rows}

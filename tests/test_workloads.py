@@ -97,7 +97,9 @@ def test_kernel_dentry_layouts(name, object_name, layout):
 @pytest.mark.parametrize("name", list(WORKLOADS))
 def test_timed_window_counts_ops_per_interval(name):
     """will-it-scale's measurement: a warm-up, then a window of 3 intervals; every op of the window is in one
-    interval of one thread, and the per-interval min/max/total are those of the per-thread rows."""
+    interval of one thread, and the per-interval min/max/total are those of the per-thread rows. Only what the
+    harness guarantees is asserted: on a loaded host a thread may be off its CPU for the whole window (or start
+    after it), so how many ops a thread did in wall time is not."""
     doc = run_native(name, 2, 0, WORKLOADS[name].policies[0], WORKLOADS[name].layouts[0],
                      ["--warmup-us", "20000", "--window-us", "60000", "--interval-us", "20000"])
     m = doc["measure"]
@@ -106,9 +108,9 @@ def test_timed_window_counts_ops_per_interval(name):
     assert len(rows) == 2 and all(len(r) == 3 for r in rows)
     assert [sum(r) for r in rows] == doc["per_thread_ops"]
     iv = doc["intervals"]
-    assert iv["total"] == [sum(c) for c in zip(*rows)] and sum(iv["total"]) == doc["ops"] > 0
+    assert iv["total"] == [sum(c) for c in zip(*rows)] and sum(iv["total"]) == doc["ops"]
     assert iv["min"] == [min(c) for c in zip(*rows)] and iv["max"] == [max(c) for c in zip(*rows)]
-    assert doc["all_ops"] > doc["ops"]   # the warm-up's ops are done but not counted
+    assert doc["all_ops"] >= doc["ops"]   # the warm-up's ops (and the one in progress at the end) are done, not counted
     assert abs(doc["elapsed_s"] - 0.06) < 1e-9
 
 

@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from cohtb.contract import Kind
+from cohtb.contract import DEFAULT_LINE_SIZE, Kind
 from cohtb.errors import CohtbError
 from cohtb.monitor import ondemand, replay
 from cohtb.monitor.config import MonitorParams
@@ -87,6 +87,11 @@ class Analysis(BaseModel):
     ideal: IdealSummary
     gem5: GemCheck
     replay: ReplayPerf
+    line_size: int = DEFAULT_LINE_SIZE   # of the event file; counter files written before it was kept had 64
+
+    def address(self, line: int) -> int:
+        """A line's first byte (physical): how perf c2c and pahole name a line."""
+        return line * self.line_size
 
     def region_of_line(self) -> dict[int, RegionRecord]:
         return {r.line: r for r in self.regions}
@@ -126,7 +131,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
     watched = {r.line for r in regions} | {h.line for h in rtl.hot if h.valid}
     hottest = sorted(ideal.stats, key=lambda line: -ideal.stats[line].pingpong)[:HOTTEST]
     doc = Analysis(
-        format=FORMAT, run=name, variant=variant, params=cfg.params,
+        format=FORMAT, run=name, variant=variant, params=cfg.params, line_size=header.line_size,
         regions=[RegionRecord(index=r.index, line=r.line, fields=list(r.fields)) for r in regions],
         rtl=rtl, model_check=check,
         ideal=IdealSummary(totals=ideal.totals(), matrix=ideal.matrix, hottest=hottest,

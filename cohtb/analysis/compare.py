@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cohtb.errors import CohtbError
-from cohtb.analysis.metrics import RunMetrics
+from cohtb.analysis.metrics import RunMetrics, lock_model, placement
 from cohtb.report.tables import Table, num, pct
 
 METRICS = [("throughput (ops/sim µs)", lambda m: m.throughput / 1e6),
            ("transfers/op", lambda m: m.per_op["transfers"]),
            ("cross-socket transfers/op", lambda m: m.per_op["crossSocketTransfers"]),
-           ("dirty reads/op", lambda m: m.per_op["dirtyReads"]),
+           ("dirty reads (HITM)/op", lambda m: m.per_op["dirtyReads"]),
            ("invalidations/op", lambda m: m.per_op["invalidations"])]
 
 
@@ -29,7 +29,7 @@ def pair_table(base: RunMetrics, new: RunMetrics) -> Table:
             bv, nv = b["transfers"] + b["dirtyReads"], n["transfers"] + n["dirtyReads"]
             if bv or nv:   # a field untouched in both runs says nothing about the change
                 name = field.split(".", 1)[-1] if one_object else field
-                rows.append([f"{name}: transfers + dirty reads/op", num(bv), num(nv), pct(bv, nv)])
+                rows.append([f"{name}: transfers + HITM/op", num(bv), num(nv), pct(bv, nv)])
     return Table(f"{base.label} -> {new.label}", ["", "base", "new", "% change"], rows)
 
 
@@ -46,7 +46,13 @@ def configuration(m: RunMetrics, compared: str) -> str:
     """The run's configuration apart from the key being compared."""
     s = m.spec
     parts = [f"{s.sockets} sockets x {s.cores_per_socket} cores"]
-    parts += [f"{k} {getattr(s, k)}" for k in ("policy", "layout") if k != compared]
+    if s.kernel:   # the kernel variant is the policy and the layout; the placement is what else differs
+        parts += [f"kernel {s.kernel}"] if compared != "kernel" else []
+        parts.append(placement(s))
+    else:
+        parts += [f"{k} {getattr(s, k)}" for k in ("policy", "layout") if k != compared]
+        lock = lock_model(m.run)
+        parts += [f"spinlock {lock}"] if lock else []
     return ", ".join(parts) + (", intruder" if s.intruder_period_us else "")
 
 
@@ -117,7 +123,7 @@ def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table,
         n_line = line_stats(new, lead.key)
         text += (f"; the largest part, {lead.new_ns - lead.base_ns:+.0f} ns/op, is on the {lead.key}: "
                  f"cross-socket transfers per operation {b_line[0]:.3f} -> {n_line[0]:.3f}, "
-                 f"dirty reads {b_line[1]:.3f} -> {n_line[1]:.3f}.")
+                 f"dirty reads (HITM) {b_line[1]:.3f} -> {n_line[1]:.3f}.")
     return table, text
 
 

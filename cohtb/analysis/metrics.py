@@ -63,15 +63,41 @@ def extra_text(extra: tuple[str, ...]) -> str:
     return " ".join(f"{a.lstrip('-')}={b}" for a, b in zip(extra[::2], extra[1::2]))
 
 
-def run_label(spec) -> str:
-    """policy/layout SxC, with the workload unless lockref, its extra flags (name=value), the intruder, and the
-    repetition after the first."""
+def lock_model(run: Run) -> str | None:
+    """The spinlock of a lockref-family SE run (the lock word's lock): the one its workload recorded, or tas, the
+    only one before the workloads had --spinlock. None for runs without one (full system: the kernel's own)."""
+    if run.spec.kernel:
+        return None
+    flags = getattr(run.manifest.workload, "flags", None) or {}
+    if "retries" not in flags:   # lockref's tuning flags (workloads/common/lockref.h) come together
+        return None
+    return flags.get("spinlock", "tas")
+
+
+def placement(spec) -> str:
+    """Where a full-system run's file dentry sits in its cache line (stat_file --dentry-line-offset)."""
+    extra = dict(zip(spec.extra[::2], spec.extra[1::2]))
+    offset = extra.get("--dentry-line-offset")
+    return "dentry as allocated" if offset is None else f"dentry at line offset {offset}"
+
+
+def run_label(run: Run) -> str:
+    """What tells a run from the others of a report, with the repetition after the first. SE: policy/layout SxC,
+    with the workload unless lockref, the lock model, its other extra flags (name=value) and the intruder.
+    Full system: the kernel variant, the guest's operation, SxC and where the dentry sits."""
+    spec = run.spec
+    rep = f" #{spec.seed}" if spec.seed > 1 else ""
+    if spec.kernel:
+        op = dict(zip(spec.extra[::2], spec.extra[1::2])).get("--op", "stat")
+        return f"fs {spec.kernel} {op} {spec.sockets}x{spec.cores_per_socket}, {placement(spec)}{rep}"
     s = f"{spec.policy}/{spec.layout} {spec.sockets}x{spec.cores_per_socket}"
     if spec.workload != "lockref":
         s = f"{spec.workload} {s}"
-    s += f" {extra_text(spec.extra)}" if spec.extra else ""
+    lock = lock_model(run)
+    extra = [w for w in extra_text(spec.extra).split() if not w.startswith("spinlock=")]
+    s += "".join(f" {w}" for w in ([f"spinlock={lock}"] if lock else []) + extra)
     s += " +intruder" if spec.intruder_period_us else ""
-    return s + (f" #{spec.seed}" if spec.seed > 1 else "")
+    return s + rep
 
 
 FIELD_COUNTS = ("transfers", "crossSocketTransfers", "dirtyReadsLocal", "dirtyReadsRemote", "invalidations")
@@ -80,7 +106,7 @@ SOURCE_IDEAL = "ideal model (no region left)"
 
 
 def compute(run: Run, a: Analysis) -> RunMetrics:
-    m = RunMetrics(run, a, run_label(run.spec))
+    m = RunMetrics(run, a, run_label(run))
     ops = run.ops
     m.per_op = per_op(a.rtl.totals, ops)
     region_of_line = a.region_of_line()

@@ -23,7 +23,7 @@ def counters_table(docs: list[Analysis]) -> Table:
                      *((f"{c.matched:,}", f"{c.unexplained:,}", f"{c.explained:,}") if d.gem5.evidence else ("-",) * 3),
                      d.gem5.verdict])
     return Table("Counters (monitor RTL) and the check against gem5",
-                 ["event file", "monitor", "events", "transfers", "cross-socket", "dirty reads", "invalidations",
+                 ["event file", "monitor", "events", "transfers", "cross-socket", "dirty reads (HITM)", "invalidations",
                   "matched in gem5", "unexplained", "explained", "verdict"], rows,
                  "The monitor variant is sized for the file's cores and sockets; matched/unexplained/explained: "
                  "docs/gem5.md, 'Reconciling'.")

@@ -6,7 +6,14 @@ import csv
 import html
 import io
 import re
+import textwrap
 from dataclasses import dataclass
+
+TERMINAL_WIDTH = 100   # what a terminal table may take: most terminals and code review tools show this much
+GAP = 2
+WIDEST = 30            # a longer cell wraps within its column
+FIRST_COLUMN = 40      # the first column names the row: it may take more
+
 
 THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
 
@@ -45,10 +52,42 @@ class Table:
         w.writerows([csv_cell(c) for c in r] for r in self.rows)
         return out.getvalue()
 
-    def text(self) -> str:
-        widths = [max(len(h), *(len(r[i]) for r in self.rows)) if self.rows else len(h) for i, h in enumerate(self.header)]
-        fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-        return "\n".join([self.title, fmt(self.header), *(fmt(r) for r in self.rows)]) + "\n"
+    def text(self, width: int = TERMINAL_WIDTH) -> str:
+        """Plain text at most `width` columns wide: long cells wrap within their column, and a table with more
+        columns than fit is printed in blocks of columns, each repeating the first."""
+        widths = fitted_widths([[h, *(r[i] for r in self.rows)] for i, h in enumerate(self.header)], width)
+        blocks, block = [], [0]
+        for i in range(1, len(widths)):
+            if sum(widths[j] + GAP for j in block) + widths[i] > width:
+                blocks.append(block)
+                block = [0]
+            block.append(i)
+        blocks.append(block)
+        out = textwrap.wrap(self.title, width) if self.title else []
+        for n, cols in enumerate(blocks):
+            if n:
+                out.append("")
+            # Numbers align right; a column whose cells wrap is prose, which reads left-aligned.
+            left = {i for i in cols if i == 0 or any(len(r[i]) > widths[i] for r in [self.header, *self.rows])}
+            for cells in [self.header, *self.rows]:
+                wrapped = [textwrap.wrap(cells[i], widths[i]) or [""] for i in cols]
+                for k in range(max(map(len, wrapped))):
+                    parts = [(w[k] if k < len(w) else "") for w in wrapped]
+                    out.append((" " * GAP).join(p.ljust(widths[i]) if i in left else p.rjust(widths[i])
+                                                for p, i in zip(parts, cols)).rstrip())
+        if self.note:
+            out += textwrap.wrap(self.note, width)
+        return "\n".join(out) + "\n"
+
+
+def fitted_widths(columns: list[list[str]], width: int) -> list[int]:
+    """Each column's width: its longest cell, at most WIDEST (FIRST_COLUMN for the first, which names the row) or
+    its longest word; a table still wider than `width` prints in blocks of columns."""
+    out = []
+    for i, cells in enumerate(columns):
+        longest_word = max((len(w) for cell in cells for w in cell.split()), default=0)
+        out.append(min(width, max(longest_word, min(max(map(len, cells)), FIRST_COLUMN if i == 0 else WIDEST))))
+    return out
 
 
 def num(v: float, digits: int = 3) -> str:

@@ -1,0 +1,29 @@
+"""A run's label names what tells it from the other runs of a report: the kernel variant and the dentry's
+placement for full-system runs, the lock model for SE runs, and the repetition."""
+
+from cohtb.analysis.metrics import run_label
+from cohtb.mainjob import REFERENCE_RUNS
+from cohtb.sim.runs import discover
+
+
+def test_every_bundled_run_has_a_label_of_its_own():
+    runs = discover([REFERENCE_RUNS])
+    labels = [run_label(r) for r in runs]
+    same = {label for label in labels if labels.count(label) > 1}
+    assert len(runs) > 50 and not same, sorted(same)
+
+
+def test_full_system_runs_are_named_by_kernel_and_placement():
+    by_id = {r.id: run_label(r) for r in discover([REFERENCE_RUNS])}
+    fs = {i: label for i, label in by_id.items() if i.startswith("fs-")}
+    assert fs
+    for i, label in fs.items():
+        kernel = "stock-6.12" if "stock-6.12" in i else "pre611"
+        assert label.startswith(f"fs {kernel} stat 8x4, dentry "), label
+        assert "retry100" not in label and "shared" not in label   # the kernel is the policy and the layout
+        assert ("line offset" in label) == ("dentrylineoffset" in i)
+
+
+def test_se_runs_name_their_lock_model():
+    labels = [run_label(r) for r in discover([REFERENCE_RUNS]) if r.spec.workload == "open_close"]
+    assert any("spinlock=ticket" in label for label in labels) and any("spinlock=tas" in label for label in labels)
