@@ -68,7 +68,10 @@ $(STAMPS)/python: pyproject.toml $(STAMPS)/apt
 
 $(MILL): $(STAMPS)/apt
 	@mkdir -p $(TOOLS)
-	mvn -q -B -Dstyle.color=never dependency:copy -Dartifact=com.lihaoyi:mill-dist:$(MILL_VERSION):exe -DoutputDirectory=$(TOOLS)
+	@# mvn prints terminal colour resets even with -B and style.color=never: its output is shown only on failure.
+	@echo "setup: Mill $(MILL_VERSION) from Maven Central"
+	@mvn -q -B -Dstyle.color=never dependency:copy -Dartifact=com.lihaoyi:mill-dist:$(MILL_VERSION):exe \
+	    -DoutputDirectory=$(TOOLS) > $(TOOLS)/mvn.log 2>&1 || { sed 's/\x1b\[[0-9;]*m//g' $(TOOLS)/mvn.log; exit 1; }
 	mv $(TOOLS)/mill-dist-$(MILL_VERSION).exe $(MILL) && chmod +x $(MILL)
 
 # Emits every configuration of rtl/variants.txt into build/rtl/<name>/.

@@ -328,7 +328,11 @@ class LineTable(p: MonitorParams) extends Module {
   val s6 = RegEnable(s5, s5Valid)
   val s6ByteCounts = RegEnable(VecInit(s5Invalidated.asBools.grouped(8).map(b => PopCount(b)).toSeq), s5Valid)
   val counted = WireDefault(s6)
-  counted.invalidations := s6ByteCounts.reduce(_ +& _)
+  // The byte counts add up to the popcount of `invalidated`, a `holders` vector of p.cores bits: at most p.cores,
+  // which the field (log2Ceil(p.cores + 1) bits) always holds. Only the carries `+&` keeps for the general case
+  // are dropped, and they are zero for every configuration (the require makes a wider vector an elaboration error).
+  require(s5Invalidated.getWidth <= p.cores, "invalidated holders wider than the cores the field can count")
+  counted.invalidations := s6ByteCounts.reduce(_ +& _)(counted.invalidations.getWidth - 1, 0)
   io.out.valid := RegNext(s6Valid, false.B)
   io.out.bits := RegEnable(counted, s6Valid)
   io.lineAhead.valid := s6Valid

@@ -82,7 +82,7 @@ object RegisterMap {
     "stateEvictions")
   /** The first global counters count events per kind, in kind order ("eventsFwdGets" for FWD_GETS). */
   def kindCounter(kind: EventKindInfo): String =
-    "events" + kind.name.split("_").map(w => w.head + w.tail.toLowerCase).mkString
+    "events" + kind.name.split("_").map(w => s"${w.head}${w.tail.toLowerCase}").mkString
   require(globalCounters.take(EventKind.count) == EventKind.all.map(kindCounter), "per-kind counters follow EventKind")
   val regionCounters: Seq[String] = Seq(
     "reads", "writes", "evicts", "transfers", "crossSocketTransfers", "invalidations", "dirtyReadsLocal", "dirtyReadsRemote")
