@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from cohtb.atomic import check_output_dir, writable_dir, writing
 from cohtb.errors import CohtbError
 
 from cohtb.experiments.seeds import FS_WARMUP_US, WARMUP_US as SE_WARMUP_US  # noqa: E402  (the seeds' warm-ups)
@@ -27,7 +28,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from cohtb.report.lines import line_table
     from cohtb.sim.runs import discover
 
-    analysis_dir = Path(args.out) if args.out else None
+    analysis_dir = writable_dir(args.out) if args.out else None
     files = [Path(r) for r in args.runs if Path(r).is_file()]
     runs = discover([Path(r) for r in args.runs if not Path(r).is_file()]) if len(files) < len(args.runs) else []
     done = []
@@ -57,7 +58,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from cohtb.report.html import write
     from cohtb.sim.runs import discover
 
-    out = Path(args.out)
+    out = check_output_dir(args.out, args.force)   # before the replays, which take minutes
     if (out / "report.html").exists() and not args.force:
         raise CohtbError(f"{out}: a report is there already; name another --out, or --force to replace it")
     files = [Path(r) for r in args.runs if Path(r).is_file()]
@@ -161,6 +162,7 @@ def cmd_seeds(args: argparse.Namespace) -> int:
             raise CohtbError(f"--launch needs gem5: {gem5.why_missing()}")
         _, missing = kept_runs(e.specs(), dirs)
         todo = [s for s in e.specs() if s.id in missing]
+        writable_dir(args.runs)
         print(f"cohtb seeds: seed {e.seed}: {len(todo)} of {len(e.specs())} runs to record into {args.runs}", flush=True)
         outcomes = launch.launch(todo, Path(args.runs), args.jobs, args.timeout)
         failed = [o for o in outcomes if o.status == "failed"]
@@ -207,9 +209,11 @@ def cmd_results(args: argparse.Namespace) -> int:
             return 1
         print(f"{doc} and the README's results block match the kept runs")
         return 0
-    seed_plots.write_all(res, ROOT / "docs" / "results")
+    with writing(ROOT / "docs" / "results"):   # they write their files by their own means
+        seed_plots.write_all(res, ROOT / "docs" / "results")
     write_text_atomic(doc, page)
-    results.write_readme_block(readme, block, check=False)
+    with writing(readme):
+        results.write_readme_block(readme, block, check=False)
     print(f"{doc}: written from {len(runs)} runs; figures in {ROOT / 'docs' / 'results'}; README results block updated")
     return 0
 
@@ -232,8 +236,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
         from cohtb.monitor import ecp5
 
         out = Path(args.json) if args.json else None
-        if out:
-            out.parent.mkdir(parents=True, exist_ok=True)
+        if out:   # now, not after the first place and route
+            writable_dir(out.parent, out)
         done: list = []
 
         def keep(report) -> None:   # each seed's report is written as it comes: a later failure loses none
@@ -314,6 +318,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     from cohtb.sim import launch
 
     specs = specs_from_args(args)
+    writable_dir(args.runs)   # now, not when the first run is done
     print(f"cohtb launch: {len(specs)} runs into {args.runs}", flush=True)
     live = launch.Live(keep_trace=args.keep_trace) if args.live else None
     if args.keep_trace and not args.live:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from cohtb.atomic import writable_dir
 from cohtb.sim import gem5
 from cohtb.errors import CohtbError
 from cohtb.sim.plans import PLANS
@@ -21,6 +22,7 @@ REFERENCE_RUNS = ROOT / "reference-runs"
 
 def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: float = 3600) -> int:
     t0 = time.monotonic()
+    writable_dir(out)   # now, not after the replays
     found = gem5.find()
     if found is not None:
         from cohtb.sim.launch import launch

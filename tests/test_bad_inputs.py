@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cohtb import cli
+from cohtb.atomic import MARKER
 from cohtb.contract import HEADER_FIELDS
 from run_fixtures import make_run
 
@@ -217,7 +218,8 @@ def test_bundle_and_native_through_the_cli(tmp_path, capsys):
     code, _ = run_cli(capsys, "bundle", str(run), "--into", str(tmp_path / "ref"))
     assert code == 0
     bundled = tmp_path / "ref" / run.name
-    assert sorted(p.name for p in bundled.iterdir()) == ["events.cohtb.gz", "manifest.json"]
+    assert sorted(p.name for p in bundled.iterdir()) == [MARKER, "events.cohtb.gz", "manifest.json"]
+    assert (bundled / MARKER).read_text() == "events.cohtb.gz\nmanifest.json\n"   # what bundle wrote
     assert gzip.decompress((bundled / "events.cohtb.gz").read_bytes()) == (run / "events.cohtb").read_bytes()
     assert run_cli(capsys, "replay", str(bundled), "--out", str(tmp_path / "out"), "--lines", "0")[0] == 0
     code, err = run_cli(capsys, "native", "lockref", "--threads", "2", "--ops", "200", "--repeat", "1", "--out", "")

@@ -1,6 +1,6 @@
 """A report is written whole or not at all: a write that fails part-way (a plot that raises after others were
 written, a disk that fills at the last file) leaves neither the report nor a temporary directory behind, and an
-earlier report in its place survives."""
+earlier report in its place survives; the full disk is one error naming the report's directory."""
 
 import errno
 from pathlib import Path
@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from cohtb.analysis import pipeline
+from cohtb.atomic import MARKER
+from cohtb.errors import CohtbError
 from cohtb.report import html as report
 from cohtb.report import plots
 from cohtb.sim.runs import load
@@ -46,7 +48,7 @@ def test_a_full_disk_at_the_last_file_keeps_the_old_report(tmp_path, metrics, mo
         return real(self, *a, **kw)
 
     monkeypatch.setattr(Path, "write_text", full_disk)
-    with pytest.raises(OSError):
+    with pytest.raises(CohtbError, match=f"^{out}: cannot write: No space left on device$"):
         report.write(metrics, out)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
-    assert leftovers(out.parent) == []
+    assert leftovers(out.parent) == [] and leftovers(out) == [MARKER]   # the temporary beside it or inside it gone

@@ -4,7 +4,6 @@ a typed record (counters.json) beside the report."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Literal
@@ -13,6 +12,7 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from cohtb.contract import DEFAULT_LINE_SIZE, Kind
+from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
 from cohtb.monitor import ondemand, replay
 from cohtb.monitor.config import MonitorParams
@@ -140,10 +140,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
                       outside=[line for line in contended if not checked[line].within_tolerance()]),
         replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)))
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(doc.model_dump_json(by_alias=True, indent=1))
-        os.replace(tmp, out)
+        write_text_atomic(out, doc.model_dump_json(by_alias=True, indent=1))
     return doc
 
 

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cohtb.atomic import writable_dir, writing
 from cohtb.errors import CohtbError
 from cohtb.monitor import ebr_outreg, io_ring
 from cohtb.monitor.synth import checked_sources, read_rtl, require_forwarded_collisions, yosys_cells
@@ -164,9 +165,9 @@ def place_and_route(variant: str = "default", freq_mhz: float = 125.0, seeds: tu
     """Synthesis once, then one nextpnr run per seed (on_report(r) as each is done). keep: a directory for the
     netlist, logs and reports."""
     check_part(device, speed)
-    with tempfile.TemporaryDirectory(prefix="cohtb-ecp5-") as tmp:
-        work = Path(keep) if keep else Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cohtb-ecp5-") as tmp, writing(keep or tmp):
+        # keep: its files are written by name beside whatever else is there, and nothing is removed
+        work = writable_dir(keep) if keep else Path(tmp)
         netlist = work / f"{variant}.json"
         progress(f"yosys synth_ecp5 of the {variant} monitor...")
         cells, absorbed, synth_s = synthesize(variant, netlist, work / "yosys.log")

@@ -8,14 +8,14 @@ import json
 import shutil
 from pathlib import Path
 
-from cohtb.atomic import atomic_dir
+from cohtb.atomic import atomic_dir, writable_dir
 from cohtb.sim.manifest import dump
 from cohtb.sim.runs import Run
 
 
 def bundle(runs: list[Run], into: Path) -> int:
     """Returns the bytes the bundled runs take."""
-    into.mkdir(parents=True, exist_ok=True)
+    writable_dir(into)
     total = 0
     for run in runs:
         final = into / run.id
@@ -30,5 +30,5 @@ def bundle(runs: list[Run], into: Path) -> int:
             else:
                 with open(source, "rb") as src, gzip.open(packed, "wb", 9) as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
-        total += sum(p.stat().st_size for p in final.iterdir())
+            total += sum(p.stat().st_size for p in tmp.iterdir())   # what was bundled, not what else is there
     return total

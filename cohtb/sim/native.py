@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
+from cohtb.atomic import write_text_atomic
 from cohtb.sim.workloads import WORKLOADS, run_native
 
 
@@ -27,10 +27,7 @@ def run_matrix(names: list[str], threads: int, ops: int | None, repeat: int, out
         print(f"\r[{i}/{len(combos)}] {w} {policy} {layout} ({time.monotonic() - t0:.0f} s)", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(".tmp")
-        tmp.write_text(json.dumps(rows, indent=1))
-        os.replace(tmp, out)
+        write_text_atomic(out, json.dumps(rows, indent=1))
     return rows
 
 
