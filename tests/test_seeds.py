@@ -1,19 +1,23 @@
 """The seed experiments and the rule that calls a comparison a reproduction, on hand-made numbers."""
 
+import os
+import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from cohtb.experiments.published import Published
 from cohtb.experiments.reproduce import Ratio, Spread, collapse_verdict, point_results, series_result, verdict
-from cohtb.experiments.seeds import E004, EXPERIMENTS, REPETITIONS, Published
+from cohtb.experiments.seeds import E004, EXPERIMENTS, REPETITIONS
 from cohtb.sim.plans import RunSpec
 
-PLUS_55 = Published("20-way stat", 5038006, 7842883, "ops/s", True, "004")
+PLUS_55 = Published("20-way stat", 5038006, 7842883, "ops/s", True)
 
 
 def test_published_ratio_is_a_speed_up_either_way():
     assert PLUS_55.ratio == pytest.approx(1.5567, abs=1e-4)
-    elapsed = Published("exit", 65.29, 45.69, "s", False, "001")   # shorter elapsed time is faster
+    elapsed = Published("exit", 65.29, 45.69, "s", False)   # shorter elapsed time is faster
     assert elapsed.ratio == pytest.approx(65.29 / 45.69)
 
 
@@ -41,16 +45,16 @@ def test_verdict_needs_the_sign_beyond_the_spread(sim, reproduced, says):
 
 def test_a_small_published_gain_is_a_sign_not_no_change():
     """Seed 003's +3.9% is a gain: a simulated gain reproduces it in sign (and is called out as far larger)."""
-    small = Published("fio", 16031, 16663, "MB/s", True, "003")
+    small = Published("fio", 16031, 16663, "MB/s", True)
     v = verdict(small, Ratio(2.2, 2.0, 2.4))
     assert v.reproduced and "x the published one" in v.text
     assert not verdict(small, Ratio(0.9, 0.85, 0.95)).reproduced
     # +12% published against +120% simulated: a ratio of speed-ups under 2, a change 10x as large: called out
-    assert "10.0x" in verdict(Published("x", 1.0, 1.12, "ops/s", True, "-"), Ratio(2.2, 2.1, 2.3)).text
+    assert "10.0x" in verdict(Published("x", 1.0, 1.12, "ops/s", True), Ratio(2.2, 2.1, 2.3)).text
 
 
 def test_a_published_no_change_is_reproduced_by_no_change_only():
-    one_node = Published("1 node", 2442998, 2352103, "JPM", True, "000", null=True)   # "the performance is similar"
+    one_node = Published("1 node", 2442998, 2352103, "JPM", True, null=True)   # "the performance is similar"
     assert verdict(one_node, Ratio(1.02, 0.97, 1.06)).reproduced
     assert verdict(one_node, Ratio(1.03, 1.01, 1.05)).reproduced           # beyond the spread, but under 5%
     v = verdict(one_node, Ratio(1.3, 1.2, 1.4))
@@ -58,22 +62,38 @@ def test_a_published_no_change_is_reproduced_by_no_change_only():
     assert not verdict(one_node, Ratio(1.8, 0.95, 2.6)).reproduced        # a wide spread is not "no change"
 
 
-def test_published_figures_are_the_seeds_own():
-    """Every published base and new figure is printed in its seed file (000's JPM, 001's seconds, 002's Mop/s,
-    003's MB/s, 004's ops/s), so none was typed wrong or made up."""
-    from cohtb.toolchain import ROOT
+def shown(v: float) -> set[str]:
+    """How a published figure may be printed: 65.29, 520.1, 5038006."""
+    return {f"{v:.0f}", f"{v:.1f}", f"{v:.2f}"} if v != int(v) else {f"{int(v)}"}
 
-    seeds_dir = ROOT.parent / "shared" / "seeds"
-    if not seeds_dir.exists():
-        pytest.skip(f"{seeds_dir} is not here")
-    for e in EXPERIMENTS.values():
-        text = next(seeds_dir.glob(f"{e.seed.split('-')[0]}_*.txt")).read_text()   # 004-fs: the seed 004 file
-        pubs = [pub for p in e.points for pub in p.published] + [pub for s in e.series for pub in s.published]
-        for pub in pubs:
-            for v in (pub.base, pub.new):
-                shown = {f"{v:.0f}", f"{v:.1f}", f"{v:.2f}"} if v != int(v) else {f"{int(v)}"}
-                assert any(s in text for s in shown), (e.seed, pub.configuration, v)
+
+def every_published() -> list[Published]:
+    pubs = [pub for e in EXPERIMENTS.values() for p in e.points for pub in p.published]
+    return pubs + [pub for e in EXPERIMENTS.values() for s in e.series for pub in s.published]
+
+
+def test_published_figures_are_in_the_lines_they_cite():
+    """Every published base and new figure is printed in the lines quoted from its message (000's JPM, 001's
+    seconds, 002's Mop/s, 003's MB/s, 004's ops/s), so none was typed wrong or made up; every message is cited."""
+    for pub in every_published():
+        assert pub.quote and pub.where and pub.source is not None, pub.configuration
+        text = " ".join(pub.quote)
+        for v in (pub.base, pub.new):
+            assert any(re.search(rf"(?<![\d.]){re.escape(s)}(?!\d)", text) for s in shown(v)), (pub.configuration, v)
+        src = pub.source
+        assert src.subject and src.author and src.date and src.archive.startswith("https://"), src
     assert all(pub.null == (p.base.sockets == 1) for p in EXPERIMENTS["000"].points for pub in p.published)
+
+
+@pytest.mark.skipif(not os.environ.get("COHTB_SEED_MESSAGES"),
+                    reason="COHTB_SEED_MESSAGES (a folder of the seeds' messages as text, <seed>_*.txt) is not set")
+def test_quotes_are_the_messages_own_lines():
+    """With the messages at hand: every quoted line is a line of its message (white space folded)."""
+    folder = Path(os.environ["COHTB_SEED_MESSAGES"])
+    for pub in every_published():
+        message = next(folder.glob(f"{pub.source.seed}_*.txt")).read_text()
+        lines = {" ".join(line.split()) for line in message.splitlines()}
+        assert set(pub.quote) <= lines, (pub.source.seed, pub.configuration, set(pub.quote) - lines)
 
 
 def test_every_experiment_is_valid_runs_repeated_with_seeds():

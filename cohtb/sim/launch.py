@@ -29,6 +29,7 @@ from cohtb.errors import CohtbError
 from cohtb.trace.layout import load_pagemap, translate
 from cohtb.sim.manifest import MANIFEST_VERSION
 from cohtb.sim.plans import RunSpec
+from cohtb.sim.portable import portable, roots
 from cohtb.sim.workloads import binary
 
 
@@ -123,7 +124,8 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
                              f"{tail(tmp / 'workload.stderr') or tail(tmp / 'gem5' / 'workload.stderr')}\n"
                              f"{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
-        write_json_atomic(tmp / "manifest.json", finish(tmp, roi, cmd, t0))
+        places = roots(tmp, Path(cmd[0]) if cmd else None)
+        write_json_atomic(tmp / "manifest.json", portable(finish(tmp, roi, cmd, t0), places))
         if final.exists():
             shutil.rmtree(final)   # an incomplete leftover (no manifest)
         os.rename(tmp, final)

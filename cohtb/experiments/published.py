@@ -1,0 +1,69 @@
+"""The seeds' published figures as data (published.json): each figure with the lines of its public message it is
+printed on, and each message cited by list, subject, author and date, so that anyone can find it."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote_plus
+
+DATA = Path(__file__).with_name("published.json")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A public mailing-list message."""
+
+    seed: str
+    list: str
+    subject: str
+    author: str
+    date: str
+
+    @property
+    def archive(self) -> str:
+        """An address that finds the message: the linux-kernel archive's search by subject (its words without the
+        [PATCH ...] tag and the Re:, which the archive's subject search does not need)."""
+        words = re.sub(r"^(Re:\s*)?(\[[^]]*\]\s*)?", "", self.subject)
+        return "https://lore.kernel.org/lkml/?q=" + quote_plus(f's:"{words}"')
+
+    def citation(self) -> str:
+        return f'{self.author}, "{self.subject}", {self.list}, {self.date} ({self.archive})'
+
+
+@dataclass(frozen=True)
+class Published:
+    """One row of a seed's table: base and new as published, in the published unit."""
+
+    configuration: str
+    base: float
+    new: float
+    unit: str
+    higher_is_better: bool
+    source: Source | None = None
+    where: str = ""                     # the table or lines of the message the figures are in
+    quote: tuple[str, ...] = ()         # those lines, white space folded: the figures must be in them
+    null: bool = False   # the author calls it no change (seed 000 on one node): reproduced by no change
+
+    @property
+    def ratio(self) -> float:
+        """new / base as a speed-up: > 1 is better (elapsed times are inverted)."""
+        return self.new / self.base if self.higher_is_better else self.base / self.new
+
+
+def load(path: Path = DATA) -> dict[str, dict[str, Published]]:
+    """seed -> configuration -> its published figure."""
+    doc = json.loads(path.read_text())
+    out: dict[str, dict[str, Published]] = {}
+    for seed, s in doc["seeds"].items():
+        src = Source(seed, s["list"], s["subject"], s["author"], s["date"])
+        out[seed] = {f["configuration"]: Published(f["configuration"], f["base"], f["new"], f["unit"],
+                                                   f["higher_is_better"], src, f["where"], tuple(f["quote"]),
+                                                   f.get("null", False))
+                     for f in s["figures"]}
+    return out
+
+
+PUBLISHED = load()
