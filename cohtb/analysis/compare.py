@@ -77,7 +77,7 @@ def line_keys(m: RunMetrics) -> dict[int, str]:
             syms = symbols[line]
             out[line] = "line of kernel " + ", ".join(syms[:3]) + (f" and {len(syms) - 3} more" if len(syms) > 3 else "")
         else:
-            out[line] = f"line {line:#x}"
+            out[line] = f"line at {m.analysis.address(line):#x}"   # an address, as perf c2c shows a line
     return out
 
 
