@@ -149,13 +149,13 @@ def atomic_dir(final: Path) -> Iterator[Path]:
         with writing(final):
             yield tmp
         with _own(final):
-            _install(tmp, final)
+            install(tmp, final)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _install(tmp: Path, final: Path) -> None:
+def install(tmp: Path, final: Path) -> None:
     dirs, files = _entries(tmp)
     (tmp / MARKER).write_text("".join(f"{p}\n" for p in files))
     if not final.exists():

@@ -7,11 +7,13 @@ import sys
 import time
 from pathlib import Path
 
-from cohtb.atomic import write_text_atomic
+from cohtb.atomic import writable_dir, write_text_atomic
 from cohtb.sim.workloads import WORKLOADS, run_native
 
 
 def run_matrix(names: list[str], threads: int, ops: int | None, repeat: int, out: Path | None) -> list[dict]:
+    if out is not None:   # now, not after the runs
+        writable_dir(out.parent, out)
     combos = [(w, p, l) for w in names for p in WORKLOADS[w].policies for l in WORKLOADS[w].layouts]
     rows = []
     t0 = time.monotonic()
