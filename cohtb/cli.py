@@ -360,7 +360,8 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 
 EXIT_CODES = """exit status: 0 done; 1 a check failed (RTL vs model, a soak mismatch, a failed gem5 run);
-2 a usage or input error (one line on stderr naming the file and the field or line)"""
+2 a usage or input error, or an output that cannot be written (one line on stderr naming the file and the field or
+line); an output never replaces files cohtb did not write"""
 
 
 class _HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
@@ -423,7 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("runs", nargs="+", help=runs_help + ", or bare event files")
     rep.add_argument("--out", default="results/report", help="the report's directory (an existing report is kept "
                      "unless --force)")
-    rep.add_argument("--force", action="store_true", help="replace an existing report in --out")
+    rep.add_argument("--force", action="store_true", help="replace an existing report in --out, or write into a "
+                     "directory holding other files (cohtb replaces only the files it wrote)")
     rep.add_argument("--analysis", help="where RUN_ID/counters.json are kept (default: the analysis cache, "
                      "$COHTB_CACHE or ~/.cache/cohtb)")
     rep.add_argument("--check", action="store_true", help="check the RTL against the model when replaying")
