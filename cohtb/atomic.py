@@ -156,6 +156,8 @@ def atomic_dir(final: Path) -> Iterator[Path]:
 
 
 def install(tmp: Path, final: Path) -> None:
+    """Puts the finished directory tmp (on final's file system) in place as final: renamed when final is new, else
+    its files moved into final over the earlier output's, whose other files are removed; nothing else is touched."""
     dirs, files = _entries(tmp)
     (tmp / MARKER).write_text("".join(f"{p}\n" for p in files))
     if not final.exists():
