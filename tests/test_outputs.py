@@ -298,7 +298,7 @@ def test_results_keeps_foreign_files(capsys, docs_root):
 
 
 def test_results_unwritable(tmp_path, capsys, docs_root):
-    with tmpfs(docs_root / "docs" / "results", "ro,size=1m") as d:
+    with tmpfs(docs_root / "docs", "ro,size=1m") as d:
         refused(capsys, "results", d)
 
 
