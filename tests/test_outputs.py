@@ -21,6 +21,7 @@ from cohtb.atomic import MARKER, atomic_dir, owned, write_text_atomic
 from cohtb.errors import CohtbError
 from cohtb.monitor import ecp5
 from cohtb.sim import gem5, native
+from cohtb.sim.plans import RunSpec
 from run_fixtures import make_run
 
 FAKE_GEM5 = Path(__file__).with_name("fake_gem5.py")
@@ -403,9 +404,10 @@ LAUNCH = ("--workload", "lockref", "--policy", "locked", "--layout", "split", "-
 def test_launch_keeps_foreign_files(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("GEM5", str(FAKE_GEM5))
     runs_dir = tmp_path / "runs"
-    mine = plant(runs_dir)
+    leftover = runs_dir / RunSpec("lockref", "locked", "split", 2, 2, 50).id   # a run directory without a manifest
+    mine = plant(runs_dir) | plant(leftover)
     assert run_cli_process("launch", *LAUNCH, "--runs", runs_dir)[0] == 0
-    assert intact(mine) and len(list(runs_dir.glob("*/manifest.json"))) == 1
+    assert intact(mine) and (leftover / "manifest.json").exists() and "notes.txt" not in owned(leftover)
 
 
 def test_launch_unwritable(capsys, monkeypatch, unwritable):

@@ -23,7 +23,7 @@ from pathlib import Path
 from cohtb.contract import block_socket_map
 from cohtb.sim import gem5 as gem5_finder
 from cohtb.trace import ingest
-from cohtb.atomic import write_json_atomic
+from cohtb.atomic import install, write_json_atomic
 from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.trace.layout import load_pagemap, translate
@@ -126,9 +126,7 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         places = roots(tmp, Path(cmd[0]) if cmd else None)
         write_json_atomic(tmp / "manifest.json", portable(finish(tmp, roi, cmd, t0), places))
-        if final.exists():
-            shutil.rmtree(final)   # an incomplete leftover (no manifest)
-        os.rename(tmp, final)
+        install(tmp, final)   # over an incomplete leftover (no manifest), replacing only what cohtb wrote there
         failed.unlink(missing_ok=True)
         return Outcome(spec, "done", time.monotonic() - t0)
     except (CohtbError, OSError, KeyError, json.JSONDecodeError) as e:
