@@ -1,38 +1,41 @@
 """The report's figures, checked on the matplotlib objects they drew (not on pixels): each run's socket matrix at
-its own size on one shared colour scale, bars grouped by machine size with a legend of every policy, scaling's
-ticks at 2, 4, 8 sockets, one bar per line (not per field), nothing clipped and no legend over the data for 1 run
-or 18; and the report's structure and its CSV of every table."""
+its own size on one shared colour scale, bars by workload and machine size (one per configuration, the mean of its
+repetitions) in the palette's colours, scaling's ticks at 2, 4, 8 sockets, one bar per busy line of each object;
+every figure at most as wide as the HTML column and every text inside it, with no two titles or run labels on top of
+each other, for 1 run or all of them; one colour per policy; and the report's structure, its CSV of every table and
+a page a few screens tall."""
 
 import csv
+import itertools
 import json
 import re
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from matplotlib.colors import LogNorm
+from matplotlib.colors import LogNorm, to_rgb
 from matplotlib.legend import Legend
+from matplotlib.text import Text
 
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.mainjob import REFERENCE_RUNS
 from cohtb.report import html as report
-from cohtb.report import plots
+from cohtb.report import palette, plots
 from cohtb.report.tables import csv_cell, slug
 from cohtb.sim.runs import discover
 
 pytestmark = pytest.mark.skipif(not any(REFERENCE_RUNS.glob("*/manifest.json")), reason="no bundled reference runs")
+KINDS = ("throughput", "pingpong", "fields", "matrices", "scaling", "checks", "intervals")
+HTML_COLUMN_PX = 1168   # html.CSS: body max-width 1200px less its 1em padding each side
+
 
 @pytest.fixture(scope="module")
 def ms(tmp_path_factory):
-    """The bundled runs' metrics, first repetition of each configuration as the main job's report has them
-    (replayed through the RTL once for the module, without the model)."""
-    runs = [r for r in discover([REFERENCE_RUNS]) if r.spec.seed <= 1]
+    """The bundled runs' metrics: the first repetition of each configuration, as the main job's report has them,
+    and every repetition of two (replayed through the RTL once for the module, without the model)."""
+    runs = [r for r in discover([REFERENCE_RUNS]) if r.spec.seed <= 1 or r.spec.workload == "rwsem"]
     return metrics_for(runs, tmp_path_factory.mktemp("analysis"), check_model=False)
-
-
-@pytest.fixture(scope="module")
-def SIZES(ms):
-    return [name for name, _ in plots.size_groups(ms)]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +48,7 @@ def drawn(ms, one):
     """Every figure drawn (layout done) for the bundled runs and for one run; closed at the end."""
     figs = {}
     for name, runs in (("all", ms), ("one", one)):
-        for kind in ("throughput", "pingpong", "fields", "matrices", "scaling"):
+        for kind in KINDS:
             fig = getattr(plots, f"draw_{kind}")(runs)
             if fig is not None:
                 fig.canvas.draw()
@@ -60,7 +63,8 @@ def panels(fig) -> dict:
 
 
 def legend_texts(fig) -> list[str]:
-    return [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+    legends = [*fig.legends, *(lg for sf in fig.subfigs for lg in sf.legends)]
+    return [t.get_text() for lg in legends for t in lg.get_texts()]
 
 
 def test_the_bundled_runs_have_every_size(ms):
@@ -69,10 +73,20 @@ def test_the_bundled_runs_have_every_size(ms):
     assert {m.spec.workload for m in ms} >= {"open_close", "stat_path"}
 
 
+def test_run_labels_are_unique(ms):
+    """Every figure names runs by their label (or the label less its panel's workload and size)."""
+    every = metrics_labels = [m.label for m in ms]
+    assert len(set(metrics_labels)) == len(every)
+    for _, g in plots.panel_groups(ms):
+        short = [plots.short_label(m) for m in plots.first_repetitions(g)]
+        assert len(set(short)) == len(short), short
+
+
 def test_each_matrix_panel_is_the_runs_own_size(ms, drawn):
     p = panels(drawn["all", "matrices"])
-    assert set(p) == {m.label for m in ms}
-    for m in ms:
+    firsts = plots.first_repetitions(ms)
+    assert set(p) == {m.label for m in firsts} and len(firsts) < len(ms)
+    for m in firsts:
         sockets = m.run.manifest.system.sockets
         arr = p[m.label].images[0].get_array()
         assert arr.shape == (sockets, sockets), m.label
@@ -99,7 +113,7 @@ def test_matrices_share_one_log_scale_that_holds_every_cell(ms, drawn):
 def test_matrix_diagonal_is_annotated_and_explained(ms, drawn):
     fig = drawn["all", "matrices"]
     p = panels(fig)
-    for m in ms:
+    for m in plots.first_repetitions(ms):
         mat = plots.socket_matrix(m)
         texts = {t.get_position(): t.get_text() for t in p[m.label].texts}
         assert all(texts[(k, k)] == plots._diag_text(mat[k, k]) for k in range(len(mat))), m.label
@@ -111,38 +125,48 @@ def test_matrix_diagonal_is_annotated_and_explained(ms, drawn):
     assert "same-socket" in fig.get_supxlabel() and "log scale" in fig.get_supxlabel()
 
 
-def bar_axes(fig, sizes) -> list:
-    return [ax for ax in fig.axes if ax.get_title() in sizes]
+def bar_panels(fig, ms) -> list:
+    """The bar panels of a figure with the configurations (first repetitions) each shows, in order."""
+    titles = [name.replace(", ", "\n", 1) for name, _ in plots.panel_groups(ms)]
+    axes = [ax for ax in fig.axes if ax.get_title() in titles]
+    assert [ax.get_title() for ax in axes] == titles
+    return [(ax, plots.first_repetitions(g)) for ax, (_, g) in zip(axes, plots.panel_groups(ms))]
 
 
-def test_throughput_grouped_by_size_coloured_by_policy(ms, drawn, SIZES):
+def test_throughput_one_bar_per_configuration_in_its_policy_colour(ms, drawn):
     fig = drawn["all", "throughput"]
-    axes = bar_axes(fig, SIZES)
-    assert [ax.get_title() for ax in axes] == SIZES
-    assert axes[0].get_ylabel() == "operations per simulated µs"
-    for ax, (size, runs) in zip(axes, plots.size_groups(ms)):
-        assert all(plots.size_name(m) == size for m in runs)
-        assert [t.get_text() for t in ax.get_xticklabels()] == [plots.short_label(m) for m in runs]
+    reps = plots.repetitions(ms)
+    several = 0
+    for ax, runs in bar_panels(fig, ms):
+        assert [t.get_text().replace("\n", " ") for t in ax.get_xticklabels()] == [plots.short_label(m) for m in runs]
         bars = ax.patches
         assert len(bars) == len(runs)
         for b, m in zip(bars, runs):
-            assert b.get_height() == pytest.approx(m.throughput / 1e6)
-            assert np.allclose(b.get_facecolor()[:3], plt.matplotlib.colors.to_rgb(plots.policy_colour(m.spec.policy)))
-            assert (b.get_hatch() or "") == plots.LAYOUT_HATCH[m.spec.layout]
+            every = reps[plots.config_key(m)]
+            several += len(every) > 1
+            assert b.get_height() == pytest.approx(np.mean([r.throughput / 1e6 for r in every]))
+            assert np.allclose(b.get_facecolor()[:3], to_rgb(palette.POLICY_COLOURS[m.spec.policy]))
+            assert (b.get_hatch() or "") == palette.LAYOUT_HATCH[m.spec.layout]
+    assert several >= 2     # the rwsem pair: three repetitions each, one bar each
     texts = legend_texts(fig)
     assert {m.spec.policy for m in ms} <= set(texts) and {"layout shared", "layout split"} <= set(texts)
+    # each panel its own scale: stat_counter's percpu runs (~200 ops/µs) do not flatten the lockref panels
+    tops = [ax.get_ylim()[1] for ax, _ in bar_panels(fig, ms)]
+    assert max(tops) / min(tops) > 20
+    for ax, runs in bar_panels(fig, ms):
+        assert ax.get_ylim()[1] < 1.5 * max(b.get_height() for b in ax.patches) + 1e-9
 
 
-def test_pingpong_grouped_with_its_legend(ms, drawn, SIZES):
+def test_pingpong_panels_with_their_legend(ms, drawn):
     fig = drawn["all", "pingpong"]
-    assert [ax.get_title() for ax in bar_axes(fig, SIZES)] == SIZES
-    assert set(legend_texts(fig)) == {p[0] for p in plots.PINGPONG_PARTS}
-    tops = {}
-    for ax, (_, runs) in zip(bar_axes(fig, SIZES), plots.size_groups(ms)):
+    assert {p[0] for p in plots.PINGPONG_PARTS} <= set(legend_texts(fig))
+    assert all("dirty reads" not in t or "(HITM)" in t for t in legend_texts(fig))
+    reps = plots.repetitions(ms)
+    for ax, runs in bar_panels(fig, ms):
         for i, m in enumerate(runs):
-            tops[m.label] = max(b.get_y() + b.get_height() for b in ax.patches if b.get_x() < i < b.get_x() + b.get_width())
-    for m in ms:
-        assert tops[m.label] == pytest.approx(m.per_op["transfers"] + m.per_op["dirtyReads"])
+            top = max(b.get_y() + b.get_height() for b in ax.patches if b.get_x() < i < b.get_x() + b.get_width())
+            every = reps[plots.config_key(m)]
+            assert top == pytest.approx(np.mean([r.per_op["transfers"] + r.per_op["dirtyReads"] for r in every]))
 
 
 def test_scaling_ticks_are_sockets_and_every_series_is_drawn(ms, drawn):
@@ -158,8 +182,9 @@ def test_scaling_ticks_are_sockets_and_every_series_is_drawn(ms, drawn):
         assert len(lines) == len(series)
         for line, ((workload, policy, layout, extra), v) in zip(lines, series.items()):
             assert policy + "/" + layout in line.get_label()
+            assert line.get_color() == palette.policy_colour(policy)
             xs = [m.spec.sockets for m in v]
-            assert list(line.get_xdata()) == xs
+            assert list(line.get_xdata()) == xs and len(set(xs)) == len(xs)   # one point per size
             assert (line.get_linestyle() == "None") == (len(set(xs)) == 1)
     assert any(len(l.get_xdata()) == len(sockets) for l in fig.axes[0].get_lines())
 
@@ -168,15 +193,24 @@ def test_scaling_needs_runs_at_more_than_one_size(one, tmp_path):
     assert plots.draw_scaling(one) is None and plots.scaling(one, tmp_path / "s.png") is None
 
 
-def test_fields_one_bar_per_line_named_by_its_fields(ms, drawn, SIZES):
+def test_fields_grouped_by_object_busy_lines_only(ms, drawn):
     fig = drawn["all", "fields"]
-    axes = bar_axes(fig, SIZES)
-    assert [ax.get_title() for ax in axes] == SIZES
-    for ax, (_, runs) in zip(axes, plots.size_groups(ms)):
-        lines = [line for m in runs for line in plots.field_lines(m)]
+    rows = plots.field_rows(ms)
+    parts = [part for row in rows for part in row]
+    axes = [ax for ax in fig.axes if ax.get_title().startswith("object ")]
+    assert [ax.get_title() for ax in axes] == [title for title, *_ in parts]
+    objects = {o for _, o, _, _ in parts}
+    assert {"file", "parent"} <= objects
+    for ax, (_, o, runs, kinds) in zip(axes, parts):
+        lines = [line for m in runs for line in plots.object_lines(m)[o]]
         solid = [b for b in ax.patches if not b.get_hatch()]
-        assert len(solid) == len(lines)       # one bar of transfers per line, however many fields it holds
+        assert len(solid) == len(lines)       # one bar of transfers per busy line, however many fields it holds
         assert [b.get_height() for b in solid] == pytest.approx([f["transfers"] for _, f in lines])
+        assert all(plots.busy(f) for _, f in lines)
+        assert len(kinds) <= len(plots.LINE_COLOURS)
+    # a line without traffic is not drawn (no bar of zero, no "0")
+    idle = [(m, names) for m in plots.first_repetitions(ms) for names, f in plots.field_lines(m) if not plots.busy(f)]
+    assert idle and not [t for ax in axes for t in ax.texts if t.get_text() == "0"]
     shared, split = (next(m for m in ms if m.spec.workload == "stat_path" and m.spec.layout == layout
                           and not m.spec.intruder_period_us) for layout in ("shared", "split"))
 
@@ -184,40 +218,110 @@ def test_fields_one_bar_per_line_named_by_its_fields(ms, drawn, SIZES):
         return m.fields["file.d_lockref"]["lines"][0] in m.fields["file.d_iname"]["lines"]
 
     assert shares(shared) and not shares(split)   # before the reorder, not after it
+    # legend entries name the object where a row holds several, and no entry appears twice in a row's legend
+    for sf in fig.subfigs[1:]:
+        texts = [t.get_text() for lg in sf.legends for t in lg.get_texts()]
+        assert len(texts) == len(set(texts)), texts
     texts = [t.replace("\n", " ") for t in legend_texts(fig)]
-    assert any(t.startswith("line of d_lockref (layout") and "split" in t for t in texts)
-    assert {"transfers", "dirty reads"} <= set(texts)
-    assert axes[0].get_ylabel()
+    assert "line of d_lockref" in texts and "parent: line of d_iname" in texts
+    assert {"transfers (solid)", "dirty reads (HITM) (dotted)"} <= set(texts)
+
+
+def test_intervals_colour_by_policy_and_every_line_told_apart(ms, drawn):
+    fig = drawn["all", "intervals"]
+    panels_ = plots.interval_panels(ms)
+    axes = [ax for ax in fig.axes if ax.get_lines()]
+    assert [ax.get_title() for ax in axes] == [name.replace(", ", "\n", 1) for name, _ in panels_]
+    for ax, (_, group) in zip(axes, panels_):
+        lines = ax.get_lines()
+        assert [l.get_color() for l in lines] == [palette.policy_colour(m.spec.policy) for m, _ in group]
+        looks = [(l.get_color(), l.get_linestyle(), l.get_marker()) for l in lines]
+        assert len(set(looks)) == len(looks) <= len(plots.MARKERS)
+    assert "least" not in fig.get_suptitle() and "total" in fig.get_suptitle()
+
+
+def test_one_colour_per_policy_for_every_policy():
+    """Every policy a workload offers (workloads/*.c), a kernel variant stands for or a seed runs has a colour of
+    its own, far enough from every other policy's (CIELAB distance) to be told apart."""
+    from cohtb.experiments.seeds import EXPERIMENTS
+    from cohtb.fs.kernel import VARIANTS
+
+    root = Path(__file__).resolve().parent.parent
+    offered = {p.strip() for src in (root / "workloads").glob("*.c")
+               for m in re.finditer(r"--policy\s+([\w| ]+?)\s{2,}|--policy\s+([\w| ]+)$", src.read_text(), re.M)
+               for p in (m.group(1) or m.group(2)).split("|")}
+    used = {s.policy for e in EXPERIMENTS.values() for s in e.specs()} | {v.policy for v in VARIANTS.values()}
+    assert {"locked", "cmpxchg", "retry100", "trywait", "unified", "batched", "sleep", "spin", "shared",
+            "percpu"} <= offered
+    assert offered | used <= set(palette.POLICY_COLOURS)
+
+    def lab(colour):
+        c = np.array(to_rgb(colour))
+        c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
+        xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ c
+        f = np.cbrt(xyz / np.array([0.95047, 1.0, 1.08883]))
+        return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+    colours = [*palette.POLICY_COLOURS.values(), palette.UNKNOWN]
+    for a, b in itertools.combinations(colours, 2):
+        assert np.linalg.norm(lab(a) - lab(b)) >= 20, (a, b)
 
 
 def overlaps(a, b) -> bool:
     return a.x0 < b.x1 - 1 and b.x0 < a.x1 - 1 and a.y0 < b.y1 - 1 and b.y0 < a.y1 - 1
 
 
+def texts_of(fig) -> list[Text]:
+    """Every visible text of the figure but tick labels (an axis makes some outside its view, never drawn: the
+    axes' tight box holds the drawn ones)."""
+    ticks = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for tick in axis.get_major_ticks() + axis.get_minor_ticks() for label in (tick.label1, tick.label2)}
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and id(t) not in ticks]
+
+
 @pytest.mark.parametrize("runs", ["all", "one"])
-@pytest.mark.parametrize("kind", ["throughput", "pingpong", "fields", "matrices", "scaling"])
-def test_nothing_clipped_and_no_legend_over_the_data(drawn, runs, kind):
+@pytest.mark.parametrize("kind", KINDS)
+def test_nothing_clipped_at_the_size_the_page_shows(drawn, runs, kind, tmp_path):
+    """Saved at DPI, every figure is at most the HTML column wide, so the page shows it at its own size; there,
+    every text lies inside the figure, no two axes titles or run labels overlap, and no legend covers the data."""
     fig = drawn[runs, kind]
     if fig is None:
         assert kind == "scaling" and runs == "one"
         return
     assert fig.get_layout_engine() is not None
+    assert fig.get_figwidth() * plots.DPI <= HTML_COLUMN_PX
+    fig.set_dpi(plots.DPI)
+    fig.canvas.draw()
     r = fig.canvas.get_renderer()
     box = fig.bbox
-    texts = [t for t in (fig._suptitle, fig._supxlabel) if t is not None and t.get_text()]
-    # each axes with what is drawn around it (title, labels, tick labels), each legend and figure-wide text
-    for what, e in [*((ax.get_title() or "axes", ax.get_tightbbox(r)) for ax in fig.axes),
-                    *(("legend", lg.get_window_extent(r)) for lg in fig.legends),
-                    *((t.get_text(), t.get_window_extent(r)) for t in texts)]:
-        assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1, (kind, runs, what)
-    legends = fig.legends + [c for ax in fig.axes for c in ax.get_children() if isinstance(c, Legend)]
+    for what, e in [*((t.get_text(), t.get_window_extent(r)) for t in texts_of(fig)),
+                    *((ax.get_title() or "axes", ax.get_tightbbox(r)) for ax in fig.axes if ax.axison)]:
+        assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1, \
+            (kind, runs, what)
+    titles = [ax.title for ax in fig.axes if ax.get_title()]
+    for a, b in itertools.combinations(titles, 2):
+        assert not overlaps(a.get_window_extent(r), b.get_window_extent(r)), (kind, runs, a.get_text(), b.get_text())
+    for ax in fig.axes:
+        lo, hi = sorted(ax.get_xlim())
+        ticks = [t for t in ax.get_xticklabels() if t.get_text() and lo <= t.get_position()[0] <= hi]
+        for a, b in zip(ticks, ticks[1:]):
+            assert not overlaps(a.get_window_extent(r), b.get_window_extent(r)), (kind, runs, a.get_text())
+    legends = [*fig.legends, *(lg for sf in fig.subfigs for lg in sf.legends),
+               *(c for ax in fig.axes for c in ax.get_children() if isinstance(c, Legend))]
     for lg in legends:
         for ax in fig.axes:
             assert not overlaps(lg.get_window_extent(r), ax.get_window_extent(r)), (kind, runs)
-    if fig._suptitle is not None:
-        top = fig._suptitle.get_window_extent(r)
-        for ax in fig.axes:
-            assert not overlaps(top, ax.get_tightbbox(r)), (kind, runs, "title over an axes")
+    # and the file is what was checked: as wide as drawn
+    path = tmp_path / "f.png"
+    fig.savefig(path, dpi=plots.DPI)
+    assert int.from_bytes(path.read_bytes()[16:20], "big") <= HTML_COLUMN_PX
+
+
+def test_figures_and_headings_say_hitm(drawn):
+    for (runs, kind), fig in drawn.items():
+        if fig is not None:
+            for t in texts_of(fig):
+                assert "dirty read" not in t.get_text().replace("\n", " ") or "HITM" in t.get_text(), (kind, t.get_text())
 
 
 def test_split_title():
@@ -237,8 +341,9 @@ def written(ms, one, tmp_path_factory):
 
 
 @pytest.mark.parametrize("which", ["all", "one"])
-def test_every_table_has_its_csv(written, which):
+def test_every_table_has_its_csv(written, which, ms, one):
     out = written[which]
+    idle = {f"Per field: {m.label}" for m in {"all": ms, "one": one}[which] if not report.has_traffic(m)}
     doc = json.loads((out / "report.json").read_text())
     md = (out / "report.md").read_text()
     page = (out / "report.html").read_text()
@@ -250,7 +355,10 @@ def test_every_table_has_its_csv(written, which):
         rows = list(csv.reader(path.open(newline="")))
         assert rows[0] == t["header"]
         assert rows[1:] == [[csv_cell(c) for c in r] for r in t["rows"]]
-        assert f"]({t['csv']})" in md and f"href='{t['csv']}'" in page
+        zeros = title in idle
+        assert not zeros or all(c in ("0.000", "-") for r in t["rows"] for c in r[3:])
+        # every table is on the page, but per-field tables of zeros, which are only in tables/ (and report.json)
+        assert (f"]({t['csv']})" in md and f"href='{t['csv']}'" in page) != zeros, title
 
 
 def test_csv_cells():
@@ -280,3 +388,26 @@ def test_report_structure(written, which):
         assert headings[0] == ("#", "cohtb: lockref on simulated multi-socket x86")
         assert "<p class='subtitle'>bundled reference runs (reference-runs/, recorded with gem5)</p>" in page
         assert "scaling.png" in pngs
+
+
+def unfolded(page: str) -> str:
+    """The page as it first shows: without what <details> fold."""
+    return re.sub(r"<details>.*?</details>", "<details></details>", page, flags=re.S)
+
+
+@pytest.mark.parametrize("which", ["all", "one"])
+def test_the_page_is_a_few_screens_tall(written, which):
+    """Estimated at 1400 px wide: every figure shown at its own height (none is wider than the column), a table
+    row 24 px, a paragraph or heading 40 px. Per-run tables and long tables are folded (<details>); the per-field
+    tables of zeros are left out of the page. The bundled runs' page, measured in chromium, is about 9,400 px."""
+    out = written[which]
+    page = (out / "report.html").read_text()
+    shown = unfolded(page)
+    heights = [int.from_bytes(__import__("base64").b64decode(d)[20:24], "big")
+               for d in re.findall(r"src='data:image/png;base64,([^']+)'", shown)]
+    estimate = sum(heights) + 24 * shown.count("<tr>") + 40 * (shown.count("<p") + shown.count("<h") +
+                                                                shown.count("<details>"))
+    assert estimate < 10 * 1000, estimate
+    assert page.count("<details>") >= 2 and "Per field, per run" in page
+    if which == "all":
+        assert shown.count("<tr>") < page.count("<tr>") / 3   # most rows are folded

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cohtb.report import plots
@@ -19,7 +19,10 @@ table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1
 td:not(:first-child){text-align:right}th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 .note{color:#555;font-size:13px}h2{border-bottom:1px solid #ddd;padding-bottom:.2em}
 .subtitle{color:#444;font-size:17px;margin-top:-.4em}figure{margin:1em 0 2em}figcaption{color:#444;font-size:14px}
-a.csv{font-size:12px;font-weight:normal;margin-left:.5em}"""
+a.csv{font-size:12px;font-weight:normal;margin-left:.5em}details{margin:.5em 0 1em}
+summary{cursor:pointer;font-weight:600;font-size:15px}"""
+LONG_TABLE = 20   # rows: a longer table is folded on the page (<details>); tables/ has every table whole
+TALL_FIGURE = 1800   # px: a taller figure (socket matrices of many runs) is folded too, under its caption
 
 
 def summary_table(ms: list[RunMetrics]) -> Table:
@@ -34,7 +37,7 @@ def summary_table(ms: list[RunMetrics]) -> Table:
                      "-" if ls is None else f"{ls * 100:.1f}%"])
     return Table("Throughput, fairness and ping-pong per operation",
                  ["run", "threads", "ops/sim µs", "ops per thread (min-max)", "fairness (min/max)", "transfers/op",
-                  "x-socket/op", "dirty reads/op", "invalidations/op", "locked updates"],
+                  "x-socket/op", "dirty reads (HITM)/op", "invalidations/op", "locked updates"],
                  rows, "Throughput is per simulated second of the measured part: the workload's window (timed runs: a "
                        "warm-up, then a window in which every thread runs), or the region of interest (fixed-work runs). "
                        "Fairness is the least productive thread's ops over the most productive's. Ping-pong counts come "
@@ -51,7 +54,7 @@ def field_table(m: RunMetrics) -> Table:
         rows.append([name, ", ".join(f"{l:#x}" for l in f["lines"]), ", ".join(s.split(".", 1)[-1] for s in f["shares_line_with"]) or "-",
                      num(f["transfers"]), num(f["crossSocketTransfers"]), num(f["dirtyReads"]), num(f["invalidations"])])
     return Table(f"Per field: {m.label}", ["field", "line", "shares its line with", "transfers/op", "x-socket/op",
-                                            "dirty reads/op", "invalidations/op"], rows,
+                                            "dirty reads (HITM)/op", "invalidations/op"], rows,
                  "Coherence is per line: fields on one line share its numbers (that is the false sharing).")
 
 
@@ -87,8 +90,8 @@ def check_table(ms: list[RunMetrics]) -> Table:
                      f"{c['cleanForwards']:,}",
                      f"{c['contended_lines'] - c['lines_outside_tolerance']} of {c['contended_lines']}",
                      c["verdict"].split(":")[0]])
-    return Table("Checks against gem5: every transfer and dirty read paired with gem5's evidence",
-                 ["run", "transfers matched", "monitor only", "gem5 only", "dirty reads matched", "monitor only",
+    return Table("Checks against gem5: every transfer and dirty read (HITM) paired with gem5's evidence",
+                 ["run", "transfers matched", "monitor only", "gem5 only", "dirty reads (HITM) matched", "monitor only",
                   "gem5 only", "explained: owner before / requester after the trace / writeback forward", "clean forwards",
                   "contended lines within 1%", "verdict"], rows,
                  "A transfer from O is matched by gem5's Fwd_GETX or Inv at O, a dirty read from O by Fwd_GETS at O "
@@ -122,6 +125,45 @@ class Figure:
     path: Path
 
 
+@dataclass
+class Details:
+    """Tables folded on the HTML page under one line (<details>): per-run tables, which would otherwise make up
+    most of the page. `csv_only` tables are left off the page and report.md (tables/ and report.json have them):
+    the per-field tables of runs with no traffic on any field, all zeros."""
+
+    summary: str
+    tables: list[Table]
+    csv_only: list[Table] = field(default_factory=list)
+
+
+def has_traffic(m: RunMetrics) -> bool:
+    return any(f.get("transfers", 0) or f.get("dirtyReads", 0) or f.get("invalidations", 0) for f in m.fields.values())
+
+
+def fold_pairs(tables: list[Table]) -> list[Table | Details]:
+    """The comparisons with each pair's own tables (every count, "base -> new", and its attribution to lines,
+    "Attribution: base -> new") folded together under the pair's name: the tables across configurations above
+    them say what changed, these say where, for whoever opens them."""
+    out: list[Table | Details] = []
+    for t in tables:
+        pair = t.title.removeprefix("Attribution: ")
+        if " -> " not in pair:
+            out.append(t)
+        elif out and isinstance(out[-1], Details) and out[-1].summary.startswith(pair + ":"):
+            out[-1].tables.append(t)
+        else:
+            out.append(Details(f"{pair}: every count, and the attribution to lines and fields", [t]))
+    return out
+
+
+def fields_details(ms: list[RunMetrics]) -> Details:
+    shown = [field_table(m) for m in ms if has_traffic(m)]
+    zeros = [field_table(m) for m in ms if not has_traffic(m)]
+    note = (f"; {len(zeros)} run{'s' if len(zeros) > 1 else ''} with no traffic on any field: only in tables/"
+            if zeros else "")
+    return Details(f"Per field, per run: {len(shown)} table{'s' if len(shown) != 1 else ''}{note}", shown, zeros)
+
+
 def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_tables: list[Table] | None = None,
           subtitle: str | None = None) -> Path:
     """Writes report.md, report.json, report.html, plots/ and tables/ (every table as CSV) into out, atomically
@@ -132,30 +174,36 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
         d.mkdir()
         summary: list[Table | Figure] = [
             summary_table(ms),
-            Figure("Throughput by machine size; colour: policy, hatch: layout", plots.throughput(ms, d / "throughput.png")),
-            Figure("Ping-pong per operation: local and cross-socket transfers, local and remote dirty reads",
-                   plots.pingpong(ms, d / "pingpong.png"))]
+            Figure("Throughput per configuration (mean of its repetitions, whisker: their range), one panel per "
+                   "workload and machine size, each on its own scale; colour: policy, hatch: layout",
+                   plots.throughput(ms, d / "throughput.png")),
+            Figure("Ping-pong per operation per configuration (means of its repetitions): local and cross-socket "
+                   "transfers, local and remote dirty reads (HITM)", plots.pingpong(ms, d / "pingpong.png"))]
         iv = plots.intervals(ms, d / "intervals.png")
         if iv:
-            summary.append(Figure("Ops per interval over the window (timed runs): will-it-scale's per-interval total, "
-                                  "with the least and most productive thread", iv))
+            summary.append(Figure("Ops per interval over the window (timed runs): will-it-scale's per-interval total "
+                                  "of all threads, the first repetition of each configuration", iv))
         mon = plots.monitor(ms, d / "monitor.png")
         if mon:
             summary.append(Figure("The monitor live (runs launched with --live): transfers, cross-socket transfers, "
-                                  "dirty reads and invalidations per interval of simulated time", mon))
+                                  "dirty reads (HITM) and invalidations per interval of simulated time", mon))
         sc = plots.scaling(ms, d / "scaling.png")
         if sc:
             summary.append(Figure("Scaling: throughput and transfers per operation against the number of sockets", sc))
         sections: list[tuple[str, list[Table | Figure]]] = [("Summary", summary)]
         if extra_tables:
-            sections.append(("Comparisons", extra_tables))
-        sections.append(("Fields", [Figure("Ping-pong per operation on each line holding fields (one bar per line)",
-                                           plots.fields(ms, d / "fields.png")), *(field_table(m) for m in ms)]))
-        sections.append(("Sockets", [Figure("Socket x socket transfers per operation, one colour scale for all runs",
+            sections.append(("Comparisons", fold_pairs(extra_tables)))
+        sections.append(("Fields", [Figure("Per object, transfers and dirty reads (HITM) per operation on each of its "
+                                           "lines that had traffic (one bar per line), the first repetition of each "
+                                           "configuration", plots.fields(ms, d / "fields.png")), fields_details(ms)]))
+        sections.append(("Sockets", [Figure("Socket x socket transfers per operation, one colour scale for all runs, "
+                                            "the first repetition of each configuration",
                                             plots.matrices(ms, d / "matrices.png"))]))
-        sections.append(("Hot lines", [hot_table(m) for m in ms]))
-        sections.append(("Checks", [check_table(ms), Figure("The monitor's transfers and dirty reads against gem5's "
-                                                            "evidence", plots.checks(ms, d / "checks.png")),
+        sections.append(("Hot lines", [Details(f"Hottest lines, per run: {len(ms)} table{'s' if len(ms) > 1 else ''}",
+                                               [hot_table(m) for m in ms])]))
+        sections.append(("Checks", [check_table(ms), Figure("The monitor's transfers and dirty reads (HITM) against "
+                                                            "gem5's evidence, per configuration (means of its checked "
+                                                            "repetitions)", plots.checks(ms, d / "checks.png")),
                                     bounds_table(ms)]))
         render(tmp, title, sections, [], [m.to_json() for m in ms], subtitle=subtitle)
     return out / "report.html"
@@ -176,35 +224,49 @@ def split_title(title: str, subtitle: str | None = None) -> tuple[str, str | Non
     return title, None
 
 
+def _tables(blocks: list) -> list[Table]:
+    """The tables of a section's blocks, those folded in a Details (shown or CSV only) included."""
+    out: list[Table] = []
+    for b in blocks:
+        out += [b] if isinstance(b, Table) else [*b.tables, *b.csv_only] if isinstance(b, Details) else []
+    return out
+
+
 def _csv_names(sections: list[tuple[str, list]]) -> dict[int, str]:
     """tables/<slug>.csv for every table, unique within the report."""
     names: dict[int, str] = {}
     used: set[str] = set()
     for name, blocks in sections:
-        for t in blocks:
-            if isinstance(t, Table):
-                base = slug(t.title or name)
-                s, k = base, 2
-                while s in used:
-                    s, k = f"{base}-{k}", k + 1
-                used.add(s)
-                names[id(t)] = f"tables/{s}.csv"
+        for t in _tables(blocks):
+            base = slug(t.title or name)
+            s, k = base, 2
+            while s in used:
+                s, k = f"{base}-{k}", k + 1
+            used.add(s)
+            names[id(t)] = f"tables/{s}.csv"
     return names
 
 
-def render(into: Path, title: str, sections: list[tuple[str, list[Table | Figure]]], figures: list[tuple[str, Path]],
-           runs_json: list[dict], subtitle: str | None = None) -> None:
+def _table_html(t: Table, csv: str) -> str:
+    """A table, folded under its title when long: the page stays a few screens tall, tables/ has it whole."""
+    if len(t.rows) <= LONG_TABLE:
+        return t.html(csv)
+    return f"<details><summary>{html.escape(t.title)} ({len(t.rows)} rows)</summary>{t.html(csv)}</details>"
+
+
+def render(into: Path, title: str, sections: list[tuple[str, list[Table | Figure | Details]]],
+           figures: list[tuple[str, Path]], runs_json: list[dict], subtitle: str | None = None) -> None:
     """report.md, report.json, report.html (plots inlined) and tables/*.csv of these sections. A section holds
-    tables and figures in the order shown; `figures` (caption, path), if any, go into a last section of their own."""
+    tables, figures and folded tables in the order shown; `figures` (caption, path), if any, go into a last section
+    of their own."""
     if figures:
         sections = [*sections, ("Figures", [Figure(t, p) for t, p in figures])]
     head, sub = split_title(title, subtitle)
     csvs = _csv_names(sections)
     (into / "tables").mkdir(exist_ok=True)
     for name, blocks in sections:
-        for t in blocks:
-            if isinstance(t, Table):
-                (into / csvs[id(t)]).write_text(t.csv())
+        for t in _tables(blocks):
+            (into / csvs[id(t)]).write_text(t.csv())
     number = {id(f): i for i, f in enumerate((f for _, bs in sections for f in bs if isinstance(f, Figure)), 1)}
     about = "Every table is also a CSV file in tables/ beside this report (linked from its title)."
 
@@ -212,13 +274,17 @@ def render(into: Path, title: str, sections: list[tuple[str, list[Table | Figure
     for name, blocks in sections:
         md += [f"## {name}", ""]
         for b in blocks:
-            md.append(b.markdown(csvs[id(b)]) if isinstance(b, Table) else
-                      f"![Figure {number[id(b)]}](plots/{b.path.name})\n\n*Figure {number[id(b)]}: {b.caption}.*\n")
+            if isinstance(b, Table):
+                md.append(b.markdown(csvs[id(b)]))
+            elif isinstance(b, Details):
+                md += [f"**{b.summary}**", ""] + [t.markdown(csvs[id(t)]) for t in b.tables]
+            else:
+                md.append(f"![Figure {number[id(b)]}](plots/{b.path.name})\n\n*Figure {number[id(b)]}: {b.caption}.*\n")
     (into / "report.md").write_text("\n".join(md))
     (into / "report.json").write_text(json.dumps(
         {"title": head, "subtitle": sub, "runs": runs_json,
          "tables": {t.title: {"header": t.header, "rows": t.rows, "csv": csvs[id(t)]}
-                    for _, bs in sections for t in bs if isinstance(t, Table)}}, indent=1))
+                    for _, bs in sections for t in _tables(bs)}}, indent=1))
 
     body = [f"<h1>{html.escape(head)}</h1>"] + ([f"<p class='subtitle'>{html.escape(sub)}</p>"] if sub else [])
     body.append(f"<p class='note'>{html.escape(about)}</p>")
@@ -226,12 +292,22 @@ def render(into: Path, title: str, sections: list[tuple[str, list[Table | Figure
         body.append(f"<h2>{html.escape(name)}</h2>")
         for b in blocks:
             if isinstance(b, Table):
-                body.append(b.html(csvs[id(b)]))
+                body.append(_table_html(b, csvs[id(b)]))
+            elif isinstance(b, Details):
+                if b.tables:
+                    body.append(f"<details><summary>{html.escape(b.summary)}</summary>"
+                                f"{''.join(t.html(csvs[id(t)]) for t in b.tables)}</details>")
+                else:
+                    body.append(f"<p class='note'>{html.escape(b.summary)}</p>")
             else:
-                data = base64.b64encode(b.path.read_bytes()).decode()
+                png = b.path.read_bytes()
+                data = base64.b64encode(png).decode()
                 caption = f"Figure {number[id(b)]}: {b.caption}."
-                body.append(f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
-                            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+                fig = (f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
+                       f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+                height = int.from_bytes(png[20:24], "big")    # the PNG header's height
+                body.append(fig if height <= TALL_FIGURE else
+                            f"<details><summary>{html.escape(caption)} ({height} px tall)</summary>{fig}</details>")
     page_title = f"{head} — {sub}" if sub else head
     (into / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(page_title)}"
                                       f"</title><style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

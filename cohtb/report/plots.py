@@ -1,12 +1,15 @@
-"""Report figures (PNG): throughput, ping-pong per operation, per-line traffic, socket matrices, scaling, and
-the checks. Each `draw_*` function returns the matplotlib figure it drew (for tests to look at); the plain
-function of the same name draws it into one file.
+"""Report figures (PNG): throughput, ping-pong per operation, per-line traffic, socket matrices, scaling, ops per
+interval and the checks. Each `draw_*` function returns the matplotlib figure it drew (for tests to look at); the
+plain function of the same name draws it into one file.
 
-Every figure orders the runs the same way, by machine size (sockets x cores per socket), then policy, layout
-and intruder; a policy has one colour and a layout one hatch (bars) or line style (lines) in every figure."""
+Every figure orders the runs the same way, by machine size (sockets x cores per socket), then policy, layout and
+intruder; colours, hatches and line styles come from cohtb/report/palette.py. Figures are at most WIDTH wide, the
+HTML page's column, so the page shows them at their own size (their text as drawn, not shrunk): many runs make a
+figure taller (more rows of panels), never wider."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 from pathlib import Path
@@ -17,20 +20,23 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap, LogNorm  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from cohtb.analysis.metrics import RunMetrics, extra_text  # noqa: E402
+from cohtb.report.palette import (EDGE, LAYOUT_HATCH, LAYOUT_LINE, LAYOUT_ORDER, POLICY_ORDER,  # noqa: E402
+                                  hatch_colour, policy_colour)
 
-POLICY_ORDER = ("locked", "cmpxchg", "retry100", "unified")
-LAYOUT_ORDER = ("shared", "split", "padded")
-# Okabe-Ito colours (distinguishable with the common colour-vision deficiencies); others for unknown policies.
-POLICY_COLOURS = {"locked": "#d55e00", "cmpxchg": "#0072b2", "retry100": "#009e73", "unified": "#cc79a7"}
-MORE_COLOURS = ("#e69f00", "#56b4e9", "#000000", "#f0e442", "#999999")
-LAYOUT_HATCH = {"shared": "///", "split": "", "padded": ".."}
-LAYOUT_LINE = {"shared": "--", "split": "-", "padded": ":"}
-LINE_COLOURS = ("#7570b3", "#1b9e77", "#e6ab02", "#a6761d", "#e7298a", "#666666")
-EDGE = "#333333"
 DPI = 110
+WIDTH = 10.5          # inches: 1155 px at DPI, inside the HTML page's 1168 px column (html.CSS)
+ROW_HEIGHT = 2.7      # one row of bar panels, its rotated run labels included
+ROW_SLOTS = 26        # bar widths in one row of panels; a panel also takes PANEL_PAD for its own y axis
+PANEL_PAD = 2.0
+# The lines of one object in the fields figure: not policies, so not the palette's colours (ColorBrewer Set2,
+# light, beside the palette's saturated ones); a row of that figure never holds more kinds of line than these.
+LINE_COLOURS = ("#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3", "#a6d854", "#ffd92f", "#e5c494", "#b3b3b3")
+MARKERS = ("o", "s", "^", "D")   # the configurations sharing a panel of the intervals figure
+HITM = "dirty reads (HITM)"      # what perf c2c calls them
 
 
 def _save(fig, path: Path) -> Path:
@@ -64,16 +70,59 @@ def size_groups(ms: list[RunMetrics]) -> list[tuple[str, list[RunMetrics]]]:
     return list(groups.items())
 
 
-def policy_colour(policy: str) -> str:
-    if policy in POLICY_COLOURS:
-        return POLICY_COLOURS[policy]
-    return MORE_COLOURS[sum(map(ord, policy)) % len(MORE_COLOURS)]
+def panel_name(m: RunMetrics) -> str:
+    workload = f"{m.spec.workload} (full system)" if m.spec.kernel else m.spec.workload
+    return f"{workload}, {size_name(m)}"
+
+
+def panel_groups(ms: list[RunMetrics]) -> list[tuple[str, list[RunMetrics]]]:
+    """The runs in order, grouped by workload and machine size: a panel's runs do the same operation on the same
+    machine, so they share a scale; runs of different workloads can differ by orders of magnitude."""
+    groups: dict[str, list[RunMetrics]] = {}
+    for m in ordered(ms):
+        groups.setdefault(panel_name(m), []).append(m)
+    return list(groups.items())
 
 
 def short_label(m: RunMetrics) -> str:
-    """The run within its machine size: (workload, unless lockref) policy/layout (and the intruder)."""
-    s = f"{m.spec.policy}/{m.spec.layout}" + (" +intruder" if m.spec.intruder_period_us else "")
-    return s if m.spec.workload == "lockref" else f"{m.spec.workload} {s}"
+    """The run's label (metrics.run_label, unique in a report) without what its panel's title says: the workload
+    and the machine size."""
+    words = m.label.replace(f"{m.spec.sockets}x{m.spec.cores_per_socket}", "").split()
+    if words and words[0] in (m.spec.workload, "fs"):
+        words = words[1:]
+    return " ".join(words).replace(" ,", ",").strip(" ,") or m.label
+
+
+def config_key(m: RunMetrics) -> str:
+    """What a run's repetitions have in common: everything but the seed (the threads' start skew)."""
+    return repr(dataclasses.replace(m.spec, seed=0))
+
+
+def repetitions(ms: list[RunMetrics]) -> dict[str, list[RunMetrics]]:
+    """The runs by configuration (config_key), each configuration's first repetition first."""
+    out: dict[str, list[RunMetrics]] = {}
+    for m in sorted(ms, key=lambda m: m.spec.seed):
+        out.setdefault(config_key(m), []).append(m)
+    return out
+
+
+def first_repetitions(ms: list[RunMetrics]) -> list[RunMetrics]:
+    """Each configuration's first repetition present, in the order given."""
+    first = {id(rs[0]) for rs in repetitions(ms).values()}
+    return [m for m in ms if id(m) in first]
+
+
+def _spread(runs: list[RunMetrics], value) -> tuple[float, float, float]:
+    """Mean, least and most of value over a configuration's repetitions."""
+    v = [value(m) for m in runs]
+    return float(np.mean(v)), min(v), max(v)
+
+
+def _whiskers(ax, x, spreads: list[tuple[float, float, float]]) -> None:
+    """The repetitions' range on each bar, where a configuration has more than one."""
+    if any(lo != hi for _, lo, hi in spreads):
+        ax.errorbar(x, [m for m, _, _ in spreads], yerr=[[m - lo for m, lo, _ in spreads], [hi - m for m, _, hi in spreads]],
+                    fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
 
 
 def _policies(ms: list[RunMetrics]) -> list[str]:
@@ -96,25 +145,79 @@ def _wrap(text: str, fig_width: float, fontsize: float) -> str:
 
 
 def _figure(width: float, height: float):
-    return plt.figure(figsize=(width, height), layout="constrained", dpi=DPI)
+    fig = plt.figure(figsize=(width, height), layout="constrained", dpi=DPI)
+    # a little more than the default pad at the edges: an axis' last tick label can overhang its axes a pixel or two
+    fig.get_layout_engine().set(w_pad=0.06, h_pad=0.06)
+    return fig
 
 
-def _group_axes(fig, groups: list[tuple[str, list[RunMetrics]]]) -> list:
-    """One axes per machine size, side by side, as wide as its runs, sharing the y axis."""
-    gs = fig.add_gridspec(1, len(groups), width_ratios=[max(len(g), 1.6) for _, g in groups])
-    axes = []
-    for i, (name, g) in enumerate(groups):
-        ax = fig.add_subplot(gs[0, i], sharey=axes[0] if axes else None)
-        ax.set_title(name, fontsize=9)
-        if i:
-            ax.tick_params(labelleft=False)
-        axes.append(ax)
-    return axes
+def _pack(groups: list[tuple[str, list]], slots: int = ROW_SLOTS, pad: float = PANEL_PAD):
+    """Consecutive panels into rows of at most `slots` bar widths; a panel wider than a row is cut into parts
+    ("(1 of 2)")."""
+    room = int(slots - pad)
+    parts = []
+    for name, g in groups:
+        k = math.ceil(len(g) / room)
+        parts += [(name if k == 1 else f"{name} ({i + 1} of {k})", g[i * room:(i + 1) * room]) for i in range(k)]
+    rows: list[list] = [[]]
+    used = 0.0
+    for name, g in parts:
+        w = max(len(g), 2) + pad
+        if rows[-1] and used + w > slots:
+            rows.append([])
+            used = 0.0
+        rows[-1].append((name, g))
+        used += w
+    return rows
 
 
-def _bar_x(ax, g: list[RunMetrics]) -> np.ndarray:
+def _panels(subs, rows: list[list], slots: int = ROW_SLOTS, pad: float = PANEL_PAD) -> list:
+    """In each subfigure a row of panels, each as wide as its bars (the same bar width in every row) and with its
+    own y axis. Returns [(axes, runs)]."""
+    out = []
+    for sub, row in zip(subs, rows):
+        widths = [max(len(g), 2) + pad for _, g in row]
+        spare = slots - sum(widths)
+        gs = sub.add_gridspec(1, len(row) + (spare >= 1), width_ratios=widths + ([spare] if spare >= 1 else []))
+        for i, (name, g) in enumerate(row):
+            ax = sub.add_subplot(gs[0, i])
+            ax.set_title(name.replace(", ", "\n", 1), fontsize=8)   # workload over size: fits a narrow panel
+            ax.tick_params(axis="y", labelsize=7)
+            out.append((ax, g))
+    return out
+
+
+def _head(fig, title: str, handles: list, rows_below: list[float], ncol: int = 6):
+    """The figure's title and legend in a subfigure of their own above subfigures of rows_below heights (a
+    figure legend placed "outside" is not made room for when the figure holds subfigures). Returns those."""
+    title = _wrap(title, fig.get_figwidth(), 10)
+    legend_rows = math.ceil(len(handles) / ncol) if handles else 0
+    head = 0.25 + 0.17 * (title.count("\n") + 1) + 0.2 * legend_rows
+    fig.set_figheight(head + sum(rows_below))
+    top, *subs = fig.subfigures(len(rows_below) + 1, 1, height_ratios=[head, *rows_below])
+    top.suptitle(title, fontsize=10)
+    if handles:
+        top.legend(handles=handles, loc="lower center", fontsize=7, ncol=min(len(handles), ncol), frameon=False)
+    return subs
+
+
+def _bar_figure(ms: list[RunMetrics], title: str, handles: list, ylabel: str):
+    """A figure of bar panels, one per workload and machine size, under a title and a legend."""
+    rows = _pack(panel_groups(ms))
+    fig = _figure(WIDTH, 1.0)
+    subs = _head(fig, title, handles, [ROW_HEIGHT] * len(rows))
+    panels = _panels(subs, rows)
+    for ax, _ in panels:
+        if ax.get_subplotspec().colspan.start == 0:
+            ax.set_ylabel(ylabel, fontsize=8)
+    return fig, panels
+
+
+def _bar_x(ax, g: list[RunMetrics], label=short_label) -> np.ndarray:
+    """Run labels under the bars, upright and wrapped: side by side, three short lines fit under a bar."""
     x = np.arange(len(g))
-    ax.set_xticks(x, [short_label(m) for m in g], rotation=40, ha="right", rotation_mode="anchor", fontsize=8)
+    ax.set_xticks(x, [textwrap.fill(label(m), 22, break_on_hyphens=False)
+                      for m in g], rotation=90, fontsize=6.5, linespacing=1.0)
     pad = max(0.3, (2.5 - len(g)) / 2)      # a lone bar stays a bar, not a wall
     ax.set_xlim(-0.5 - pad, len(g) - 0.5 + pad)
     ax.grid(axis="y", alpha=0.3)
@@ -127,24 +230,28 @@ def _policy_bars(ax, x, vals, g: list[RunMetrics], width: float = 0.75, bottom=N
                   linewidth=0.6)
     for b, m in zip(bars, g):
         b.set_hatch(LAYOUT_HATCH.get(m.spec.layout, ""))
+        b.set_hatchcolor(hatch_colour(policy_colour(m.spec.policy)))
     return bars
 
 
+REPS = "bar: mean of a configuration's repetitions, whisker: their range"
+
+
 def draw_throughput(ms: list[RunMetrics]):
-    """Bars grouped by machine size; colour: policy; hatch: layout."""
-    groups = size_groups(ms)
-    fig = _figure(max(6.0, 0.42 * len(ms) + 4.0), 4.8)
-    axes = _group_axes(fig, groups)
-    for ax, (name, g) in zip(axes, groups):
+    """One bar per configuration (mean of its repetitions, whisker: their range) in panels by workload and machine
+    size, each panel on its own scale; colour: policy; hatch: layout."""
+    reps = repetitions(ms)
+    fig, panels = _bar_figure(first_repetitions(ms), "Throughput: operations per simulated µs (each workload's own "
+                              "operation, docs/workloads.md); one panel per workload and machine size, each on its own "
+                              f"scale; colour: policy, hatch: layout; {REPS}", _policy_layout_handles(ms),
+                              "operations per simulated µs")
+    for ax, g in panels:
         x = _bar_x(ax, g)
-        bars = _policy_bars(ax, x, [m.throughput / 1e6 for m in g], g)
-        ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
-        ax.margins(y=0.12)
-    axes[0].set_ylabel("operations per simulated µs")
-    fig.suptitle(_wrap("Throughput: get+put pairs per simulated µs of the region of interest, by machine size "
-                       "(sockets x cores per socket)", fig.get_figwidth(), 11), fontsize=11)
-    fig.legend(handles=_policy_layout_handles(ms), loc="outside right center", fontsize=8, title="policy, layout",
-               title_fontsize=8)
+        spreads = [_spread(reps[config_key(m)], lambda r: r.throughput / 1e6) for m in g]
+        bars = _policy_bars(ax, x, [s[0] for s in spreads], g)
+        _whiskers(ax, x, spreads)
+        ax.bar_label(bars, fmt="%.3g", fontsize=6, padding=2)
+        ax.margins(y=0.15)
     return fig
 
 
@@ -154,28 +261,31 @@ def throughput(ms: list[RunMetrics], path: Path) -> Path:
 
 PINGPONG_PARTS = (("local transfers", lambda m: m.per_op["transfers"] - m.per_op["crossSocketTransfers"], "#66c2a5"),
                   ("cross-socket transfers", lambda m: m.per_op["crossSocketTransfers"], "#fc8d62"),
-                  ("local dirty reads", lambda m: m.per_op["dirtyReads"] - m.per_op["dirtyReadsRemote"], "#8da0cb"),
-                  ("remote dirty reads", lambda m: m.per_op["dirtyReadsRemote"], "#e78ac3"))
+                  (f"local {HITM}", lambda m: m.per_op["dirtyReads"] - m.per_op["dirtyReadsRemote"], "#8da0cb"),
+                  (f"remote {HITM}", lambda m: m.per_op["dirtyReadsRemote"], "#e78ac3"))
 
 
 def draw_pingpong(ms: list[RunMetrics]):
-    """Stacked bars per run, grouped by machine size: local and cross-socket transfers, local and remote dirty reads."""
-    groups = size_groups(ms)
-    fig = _figure(max(6.0, 0.42 * len(ms) + 4.0), 4.8)
-    axes = _group_axes(fig, groups)
-    for ax, (name, g) in zip(axes, groups):
+    """Stacked bars per configuration (means of its repetitions; whisker: the range of the total) in panels by
+    workload and machine size: local and cross-socket transfers, local and remote dirty reads."""
+    handles = [Patch(facecolor=c, edgecolor="white", label=label) for label, _, c in PINGPONG_PARTS]
+    reps = repetitions(ms)
+    fig, panels = _bar_figure(first_repetitions(ms), f"Cache-line ping-pong per operation (each workload's own), "
+                              f"counted by the coherence monitor RTL: transfers and {HITM}; one panel per workload and "
+                              f"machine size, each on its own scale; {REPS} (of the total)", handles,
+                              "per operation")
+    for ax, g in panels:
         x = _bar_x(ax, g)
         bottom = np.zeros(len(g))
         for label, f, colour in PINGPONG_PARTS:
-            v = np.array([f(m) for m in g], dtype=float)
+            v = np.array([_spread(reps[config_key(m)], f)[0] for m in g], dtype=float)
             ax.bar(x, v, 0.75, bottom=bottom, label=label, color=colour, edgecolor="white", linewidth=0.4)
             bottom += v
+        _whiskers(ax, x, [_spread(reps[config_key(m)], lambda r: r.per_op["transfers"] + r.per_op["dirtyReads"])
+                          for m in g])
+        ax.use_sticky_edges = False     # a stacked bar's bottom would stop the margin above the bars
         ax.margins(y=0.08)
-    axes[0].set_ylabel("transfers and dirty reads per operation")
-    fig.suptitle(_wrap("Cache-line ping-pong per operation (get+put pair), counted by the coherence monitor RTL, "
-                       "by machine size", fig.get_figwidth(), 11), fontsize=11)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles[::-1], labels[::-1], loc="outside right center", fontsize=8)   # top to bottom, as stacked
+        ax.set_ylim(bottom=0)
     return fig
 
 
@@ -183,61 +293,134 @@ def pingpong(ms: list[RunMetrics], path: Path) -> Path:
     return _save(draw_pingpong(ms), path)
 
 
+def obj(field: str) -> str:
+    """The object a field belongs to: "file" of "file.d_lockref" (the layout map's instance name)."""
+    return field.split(".", 1)[0] if "." in field else ""
+
+
 def field_lines(m: RunMetrics) -> list[tuple[tuple[str, ...], dict]]:
-    """The run's lines that hold fields, in the order of their first field: (the fields on the line, the line's
-    per-operation counts). Fields on one line have the same counts (coherence is per line), so one entry per line."""
+    """The run's lines that hold fields, in the order of their first field: (the fields on the line, by their full
+    names, the line's per-operation counts). Fields on one line have the same counts (coherence is per line), so
+    one entry per line."""
     out: dict[tuple[int, ...], tuple[list[str], dict]] = {}
     for name, f in m.fields.items():
         if f.get("lines"):
-            out.setdefault(tuple(f["lines"]), ([], f))[0].append(name.split(".", 1)[-1])
+            out.setdefault(tuple(f["lines"]), ([], f))[0].append(name)
     return [(tuple(names), f) for names, f in out.values()]
 
 
+def busy(f: dict) -> bool:
+    return f.get("transfers", 0.0) + f.get("dirtyReads", 0.0) > 0
+
+
+def object_lines(m: RunMetrics) -> dict[str, list[tuple[tuple[str, ...], dict]]]:
+    """The run's lines with traffic, by the object of their first field; a line without transfers or dirty reads
+    is left out (it would be an empty bar)."""
+    out: dict[str, list] = {}
+    for names, f in field_lines(m):
+        if busy(f):
+            out.setdefault(obj(names[0]), []).append((names, f))
+    return out
+
+
+def line_name(names: tuple[str, ...], of: str) -> str:
+    """The fields of a line as its legend names them: bare for the panel's object, with theirs for another's."""
+    short = [n.split(".", 1)[1] if obj(n) == of and "." in n else n for n in names]
+    text = ", ".join(short if len(short) <= 6 else [*short[:5], f"{len(short) - 5} more"])
+    return textwrap.fill(f"line of {text}", 44)
+
+
+FIELD_RUNS = 18   # runs in one row of the fields figure
+
+
+def _field_parts(ms: list[RunMetrics]) -> list[tuple[str, str, list[RunMetrics], list[tuple[str, ...]]]]:
+    """Panels of the fields figure: per object, its runs with a busy line (each configuration's first repetition),
+    cut so a panel has at most FIELD_RUNS runs and len(LINE_COLOURS) kinds of line: (title, object, runs, kinds).
+    An object with few enough kinds lists them all in each of its panels, so a kind keeps its colour."""
+    objects: dict[str, list[RunMetrics]] = {}
+    for m in ordered(first_repetitions(ms)):
+        for o in object_lines(m):
+            objects.setdefault(o, []).append(m)
+    parts = []
+    for o, runs in objects.items():
+        cut: list[tuple[list[RunMetrics], list]] = [([], [])]
+        for m in runs:
+            kinds = [names for names, _ in object_lines(m)[o]]
+            new = [k for k in kinds if k not in cut[-1][1]]
+            if cut[-1][0] and (len(cut[-1][0]) >= FIELD_RUNS or len(cut[-1][1]) + len(new) > len(LINE_COLOURS)):
+                cut.append(([], []))
+                new = kinds
+            cut[-1][0].append(m)
+            cut[-1][1].extend(new)
+        every = [k for _, kinds in cut for k in kinds]
+        for i, (g, kinds) in enumerate(cut):
+            parts.append((f"object {o}" + ("" if len(cut) == 1 else f" ({i + 1} of {len(cut)})"), o, g,
+                          every if len(every) <= len(LINE_COLOURS) else kinds))
+    return parts
+
+
+def field_rows(ms: list[RunMetrics]) -> list[list[tuple[str, str, list[RunMetrics], list[tuple[str, ...]]]]]:
+    """The panels packed into rows of at most FIELD_RUNS runs (a panel also takes PANEL_PAD) and, between them,
+    at most len(LINE_COLOURS) kinds of line: a row's legend gives each kind one colour."""
+    rows: list[list] = [[]]
+    for part in _field_parts(ms):
+        used = sum(max(len(g), 2) + PANEL_PAD for _, _, g, _ in rows[-1])
+        kinds = sum(len(k) for *_, k in rows[-1])
+        if rows[-1] and (used + max(len(part[2]), 2) + PANEL_PAD > FIELD_RUNS + PANEL_PAD
+                         or kinds + len(part[3]) > len(LINE_COLOURS)):
+            rows.append([])
+        rows[-1].append(part)
+    return rows if rows[0] else []
+
+
 def draw_fields(ms: list[RunMetrics]):
-    """Per run, one bar per line that holds fields (labelled in the legend with its fields): its transfers (solid)
-    and dirty reads (light, dotted) per operation."""
-    groups = size_groups(ms)
-    kinds: list[tuple[str, ...]] = []        # the distinct sets of fields sharing a line, in order of appearance
-    for m in ordered(ms):
-        kinds += [names for names, _ in field_lines(m) if names not in kinds]
-    structs = sorted({n.split(".", 1)[0] for m in ms for n in m.fields if "." in n})
-    fig = _figure(max(6.5, 0.5 * len(ms) + 4.5), 5.0)
-    if not kinds:
+    """A panel per object (the layout map's instances), the runs with traffic on its lines along it (each
+    configuration's first repetition: the others differ only in the threads' start skew): per run, one bar per
+    line that holds the object's fields (named in the row's legend) with transfers (solid) and dirty reads (light,
+    dotted) per operation. Lines without traffic are left out."""
+    rows = field_rows(ms)
+    if not rows:
+        fig = _figure(WIDTH, 2.0)
         ax = fig.add_subplot()
         ax.axis("off")
-        ax.text(0.5, 0.5, "No field of these runs is mapped to a line (no layout in the manifests).", ha="center",
-                va="center")
+        ax.text(0.5, 0.5, "No line holding fields had traffic in these runs (or no layout in the manifests).",
+                ha="center", va="center")
         return fig
-    colour = {k: LINE_COLOURS[i % len(LINE_COLOURS)] for i, k in enumerate(kinds)}
-    axes = _group_axes(fig, groups)
-    for ax, (name, g) in zip(axes, groups):
-        x = _bar_x(ax, g)
-        for xi, m in zip(x, g):
-            lines = field_lines(m)
-            width = 0.8 / len(lines) if lines else 0.8
-            for j, (names, f) in enumerate(lines):
-                pos = xi + (j - (len(lines) - 1) / 2) * width
-                t, d = f.get("transfers", 0.0), f.get("dirtyReads", 0.0)
-                ax.bar(pos, t, width, color=colour[names], edgecolor=EDGE, linewidth=0.5)
-                ax.bar(pos, d, width, bottom=t, color=colour[names], alpha=0.45, hatch="...", edgecolor=EDGE, linewidth=0.5)
-                if t + d == 0:
-                    ax.text(pos, 0, "0", ha="center", va="bottom", fontsize=7, color=colour[names])
-        ax.margins(y=0.08)
-    axes[0].set_ylabel("transfers + dirty reads per operation")
-    of = f" of {', '.join(structs)}" if structs else ""
-    fig.suptitle(_wrap(f"Per cache line: ping-pong per operation on each line holding fields{of}. Coherence is per "
-                       "line: the fields on one line share its counts, so there is one bar per line, not per field",
-                       fig.get_figwidth(), 11), fontsize=11)
-    layouts = {k: _layouts([m for m in ms if k in [names for names, _ in field_lines(m)]]) for k in kinds}
-    handles = [Patch(facecolor=colour[k], edgecolor=EDGE, linewidth=0.5,
-                     label="\n".join(textwrap.wrap(f"line of {', '.join(k)} (layout {', '.join(layouts[k])})", 60)))
-               for k in kinds]
-    handles += [Patch(facecolor="#bbbbbb", edgecolor=EDGE, linewidth=0.5, label="transfers"),
-                Patch(facecolor="#bbbbbb", alpha=0.45, hatch="...", edgecolor=EDGE, linewidth=0.5, label="dirty reads")]
-    ncol = max(1, min(len(handles), int(fig.get_figwidth() // 4.5)))
-    text_lines = sum(h.get_label().count("\n") + 1 for h in handles)
-    fig.set_figheight(5.0 + 0.2 * math.ceil(text_lines / ncol) + 0.1 * math.ceil(len(handles) / ncol))  # room for the legend
-    fig.legend(handles=handles, loc="outside lower center", ncol=ncol, fontsize=8)
+    fig = _figure(WIDTH, 1.0)
+    subs = _head(fig, f"Per object, its cache lines that had traffic: transfers (solid) and {HITM} (light, dotted) "
+                      "per operation, the first repetition of each configuration. Coherence is per line: the fields on "
+                      "one line share its counts, so one bar per line, not per field", [], [ROW_HEIGHT + 0.3] * len(rows))
+    for sub, row in zip(subs, rows):
+        gs = sub.add_gridspec(1, len(row), width_ratios=[max(len(g), 2) + PANEL_PAD for _, _, g, _ in row])
+        kinds = [(o, k) for _, o, _, ks in row for k in ks]
+        colour = {ok: LINE_COLOURS[i] for i, ok in enumerate(kinds)}
+        drawn = set()
+        for i, (title, o, g, _) in enumerate(row):
+            ax = sub.add_subplot(gs[0, i])
+            x = _bar_x(ax, g, label=lambda m: m.label)
+            for xi, m in zip(x, g):
+                lines = object_lines(m)[o]
+                width = 0.8 / len(lines)
+                for j, (names, f) in enumerate(lines):
+                    pos = xi + (j - (len(lines) - 1) / 2) * width
+                    t, d = f.get("transfers", 0.0), f.get("dirtyReads", 0.0)
+                    c = colour[o, names]
+                    ax.bar(pos, t, width, color=c, edgecolor=EDGE, linewidth=0.5)
+                    ax.bar(pos, d, width, bottom=t, color=c, alpha=0.45, hatch="...", edgecolor=EDGE, linewidth=0.5)
+                    drawn.add((o, names))
+            ax.use_sticky_edges = False     # a stacked bar's bottom would stop the margin above the bars
+            ax.margins(y=0.08)
+            ax.set_ylim(bottom=0)
+            ax.set_title(title, fontsize=9)
+            ax.tick_params(axis="y", labelsize=7)
+            if i == 0:
+                ax.set_ylabel("per operation", fontsize=8)
+        several = len(row) > 1
+        handles = [Patch(facecolor=colour[o, k], edgecolor=EDGE, linewidth=0.5,
+                         label=(f"{o}: " if several else "") + line_name(k, o)) for o, k in kinds if (o, k) in drawn]
+        handles += [Patch(facecolor="white", edgecolor=EDGE, linewidth=0.5, label="transfers (solid)"),
+                    Patch(facecolor="white", hatch="...", edgecolor=EDGE, linewidth=0.5, label=f"{HITM} (dotted)")]
+        sub.legend(handles=handles, loc="outside right center", fontsize=6.5)
     return fig
 
 
@@ -283,14 +466,15 @@ def draw_matrices(ms: list[RunMetrics]):
     """One panel per run at its own number of sockets, grouped by machine size. The colour is cross-socket
     transfers per operation on one log scale for every panel; the diagonal (same-socket transfers) is grey with
     its value written in, since a socket's cores passing the line among themselves would swamp the scale."""
+    ms = first_repetitions(ms)
     groups = size_groups(ms)
     mats = {id(m): socket_matrix(m) for m in ms}
     off = np.concatenate([mats[id(m)][~np.eye(len(mats[id(m)]), dtype=bool)] for m in ms] or [np.zeros(0)])
     pos = off[off > 0]
     norm = LogNorm(*_log_range(float(pos.min()), float(pos.max())) if pos.size else (0.1, 1.0))
-    cols = min(4, max(len(g) for _, g in groups))
+    cols = min(5, max(len(g) for _, g in groups))
     rows = sum(math.ceil(len(g) / cols) for _, g in groups)
-    fig = _figure(max(6.5, 2.8 * cols + 1.6), 3.0 * rows + 1.6)
+    fig = _figure(min(WIDTH, 2.1 * cols + 1.6), 2.4 * rows + 1.4)
     axes = fig.subplots(rows, cols, squeeze=False)
     used = []
     r = 0
@@ -310,8 +494,8 @@ def draw_matrices(ms: list[RunMetrics]):
             ax.tick_params(labelsize=6, length=2)
             ax.set_xlabel("to socket", fontsize=7)
             ax.set_ylabel("from socket", fontsize=7)
-            ax.set_title(f"{textwrap.fill(m.label, 36, break_on_hyphens=False)}\nsame socket {np.trace(mat):.2f}, cross-socket "
-                         f"{mat[~diag].sum():.2f} /op", fontsize=8)
+            ax.set_title(f"{textwrap.fill(m.label, 28, break_on_hyphens=False)}\nsame socket {np.trace(mat):.2f}, "
+                         f"cross {mat[~diag].sum():.2f} /op", fontsize=6.5)
         for i in range(len(g), math.ceil(len(g) / cols) * cols):
             axes[r + i // cols, i % cols].axis("off")
         r += math.ceil(len(g) / cols)
@@ -322,8 +506,9 @@ def draw_matrices(ms: list[RunMetrics]):
     cb.set_label("cross-socket transfers per operation (log scale)", fontsize=8)
     cb.ax.tick_params(labelsize=7)
     width = fig.get_figwidth()
-    fig.suptitle(_wrap("Ownership transfers per operation (get+put pair), from socket (row) to socket (column), "
-                       "counted by the coherence monitor RTL", width, 11), fontsize=11)
+    fig.suptitle(_wrap("Ownership transfers per operation (each workload's own), from socket (row) to socket "
+                       "(column), counted by the coherence monitor RTL; the first repetition of each configuration",
+                       width, 10), fontsize=10)
     fig.supxlabel(_wrap("Colour: cross-socket transfers per operation, one log scale for every panel; white: none. "
                         "Grey diagonal, with its value: same-socket transfers (between cores of one socket), left out of "
                         "the colour scale since they would swamp it.", width, 8), fontsize=8)
@@ -335,10 +520,10 @@ def matrices(ms: list[RunMetrics], path: Path) -> Path:
 
 
 def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str], list[RunMetrics]]:
-    """The runs without an intruder of the workloads run at more than one size, by (workload, policy, layout,
-    extra flags), each in order of machine size; {} if no workload has runs at more than one size."""
+    """The runs without an intruder of the workloads run at more than one size (each configuration's first
+    repetition), by (workload, policy, layout, extra flags), each in order of machine size; {} if no workload has runs at more than one size."""
     series: dict[tuple[str, str, str, str], list[RunMetrics]] = {}
-    for m in ordered(ms):
+    for m in ordered(first_repetitions(ms)):
         if not m.spec.intruder_period_us:
             series.setdefault((m.spec.workload, m.spec.policy, m.spec.layout, extra_text(m.spec.extra)), []).append(m)
     scaled = {k[0] for k, v in series.items() if len({m.spec.sockets for m in v}) > 1}
@@ -351,7 +536,7 @@ def draw_scaling(ms: list[RunMetrics]):
     series = scaling_series(ms)
     if not series:
         return None
-    fig = _figure(10.5, 4.4)
+    fig = _figure(WIDTH, 4.4)
     a1, a2 = fig.subplots(1, 2)
     sockets = sorted({m.spec.sockets for v in series.values() for m in v})
     cores = {m.spec.cores_per_socket for v in series.values() for m in v}
@@ -378,7 +563,7 @@ def draw_scaling(ms: list[RunMetrics]):
         a.set_ylim(bottom=0)
         a.grid(alpha=0.3)
     a1.set_title("Throughput", fontsize=10)
-    a2.set_title("Ownership transfers per operation (same- and cross-socket)", fontsize=10)
+    a2.set_title("Ownership transfers per operation\n(same- and cross-socket)", fontsize=10)
     fig.suptitle("Scaling with the number of sockets (runs without an intruder); colour: policy, line: layout",
                  fontsize=11)
     fig.legend(handles=a1.get_legend_handles_labels()[0], loc="outside right center", fontsize=8)
@@ -390,65 +575,95 @@ def scaling(ms: list[RunMetrics], path: Path) -> Path | None:
     return _save(fig, path) if fig is not None else None
 
 
-def checks(ms: list[RunMetrics], path: Path) -> Path:
-    """Per run, the monitor's items split by their gem5 evidence: matched, explained, unexplained."""
-    ms = [m for m in ms if not m.check["verdict"].startswith("not checked")]
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(ms) + 2), 4))
-    if not ms:
+CHECK_PARTS = (("matched with gem5's evidence", lambda c: c["matched"], "#4c72b0"),
+               ("gem5 only, explained (before/after the trace, writeback forwards)",
+                lambda c: c["ownerBeforeTrace"] + c["requesterAfterTrace"] + c["writebackForwards"], "#aaaaaa"),
+               ("unexplained (monitor only + gem5 only)", lambda c: c["unexplained"], "#c44e52"))
+
+
+def draw_checks(ms: list[RunMetrics]):
+    """Per configuration (means of its checked repetitions), the monitor's items split by their gem5 evidence:
+    matched, explained, unexplained; panels by workload and machine size, each on its own scale. Runs not checked
+    are left out (the Checks table says why)."""
+    checked = [m for m in ms if not m.check["verdict"].startswith("not checked")]
+    if not checked:
+        fig = _figure(WIDTH, 1.6)
+        ax = fig.add_subplot()
         ax.axis("off")
         ax.text(0.5, 0.5, "No run checked against gem5: the runs are event format 1 (issue-time events)\n"
-                "or hold none of gem5's evidence; see the Checks table.", ha="center", va="center")
-        return _save(fig, path)
-    x = np.arange(len(ms))
-    parts = [("matched with gem5's evidence", lambda c: c["matched"], "#4c72b0"),
-             ("gem5 only, explained (before/after the trace, writeback forwards)",
-              lambda c: c["ownerBeforeTrace"] + c["requesterAfterTrace"] + c["writebackForwards"], "#aaaaaa"),
-             ("unexplained (monitor only + gem5 only)", lambda c: c["unexplained"], "#c44e52")]
-    bottom = np.zeros(len(ms))
-    for label, value, colour in parts:
-        v = np.array([value(m.check) / m.run.ops for m in ms], dtype=float)
-        ax.bar(x, v, 0.6, bottom=bottom, label=label, color=colour)
-        bottom += v
-    ax.set_xticks(x, [m.label for m in ms], rotation=35, ha="right", fontsize=8)
-    ax.set_ylabel("transfers + dirty reads per operation")
-    ax.set_title("Checks: the monitor's transfers and dirty reads against gem5's own evidence")
-    ax.legend(fontsize=7)
-    return _save(fig, path)
+                "or hold none of gem5's evidence; see the Checks table.", ha="center", va="center", fontsize=9)
+        return fig
+    left = len(ms) - len(checked)
+    handles = [Patch(facecolor=c, label=label) for label, _, c in CHECK_PARTS]
+    reps = repetitions(checked)
+    fig, panels = _bar_figure(first_repetitions(checked), f"Checks: the monitor's transfers and {HITM} per operation "
+                              "against gem5's own evidence; one panel per workload and machine size, each on its own "
+                              "scale; bar: means of a configuration's repetitions"
+                              + (f" ({left} run{'s' if left > 1 else ''} not checked, left out)" if left else ""),
+                              handles, "per operation")
+    for ax, g in panels:
+        x = _bar_x(ax, g)
+        bottom = np.zeros(len(g))
+        for label, value, colour in CHECK_PARTS:
+            v = np.array([_spread(reps[config_key(m)], lambda r: value(r.check) / r.run.ops)[0] for m in g])
+            ax.bar(x, v, 0.6, bottom=bottom, label=label, color=colour)
+            bottom += v
+        ax.use_sticky_edges = False     # a stacked bar's bottom would stop the margin above the bars
+        ax.margins(y=0.08)
+        ax.set_ylim(bottom=0)
+    return fig
+
+
+def checks(ms: list[RunMetrics], path: Path) -> Path:
+    return _save(draw_checks(ms), path)
+
+
+def interval_panels(ms: list[RunMetrics]) -> list[tuple[str, list]]:
+    """Timed runs' first repetitions with their series, by workload and machine size, at most len(MARKERS)
+    configurations a panel (a panel cut into parts "(1 of 3)"): [(title, [(run, series)])]."""
+    from cohtb.analysis.steady import series
+
+    timed = [(m, s) for m in ordered(first_repetitions(ms)) if (s := series(m.run)) is not None]
+    groups: dict[str, list] = {}
+    for m, s in timed:
+        groups.setdefault(panel_name(m), []).append((m, s))
+    out = []
+    for name, g in groups.items():
+        k = math.ceil(len(g) / len(MARKERS))
+        out += [(name if k == 1 else f"{name} ({i + 1} of {k})", g[i::k]) for i in range(k)]
+    return out
 
 
 def draw_intervals(ms: list[RunMetrics]):
-    """Timed runs only: ops per interval over the window (will-it-scale's `total:` line), one panel per
-    workload and machine size, one line per run (colour: policy, style: layout). (Per-thread min and max
-    per interval are a few ops at most in a short interval, so they are in the tables, not drawn.) None
-    when no run is timed."""
-    from cohtb.analysis.steady import series
-
-    timed = [(m, series(m.run)) for m in ordered(ms)]
-    timed = [(m, s) for m, s in timed if s is not None]
-    if not timed:
+    """Timed runs only: ops per interval over the window (will-it-scale's `total:` line, all threads), each
+    configuration's first repetition, one panel per workload and machine size (at most four configurations a panel,
+    each with its own marker; colour: policy, line: layout). Per-thread least and most per interval are in the
+    runs' data, not drawn. None when no run is timed."""
+    panels = interval_panels(ms)
+    if not panels:
         return None
-    panels: dict[str, list] = {}
-    for m, s in timed:
-        panels.setdefault(f"{m.spec.workload}, {size_name(m)}", []).append((m, s))
     cols = min(3, len(panels))
     rows = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.4 * rows), squeeze=False, layout="constrained")
-    for ax, (name, group) in zip(axes.flat, panels.items()):
-        for i, (m, s) in enumerate(group):
+    fig = _figure(WIDTH, 0.7 + 2.9 * rows)
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for ax, (name, group) in zip(axes.flat, panels):
+        for marker, (m, s) in zip(MARKERS, group):
             t = np.array(s.starts_us) + s.interval_us / 2
-            per_us = 1 / s.interval_us
-            colour = POLICY_COLOURS.get(m.spec.policy, MORE_COLOURS[i % len(MORE_COLOURS)])
-            ax.plot(t, np.array(s.total) * per_us, color=colour, ls=LAYOUT_LINE.get(m.spec.layout, "-"), marker=".",
-                    label=short_label(m))
-        ax.set_title(name, fontsize=9)
+            ax.plot(t, np.array(s.total) / s.interval_us, color=policy_colour(m.spec.policy),
+                    ls=LAYOUT_LINE.get(m.spec.layout, "-."), marker=marker, markersize=4,
+                    label=textwrap.fill(short_label(m), 36))
+        ax.set_title(name.replace(", ", "\n", 1), fontsize=9)   # workload over size: fits a third of the width
         ax.set_xlabel("µs into the window", fontsize=8)
         ax.set_ylabel("ops per simulated µs", fontsize=8)
+        ax.tick_params(labelsize=7)
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=1 if cols > 2 else 2,
+                  frameon=False)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    fig.suptitle("Ops per interval over the window, all threads (will-it-scale's per-interval total); "
-                 "colour: policy, line: layout", fontsize=10)
+    fig.suptitle(_wrap("Ops per interval over the window, all threads (will-it-scale's per-interval total), the first "
+                       "repetition of each configuration; colour: policy, line: layout, marker: the run within its "
+                       "panel", WIDTH, 10), fontsize=10)
     return fig
 
 
@@ -485,21 +700,20 @@ def draw_monitor(ms: list[RunMetrics]):
     got = [(m, s) for m in ordered(ms) if (s := monitor_series(m)) is not None and len(s[0])]
     if not got:
         return None
-    fig, axes = plt.subplots(2, 2, figsize=(11, 6.4), squeeze=False, layout="constrained", sharex=True)
+    fig, axes = plt.subplots(2, 2, figsize=(WIDTH, 6.4), squeeze=False, layout="constrained", sharex=True)
     for ax, (name, _) in zip(axes.flat, MONITOR_SERIES):
         for i, (m, (t, rates)) in enumerate(got):
-            colour = POLICY_COLOURS.get(m.spec.policy, MORE_COLOURS[i % len(MORE_COLOURS)])
-            ax.plot(t, rates[name], color=colour, ls=LAYOUT_LINE.get(m.spec.layout, "-"), marker=".",
+            ax.plot(t, rates[name], color=policy_colour(m.spec.policy), ls=LAYOUT_LINE.get(m.spec.layout, "-"), marker=".",
                     label=f"{short_label(m)}, {size_name(m)}")
-        ax.set_title(name, fontsize=9)
+        ax.set_title(name.replace(", ", "\n", 1), fontsize=9)
         ax.set_ylabel("per simulated µs", fontsize=8)
         ax.set_ylim(0, max(max(rates[name].max() for _, (_, rates) in got) * 1.12, 0.05))   # room above the top point
     for ax in axes[-1]:
         ax.set_xlabel("µs from the first traced event", fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", fontsize=7, ncol=min(3, len(labels)))   # off the data
-    fig.suptitle("The coherence monitor live: its snapshots over simulated time (CSR snapshot every interval); "
-                 "colour: policy, line: layout", fontsize=10)
+    fig.suptitle(_wrap("The coherence monitor live: its snapshots over simulated time (CSR snapshot every "
+                       "interval); colour: policy, line: layout", WIDTH, 10), fontsize=10)
     return fig
 
 

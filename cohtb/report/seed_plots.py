@@ -1,6 +1,6 @@
 """Figures of docs/results.md: per seed, simulated throughput of base and new with the repetitions' range
 beside the published speed-up; and seed 004's collapse over the window: ops, locked share and the monitor's
-transfers per operation per interval."""
+transfers per operation per interval. Colours, hatches: cohtb/report/palette.py, as in the report's figures."""
 
 from __future__ import annotations
 
@@ -18,10 +18,19 @@ from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.monitor import live  # noqa: E402
 from cohtb.experiments.seeds import REPETITIONS  # noqa: E402
-from cohtb.report.plots import DPI, MORE_COLOURS, POLICY_COLOURS  # noqa: E402
+from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
+from cohtb.report.plots import DPI  # noqa: E402
 from cohtb.report.results import SeedResult  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
-BASE_COLOUR, NEW_COLOUR = "#d55e00", "#0072b2"
+SIMULATED = "#222222"   # the simulated speed-up's markers: not a policy, so none of the palette's colours
+
+
+def _log_limits(values: list[float], pad: float = 0.08) -> tuple[float, float]:
+    """A log axis' ends around values and 1x, with pad of its span each side: a marker at the end is not cut."""
+    lo, hi = np.log(min([1.0, *values])), np.log(max([1.0, *values]))
+    span = max(hi - lo, np.log(1.2))
+    return float(np.exp(lo - pad * span)), float(np.exp(hi + pad * span))
 
 
 def draw_seed(res: SeedResult):
@@ -30,19 +39,35 @@ def draw_seed(res: SeedResult):
     e = res.experiment
     points = [p for p in res.points if p.complete]
     rows = sum(len(p.point.published) for p in points)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, max(4.2, 0.36 * rows + 1.4)), layout="constrained",
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, max(3.8, 0.3 * rows + 1.8)), layout="constrained",
                                  gridspec_kw={"width_ratios": [3, 2]})
     x = np.arange(len(points))
-    for k, (name, spreads, colour) in enumerate(((e.base_name, [p.base_throughput for p in points], BASE_COLOUR),
-                                                 (e.new_name, [p.new_throughput for p in points], NEW_COLOUR))):
+    handles = []
+    for k, (name, spreads, specs) in enumerate(((e.base_name, [p.base_throughput for p in points],
+                                                 [p.point.base for p in points]),
+                                                (e.new_name, [p.new_throughput for p in points],
+                                                 [p.point.new for p in points]))):
         mean = np.array([s.mean for s in spreads]) / 1e6
         lo = mean - np.array([s.lo for s in spreads]) / 1e6
         hi = np.array([s.hi for s in spreads]) / 1e6 - mean
-        ax.bar(x + (k - 0.5) * 0.38, mean, 0.38, yerr=[lo, hi], capsize=3, color=colour, label=name, edgecolor="#333333")
+        # colour: the run's policy, hatch: its layout (the base and new of a layout change share a colour)
+        bars = ax.bar(x + (k - 0.5) * 0.38, mean, 0.38, yerr=[lo, hi], capsize=3, edgecolor=EDGE,
+                      color=[policy_colour(s.policy) for s in specs])
+        for b, spec in zip(bars, specs):
+            b.set_hatch(LAYOUT_HATCH.get(spec.layout, ""))
+            b.set_hatchcolor(hatch_colour(policy_colour(spec.policy)))
+        first = specs[0]
+        what = ([] if name in (first.policy, first.kernel) else [first.policy]) + [f"layout {first.layout}"]
+        handles.append(Patch(facecolor=policy_colour(first.policy), edgecolor=EDGE, hatch=LAYOUT_HATCH.get(first.layout, ""),
+                             label=f"{name} ({', '.join(what)})"))
     ax.set_xticks(x, [textwrap.fill(p.point.label, 14) for p in points], fontsize=8)
-    ax.set_ylabel("operations per simulated µs")
+    ax.set_xlim(-0.6, len(points) - 0.4)
+    means = [p.base_throughput.mean for p in points] + [p.new_throughput.mean for p in points]
+    if max(means) > 10 * min(means):    # a bar ten times another's would flatten it: log scale
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=10 ** np.floor(np.log10(min(means) / 1e6)))   # a decade under the lowest: a bar, not a sliver
+    ax.set_ylabel("operations per simulated µs" + (" (log)" if ax.get_yscale() == "log" else ""))
     ax.set_title(f"Simulated throughput ({REPETITIONS} repetitions: mean, min-max)", fontsize=10)
-    ax.legend(fontsize=8)
     labels, sim, sim_lo, sim_hi, pub = [], [], [], [], []
     for p in points:
         for pb in p.point.published:
@@ -52,13 +77,13 @@ def draw_seed(res: SeedResult):
             sim_hi.append(p.ratio.hi - p.ratio.mean)
             pub.append(pb.ratio)
     y = np.arange(len(labels))
-    bx.errorbar(sim, y, xerr=[sim_lo, sim_hi], fmt="o", color=NEW_COLOUR, capsize=3, label="simulated (range)")
-    bx.plot(pub, y, "D", color="#333333", markerfacecolor="white", label="published")
+    bx.errorbar(sim, y, xerr=[sim_lo, sim_hi], fmt="o", color=SIMULATED, capsize=3, label="simulated speed-up (range)")
+    bx.plot(pub, y, "D", color="#333333", markerfacecolor="white", label="published speed-up")
     bx.axvline(1, color="#999999", lw=1)
     bx.set_xscale("log")
-    lo = min([1.0, *pub, *(m - d for m, d in zip(sim, sim_lo))]) / 1.15
-    hi = max([1.0, *pub, *(m + d for m, d in zip(sim, sim_hi))]) * 1.15
+    lo, hi = _log_limits([*pub, *(m - d for m, d in zip(sim, sim_lo)), *(m + d for m, d in zip(sim, sim_hi))])
     bx.set_xlim(lo, hi)
+    bx.set_ylim(len(labels) - 0.5, -0.5)    # top to bottom, half a row beyond the first and last markers
     steps = ([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50] if hi / lo > 4 else
              [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 4])   # few enough not to collide
     ticks: list[float] = []
@@ -69,10 +94,10 @@ def draw_seed(res: SeedResult):
     bx.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     bx.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
     bx.set_yticks(y, labels, fontsize=7)
-    bx.invert_yaxis()
     bx.set_xlabel(f"speed-up {e.new_name} / {e.base_name} (log)")
     bx.set_title("Speed-up: simulated vs published", fontsize=10)
-    bx.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)   # below: never over a marker
+    # one legend for both panels, under them: never over a bar or a marker, and no empty band beside a panel
+    fig.legend(handles=handles + bx.get_legend_handles_labels()[0], loc="outside lower center", ncol=4, fontsize=8)
     fig.suptitle(f"Seed {e.seed}: {e.title}", fontsize=11)
     return fig
 
@@ -82,7 +107,7 @@ def draw_series(s: SeriesResult):
     hold marked: ops per interval (will-it-scale's total), the share of lockref updates that took the lock, and
     the monitor's transfers per operation in each interval (its snapshots: cohtb/monitor/live.py)."""
     fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
-    for i, (policy, runs) in enumerate(s.runs.items()):
+    for policy, runs in s.runs.items():
         got = [(m.run, series(m.run), live.of_run(m.run)) for m in runs]
         got = [(r, w, mon) for r, w, mon in got if w and mon["origin_tick"] is not None]
         if not got:
@@ -91,7 +116,7 @@ def draw_series(s: SeriesResult):
         n = min(len(w.total) for _, w, _ in got)
         ops = np.array([w.total[:n] for _, w, _ in got], dtype=float)
         t = (np.arange(n) + 0.5) * interval_us
-        colour = POLICY_COLOURS.get(policy, MORE_COLOURS[i % len(MORE_COLOURS)])
+        colour = policy_colour(policy)
 
         def band(axis, x, rows):
             axis.plot(x, rows.mean(axis=0), color=colour, label=policy, marker="o", ms=3)
@@ -119,7 +144,9 @@ def draw_series(s: SeriesResult):
     lx.set_ylabel("updates that took\nthe lock (%)")
     tx.set_ylabel("monitor: line transfers\nper operation")
     tx.set_xlabel("µs into the window (simulated)")
-    ax.legend(fontsize=8, title=f"policy ({REPETITIONS} repetitions: mean, min-max)", title_fontsize=8)
+    # above the panels, not in one: the recovery runs through every corner of the top panel
+    fig.legend(handles=ax.get_legend_handles_labels()[0], loc="outside upper center", ncol=len(s.runs), fontsize=8,
+               title=f"policy ({REPETITIONS} repetitions: line: mean, band: min-max)", title_fontsize=8)
     ax.set_title(f"{s.series.label}: will-it-scale's total per interval "
                  f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
                  fontsize=10)
