@@ -289,10 +289,12 @@ def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeou
         progress.finish(o)
         return o
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for fut in as_completed([pool.submit(one, s) for s in specs]):
-            outcomes.append(fut.result())
-    progress.close()
+    try:   # the progress line ends even when a run's error stops the launch, so the error gets a line of its own
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for fut in as_completed([pool.submit(one, s) for s in specs]):
+                outcomes.append(fut.result())
+    finally:
+        progress.close()
     return sorted(outcomes, key=lambda o: specs.index(o.spec))
 
 
