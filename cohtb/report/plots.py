@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import textwrap
 from pathlib import Path
 
@@ -51,10 +52,16 @@ def _rank(order: tuple[str, ...], v: str) -> tuple[int, str]:
     return (order.index(v), "") if v in order else (len(order), v)
 
 
+def _natural(label: str) -> list:
+    """A label's sort key with its numbers as numbers: "offset 8" before "offset 16"."""
+    return [int(w) if w.isdigit() else w for w in re.split(r"(\d+)", label)]
+
+
 def ordered(ms: list[RunMetrics]) -> list[RunMetrics]:
     """The runs by machine size, then policy, layout and intruder (the order of every figure)."""
     return sorted(ms, key=lambda m: (m.spec.sockets, m.spec.cores_per_socket, _rank(POLICY_ORDER, m.spec.policy),
-                                     _rank(LAYOUT_ORDER, m.spec.layout), m.spec.intruder_period_us, m.label))
+                                     _rank(LAYOUT_ORDER, m.spec.layout), m.spec.intruder_period_us,
+                                     _natural(m.label)))
 
 
 def size_name(m: RunMetrics) -> str:
@@ -248,9 +255,11 @@ def draw_throughput(ms: list[RunMetrics]):
     for ax, g in panels:
         x = _bar_x(ax, g)
         spreads = [_spread(reps[config_key(m)], lambda r: r.throughput / 1e6) for m in g]
-        bars = _policy_bars(ax, x, [s[0] for s in spreads], g)
+        _policy_bars(ax, x, [s[0] for s in spreads], g)
         _whiskers(ax, x, spreads)
-        ax.bar_label(bars, fmt="%.3g", fontsize=6, padding=2)
+        for xi, (mean, _, hi) in zip(x, spreads):     # the mean above the whisker, not through it
+            ax.annotate(f"{mean:.3g}", (xi, hi), xytext=(0, 2), textcoords="offset points", ha="center",
+                        va="bottom", fontsize=6)
         ax.margins(y=0.15)
     return fig
 
@@ -705,7 +714,7 @@ def draw_monitor(ms: list[RunMetrics]):
         for i, (m, (t, rates)) in enumerate(got):
             ax.plot(t, rates[name], color=policy_colour(m.spec.policy), ls=LAYOUT_LINE.get(m.spec.layout, "-"), marker=".",
                     label=f"{short_label(m)}, {size_name(m)}")
-        ax.set_title(name.replace(", ", "\n", 1), fontsize=9)
+        ax.set_title(name, fontsize=9)
         ax.set_ylabel("per simulated µs", fontsize=8)
         ax.set_ylim(0, max(max(rates[name].max() for _, (_, rates) in got) * 1.12, 0.05))   # room above the top point
     for ax in axes[-1]:
