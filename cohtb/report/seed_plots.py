@@ -57,15 +57,22 @@ def draw_seed(res: SeedResult):
             b.set_hatch(LAYOUT_HATCH.get(spec.layout, ""))
             b.set_hatchcolor(hatch_colour(policy_colour(spec.policy)))
         first = specs[0]
-        what = ([] if name in (first.policy, first.kernel) else [first.policy]) + [f"layout {first.layout}"]
+        # the name the seed gives, with what the colour and hatch stand for unless the name says it
+        what = ([] if name in (first.policy, first.kernel) else [first.policy]) + ([] if name == first.layout else
+                                                                                   [f"layout {first.layout}"])
+        label = f"layout {name}" if name == first.layout else name
         handles.append(Patch(facecolor=policy_colour(first.policy), edgecolor=EDGE, hatch=LAYOUT_HATCH.get(first.layout, ""),
-                             label=f"{name} ({', '.join(what)})"))
+                             label=f"{label} ({', '.join(what)})" if what else label))
     ax.set_xticks(x, [textwrap.fill(p.point.label, 14) for p in points], fontsize=8)
     ax.set_xlim(-0.6, len(points) - 0.4)
     means = [p.base_throughput.mean for p in points] + [p.new_throughput.mean for p in points]
     if max(means) > 10 * min(means):    # a bar ten times another's would flatten it: log scale
         ax.set_yscale("log")
-        ax.set_ylim(bottom=10 ** np.floor(np.log10(min(means) / 1e6)))   # a decade under the lowest: a bar, not a sliver
+        bottom = 10 ** np.floor(np.log10(min(means) / 1e6))   # a decade under the lowest: a bar, not a sliver
+        ax.set_ylim(bottom=bottom)
+        steps = [m * bottom * 10 ** k for k in range(6) for m in (1, 2, 5) if m * bottom * 10 ** k <= max(means) / 1e6 * 1.2]
+        ax.set_yticks(steps, [f"{v:g}" for v in steps])   # plain numbers at 1-2-5 steps, not 2x10^-1
+        ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_ylabel("operations per simulated µs" + (" (log)" if ax.get_yscale() == "log" else ""))
     ax.set_title(f"Simulated throughput ({REPETITIONS} repetitions: mean, min-max)", fontsize=10)
     labels, sim, sim_lo, sim_hi, pub = [], [], [], [], []
