@@ -31,11 +31,16 @@ HTML_COLUMN_PX = 1168   # html.CSS: body max-width 1200px less its 1em padding e
 
 
 @pytest.fixture(scope="module")
-def ms(tmp_path_factory):
-    """The bundled runs' metrics: the first repetition of each configuration, as the main job's report has them,
-    and every repetition of two (replayed through the RTL once for the module, without the model)."""
-    runs = [r for r in discover([REFERENCE_RUNS]) if r.spec.seed <= 1 or r.spec.workload == "rwsem"]
-    return metrics_for(runs, tmp_path_factory.mktemp("analysis"), check_model=False)
+def every(tmp_path_factory):
+    """Every bundled run's metrics (replayed through the RTL once for the module, without the model)."""
+    return metrics_for(discover([REFERENCE_RUNS]), tmp_path_factory.mktemp("analysis"), check_model=False)
+
+
+@pytest.fixture(scope="module")
+def ms(every):
+    """The first repetition of each configuration, as the main job's report has them, and every repetition of
+    two configurations (rwsem's)."""
+    return [m for m in every if m.spec.seed <= 1 or m.spec.workload == "rwsem"]
 
 
 @pytest.fixture(scope="module")
@@ -315,6 +320,40 @@ def test_nothing_clipped_at_the_size_the_page_shows(drawn, runs, kind, tmp_path)
     path = tmp_path / "f.png"
     fig.savefig(path, dpi=plots.DPI)
     assert int.from_bytes(path.read_bytes()[16:20], "big") <= HTML_COLUMN_PX
+
+
+def test_seed_figures_keep_every_text_and_marker_inside(every):
+    """docs/results.md's figures: text within the figure, the legend over no panel, every speed-up marker and its
+    range inside its axes, and bars in their policy's colour."""
+    from cohtb.report import results, seed_plots
+
+    done = [r for r in results.seed_results(every) if r.complete]
+    assert {r.experiment.seed for r in done} >= {"000", "003", "004", "004-fs"}
+    for res in done:
+        figs = [seed_plots.draw_seed(res), *(seed_plots.draw_series(s) for s in res.series)]
+        for fig in figs:
+            fig.set_dpi(plots.DPI)
+            fig.canvas.draw()
+            r = fig.canvas.get_renderer()
+            box = fig.bbox
+            for what, e in [*((t.get_text(), t.get_window_extent(r)) for t in texts_of(fig)),
+                            *((ax.get_title(), ax.get_tightbbox(r)) for ax in fig.axes)]:
+                assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1, \
+                    (res.experiment.seed, what)
+            for lg in [*fig.legends, *(c for ax in fig.axes for c in ax.get_children() if isinstance(c, Legend))]:
+                for ax in fig.axes:
+                    assert not overlaps(lg.get_window_extent(r), ax.get_window_extent(r)), res.experiment.seed
+        bars, speedup = figs[0].axes
+        markers = [line for line in speedup.get_lines() if line.get_marker() not in (None, "", "None")]
+        assert len(markers) >= 2       # the simulated and published speed-ups (and the range's caps)
+        for line in markers:           # inside, with room for their size (1x's vertical line is not a marker)
+            for x, y in zip(line.get_xdata(), line.get_ydata()):
+                px, py = speedup.transData.transform((x, y))
+                inner = speedup.get_window_extent(r)
+                assert inner.x0 + 4 <= px <= inner.x1 - 4 and inner.y0 + 4 <= py <= inner.y1 - 4, (res.experiment.seed, x, y)
+        for b in bars.patches:
+            assert b.get_facecolor()[:3] in [to_rgb(c) for c in palette.POLICY_COLOURS.values()]
+        plt.close("all")
 
 
 def test_figures_and_headings_say_hitm(drawn):
