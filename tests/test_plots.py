@@ -438,7 +438,7 @@ def unfolded(page: str) -> str:
 def test_the_page_is_a_few_screens_tall(written, which):
     """Estimated at 1400 px wide: every figure shown at its own height (none is wider than the column), a table
     row 24 px, a paragraph or heading 40 px. Per-run tables and long tables are folded (<details>); the per-field
-    tables of zeros are left out of the page. The bundled runs' page, measured in chromium, is about 9,400 px."""
+    tables of zeros are left out of the page. The bundled runs' page, measured in chromium, is about 9,100 px."""
     out = written[which]
     page = (out / "report.html").read_text()
     shown = unfolded(page)

@@ -553,8 +553,8 @@ def draw_scaling(ms: list[RunMetrics]):
     for (workload, policy, layout, extra), v in series.items():
         xs = [m.spec.sockets for m in v]
         single = len(set(xs)) == 1
-        label = (f"{policy}/{layout}" + (f" {extra}" if extra else "")
-                 + (f" ({v[0].spec.sockets}x{v[0].spec.cores_per_socket} only)" if single else ""))
+        # the run's own label less its size (it names the lock model, which the flags may leave implicit)
+        label = short_label(v[0]) + (f" ({v[0].spec.sockets}x{v[0].spec.cores_per_socket} only)" if single else "")
         label = label if workloads == {"lockref"} else f"{workload} {label}"
         kw = dict(color=policy_colour(policy), linestyle="none" if single else LAYOUT_LINE.get(layout, "-."),
                   marker="o" if layout != "shared" else "s", markersize=6 if single else 5, label=label,
