@@ -134,7 +134,7 @@ def test_the_report_of_a_live_run_plots_its_snapshots(fake_gem5, tmp_path, monke
         drawn = {ax.get_title(): [line.get_ydata().tolist() for line in ax.get_lines()] for ax in fig.axes}
         # one line per panel: the live run's; the run counted afterwards is not replayed for it
         assert drawn["transfers"] == [[iv["transfers"] / per_us for iv in whole]]
-        assert drawn["dirty reads (local + remote)"] == [[(iv["dirtyReadsLocal"] + iv["dirtyReadsRemote"]) / per_us
+        assert drawn["dirty reads (HITM), local + remote"] == [[(iv["dirtyReadsLocal"] + iv["dirtyReadsRemote"]) / per_us
                                                          for iv in whole]]
     finally:
         plt.close(fig)

@@ -683,7 +683,7 @@ def intervals(ms: list[RunMetrics], path: Path) -> Path | None:
 
 # The monitor's counts per interval a live run's snapshots hold (live.json), one panel each.
 MONITOR_SERIES = (("transfers", ("transfers",)), ("cross-socket transfers", ("crossSocketTransfers",)),
-                  ("dirty reads (local + remote)", ("dirtyReadsLocal", "dirtyReadsRemote")),
+                  ("dirty reads (HITM), local + remote", ("dirtyReadsLocal", "dirtyReadsRemote")),
                   ("invalidations", ("invalidations",)))
 
 
