@@ -285,17 +285,23 @@ def draw_pingpong(ms: list[RunMetrics]):
                               "per operation")
     for ax, g in panels:
         x = _bar_x(ax, g)
-        bottom = np.zeros(len(g))
-        for label, f, colour in PINGPONG_PARTS:
-            v = np.array([_spread(reps[config_key(m)], f)[0] for m in g], dtype=float)
-            ax.bar(x, v, 0.75, bottom=bottom, label=label, color=colour, edgecolor="white", linewidth=0.4)
-            bottom += v
+        _stacked(ax, x, [(label, [_spread(reps[config_key(m)], f)[0] for m in g], colour)
+                         for label, f, colour in PINGPONG_PARTS], 0.75, edgecolor="white", linewidth=0.4)
         _whiskers(ax, x, [_spread(reps[config_key(m)], lambda r: r.per_op["transfers"] + r.per_op["dirtyReads"])
                           for m in g])
-        ax.use_sticky_edges = False     # a stacked bar's bottom would stop the margin above the bars
-        ax.margins(y=0.08)
-        ax.set_ylim(bottom=0)
     return fig
+
+
+def _stacked(ax, x, parts: list[tuple[str, list[float], str]], width: float, **style) -> None:
+    """Bars stacked part on part (label, values, colour), the axis from 0 with a margin above the tallest."""
+    bottom = np.zeros(len(x))
+    for label, values, colour in parts:
+        v = np.array(values, dtype=float)
+        ax.bar(x, v, width, bottom=bottom, label=label, color=colour, **style)
+        bottom += v
+    ax.use_sticky_edges = False     # a stacked bar's bottom would stop the margin above the bars
+    ax.margins(y=0.08)
+    ax.set_ylim(bottom=0)
 
 
 def pingpong(ms: list[RunMetrics], path: Path) -> Path:
@@ -612,14 +618,8 @@ def draw_checks(ms: list[RunMetrics]):
                               handles, "per operation")
     for ax, g in panels:
         x = _bar_x(ax, g)
-        bottom = np.zeros(len(g))
-        for label, value, colour in CHECK_PARTS:
-            v = np.array([_spread(reps[config_key(m)], lambda r: value(r.check) / r.run.ops)[0] for m in g])
-            ax.bar(x, v, 0.6, bottom=bottom, label=label, color=colour)
-            bottom += v
-        ax.use_sticky_edges = False     # a stacked bar's bottom would stop the margin above the bars
-        ax.margins(y=0.08)
-        ax.set_ylim(bottom=0)
+        _stacked(ax, x, [(label, [_spread(reps[config_key(m)], lambda r: value(r.check) / r.run.ops)[0] for m in g],
+                          colour) for label, value, colour in CHECK_PARTS], 0.6)
     return fig
 
 
