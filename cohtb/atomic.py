@@ -92,12 +92,29 @@ def writable_dir(path: Path | str, output: Path | str | None = None) -> Path:
 
 
 def owned(d: Path) -> set[str]:
-    """The files cohtb wrote into output directory d (its marker's list; none without one). Only paths inside d."""
+    """The files cohtb wrote into output directory d (its marker's list; none without one). Only paths inside d:
+    none absolute, none through '..' or through a symbolic link, which could lead out of d."""
     try:
         lines = (d / MARKER).read_text().splitlines()
     except FileNotFoundError:
         return set()
-    return {p for p in lines if p and not os.path.isabs(p) and ".." not in Path(p).parts}
+    return {p for p in lines if p and not os.path.isabs(p) and ".." not in Path(p).parts and not _through_link(d, p)}
+
+
+def _through_link(d: Path, p: str) -> bool:
+    """Whether the relative path p passes through a symbolic link inside d before its last part."""
+    q = d
+    for part in Path(p).parts[:-1]:
+        q = q / part
+        if q.is_symlink():
+            return True
+    return False
+
+
+def _write_marker(d: Path, files) -> None:
+    tmp = d / f".{MARKER}.tmp"
+    tmp.write_text("".join(f"{p}\n" for p in files))
+    os.replace(tmp, d / MARKER)
 
 
 def _entries(d: Path) -> tuple[list[str], list[str]]:
@@ -113,7 +130,7 @@ def _entries(d: Path) -> tuple[list[str], list[str]]:
 
 def foreign(d: Path) -> list[str]:
     """The files in directory d that cohtb did not write (empty directories hold nothing to lose)."""
-    mine = owned(d) | {MARKER}
+    mine = owned(d) | {MARKER, f".{MARKER}.tmp"}
     return [p for p in _entries(d)[1] if p not in mine and not Path(p).parts[0].startswith(f".{d.name}.")]
 
 
@@ -135,7 +152,8 @@ def check_output_dir(out: Path | str, force: bool) -> Path:
 @contextmanager
 def atomic_dir(final: Path) -> Iterator[Path]:
     """Yields a temporary directory; when the block succeeds its files become `final`'s, replacing the files of an
-    earlier output there (MARKER's) and nothing else; when it fails, it is removed and `final` is as it was."""
+    earlier output there (MARKER's) and nothing else; when the block fails, it is removed and `final` is as it was
+    (an install interrupted midway leaves old and new files mixed, every one of them listed as cohtb's)."""
     final = Path(final)
     with _own(final):
         if final.exists() and not final.is_dir():
@@ -155,22 +173,32 @@ def atomic_dir(final: Path) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def install(tmp: Path, final: Path) -> None:
+def install(tmp: Path, final: Path, last: tuple[str, ...] = ()) -> None:
     """Puts the finished directory tmp (on final's file system) in place as final: renamed when final is new, else
-    its files moved into final over the earlier output's, whose other files are removed; nothing else is touched."""
+    its files moved into final over the earlier output's, whose other files are removed; nothing else is touched.
+    A name the output needs that holds something cohtb did not write (a file, a directory, a symbolic link a file
+    would be written through) stops it before anything moves. `last`: files moved after all others (a run's
+    manifest, which says the run is whole)."""
     dirs, files = _entries(tmp)
-    (tmp / MARKER).write_text("".join(f"{p}\n" for p in files))
+    files = [p for p in files if p not in last] + [p for p in files if p in last]
     if not final.exists():
+        _write_marker(tmp, files)
         os.rename(tmp, final)
         return
-    blocked = ([p for p in dirs if (final / p).exists() and not (final / p).is_dir()]
-               + [p for p in files if (final / p).is_dir() and not (final / p).is_symlink()])
-    if blocked:   # found before anything is moved
-        raise CohtbError(f"{final / blocked[0]}: cohtb's output needs this name, and something else is there")
     old = owned(final)
+    taken = lambda p: (final / p).exists() or (final / p).is_symlink()
+    real_dir = lambda p: (final / p).is_dir() and not (final / p).is_symlink()
+    blocked = ([p for p in dirs if _through_link(final, p) or (taken(p) and not real_dir(p))]
+               + [p for p in files if _through_link(final, p) or real_dir(p) or (taken(p) and p not in old)]
+               + [p for p in old - set(files) if real_dir(p)])
+    if blocked:
+        raise CohtbError(f"{final / blocked[0]}: cohtb's output needs this name, and something cohtb did not write "
+                         "is there (move it away)")
+    # Every name the moves may fill is claimed first, so an interruption leaves nothing cohtb wrote unlisted.
+    _write_marker(final, sorted(old | set(files)))
     for p in dirs:
         (final / p).mkdir(exist_ok=True)
-    for p in files:   # each file replaced whole; the marker last, so an interruption never claims what is not cohtb's
+    for p in files:   # each file replaced whole
         os.replace(tmp / p, final / p)
     for p in sorted(old - set(files), reverse=True):   # the earlier output's files this one has not
         (final / p).unlink(missing_ok=True)
@@ -178,7 +206,7 @@ def install(tmp: Path, final: Path) -> None:
             if parent == final or any(parent.iterdir()):
                 break
             parent.rmdir()
-    os.replace(tmp / MARKER, final / MARKER)
+    _write_marker(final, files)
 
 
 def write_json_atomic(path: Path, doc) -> None:

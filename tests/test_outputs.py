@@ -149,6 +149,62 @@ def test_a_name_held_by_something_else_is_refused_before_anything_moves(tmp_path
     assert sorted(p.name for p in out.iterdir()) == ["a.txt"]
 
 
+def test_a_file_of_the_users_at_a_name_cohtb_writes_is_never_replaced(tmp_path):
+    out = tmp_path / "out"
+    with atomic_dir(out) as tmp:
+        (tmp / "a.txt").write_text("1")
+    (out / "report.md").write_text("the user's")   # not in the marker: not cohtb's, whatever its name
+    with pytest.raises(CohtbError, match="report.md: cohtb's output needs this name"), atomic_dir(out) as tmp:
+        (tmp / "a.txt").write_text("2")
+        (tmp / "report.md").write_text("cohtb's")
+    assert (out / "report.md").read_text() == "the user's" and (out / "a.txt").read_text() == "1"
+
+
+def test_nothing_is_written_or_deleted_through_a_symbolic_link(tmp_path):
+    """A directory of the output replaced by a link to somewhere else: cohtb neither writes through it nor deletes
+    the files its marker lists behind it."""
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    with atomic_dir(out) as tmp:
+        (tmp / "sub").mkdir()
+        (tmp / "sub" / "a.txt").write_text("1")
+        (tmp / "sub" / "b.txt").write_text("1")
+    (out / "sub").rename(elsewhere)
+    (out / "sub").symlink_to(elsewhere)
+    assert owned(out) == set()   # the listed paths now lead out of out
+    with pytest.raises(CohtbError, match="cohtb's output needs this name"), atomic_dir(out) as tmp:
+        (tmp / "sub").mkdir()
+        (tmp / "sub" / "a.txt").write_text("2")
+    assert (elsewhere / "a.txt").read_text() == "1" and (elsewhere / "b.txt").read_text() == "1"
+    with atomic_dir(out) as tmp:   # an output that does not need the name leaves the link and its files alone
+        (tmp / "c.txt").write_text("3")
+    assert (out / "sub").is_symlink() and sorted(p.name for p in elsewhere.iterdir()) == ["a.txt", "b.txt"]
+
+
+def test_an_interrupted_install_leaves_every_moved_file_listed(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    with atomic_dir(out) as tmp:
+        (tmp / "a.txt").write_text("1")
+    moves = []
+    real_replace = os.replace
+
+    def dies_on_the_second_file(src, dst):
+        if Path(src).name.endswith(".txt"):
+            moves.append(dst)
+            if len(moves) == 2:
+                raise KeyboardInterrupt
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", dies_on_the_second_file)
+    with pytest.raises(KeyboardInterrupt), atomic_dir(out) as tmp:
+        for name in ("a.txt", "b.txt", "c.txt"):
+            (tmp / name).write_text("2")
+    monkeypatch.undo()
+    assert (out / "a.txt").read_text() == "2" and owned(out) >= {"a.txt", "b.txt", "c.txt"}
+    with atomic_dir(out) as tmp:   # and the next output takes over without complaint
+        (tmp / "b.txt").write_text("3")
+    assert owned(out) == {"b.txt"} and sorted(p.name for p in out.iterdir()) == [MARKER, "b.txt"]
+
+
 def test_writers_of_one_file_do_not_share_a_temporary(tmp_path):
     """A fixed `NAME.tmp` made concurrent writers rename each other's temporaries away (FileNotFoundError)."""
     path, errors = tmp_path / "counters.json", []

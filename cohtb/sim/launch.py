@@ -126,7 +126,9 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         places = roots(tmp, Path(cmd[0]) if cmd else None)
         write_json_atomic(tmp / "manifest.json", portable(finish(tmp, roi, cmd, t0), places))
-        install(tmp, final)   # over an incomplete leftover (no manifest), replacing only what cohtb wrote there
+        # Over an incomplete leftover (no manifest), replacing only what cohtb wrote there; the manifest last, since
+        # it is what says the run is whole.
+        install(tmp, final, last=("manifest.json",))
         failed.unlink(missing_ok=True)
         return Outcome(spec, "done", time.monotonic() - t0)
     except (CohtbError, OSError, KeyError, json.JSONDecodeError) as e:
