@@ -40,12 +40,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         done.append((run.id, analyse(run, path, check_model=args.check), path))
     for name, doc, path in done:
         g, perf, ideal = doc.rtl.totals, doc.replay, doc.ideal.totals
-        print(f"{name}: {perf.events:,} events through the Verilated monitor ({doc.variant}, "
-              f"{perf.eventsPerSecond / 1e6:.1f} M events/s); RTL vs model: {doc.model_check}"
-              + (f"; -> {path}" if path else ""))
-        print(f"  counted by the monitor RTL (bounded line table): transfers {g['transfers']:,}, cross-socket "
+        print(wrap(f"{name}: {perf.events:,} events through the Verilated monitor ({doc.variant}, "
+                   f"{perf.eventsPerSecond / 1e6:.1f} M events/s)"))
+        print(f"  RTL vs model: {doc.model_check}")
+        if path:
+            print(f"  counters: {path}")
+        print(f"  monitor RTL (bounded line table): transfers {g['transfers']:,}, cross-socket "
               f"{g['crossSocketTransfers']:,}, dirty reads (HITM) {doc.rtl.dirty_reads:,}")
-        print(f"  counted by the ideal model (every line, as the line table below): transfers {ideal.transfers:,}, "
+        print(f"  ideal model (every line, as below): transfers {ideal.transfers:,}, "
               f"cross-socket {ideal.crossSocketTransfers:,}, dirty reads (HITM) {ideal.dirty_reads:,}")
         print(f"  against gem5: {doc.gem5.verdict}")
         if args.lines:
@@ -117,7 +119,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def wrap(prose: str) -> str:
     """A line of prose at the width of the tables around it."""
-    return textwrap.fill(prose, TERMINAL_WIDTH, break_on_hyphens=False)
+    return textwrap.fill(prose, TERMINAL_WIDTH, break_on_hyphens=False, subsequent_indent="  ")
 
 
 def kept_runs(specs, dirs: list[Path]) -> tuple[list, list[str]]:

@@ -269,7 +269,7 @@ def test_one_colour_per_policy_for_every_policy():
 
     colours = [*palette.POLICY_COLOURS.values(), palette.UNKNOWN]
     for a, b in itertools.combinations(colours, 2):
-        assert np.linalg.norm(lab(a) - lab(b)) >= 20, (a, b)
+        assert np.linalg.norm(lab(a) - lab(b)) >= 25, (a, b)
 
 
 def overlaps(a, b) -> bool:

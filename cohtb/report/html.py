@@ -51,9 +51,9 @@ def field_table(m: RunMetrics) -> Table:
         if not f["lines"]:
             rows.append([name, "unmapped", "-", "-", "-", "-", "-"])
             continue
-        rows.append([name, ", ".join(f"{l:#x}" for l in f["lines"]), ", ".join(s.split(".", 1)[-1] for s in f["shares_line_with"]) or "-",
+        rows.append([name, ", ".join(f"{m.analysis.address(l):#x}" for l in f["lines"]), ", ".join(s.split(".", 1)[-1] for s in f["shares_line_with"]) or "-",
                      num(f["transfers"]), num(f["crossSocketTransfers"]), num(f["dirtyReads"]), num(f["invalidations"])])
-    return Table(f"Per field: {m.label}", ["field", "line", "shares its line with", "transfers/op", "x-socket/op",
+    return Table(f"Per field: {m.label}", ["field", "line address", "shares its line with", "transfers/op", "x-socket/op",
                                             "dirty reads (HITM)/op", "invalidations/op"], rows,
                  "Coherence is per line: fields on one line share its numbers (that is the false sharing).")
 
@@ -64,14 +64,15 @@ def hot_table(m: RunMetrics) -> Table:
         g = LineCheck(**h["gem5"])
         named = [f.split(".", 1)[-1] for f in h["fields"]] or [f"kernel {s}" for s in h.get("symbols", [])]
         named = named if len(named) <= 4 else [*named[:3], f"{len(named) - 3} more"]
-        rows.append([f"{h['line']:#x}", ", ".join(named) or "-",
+        rows.append([f"{m.analysis.address(h['line']):#x}", f"{h['line']:#x}", ", ".join(named) or "-",
                      f"{h['count']:,} (±{h['error']:,})", f"{h['transfers']:,}", f"{h['dirty_reads']:,}",
                      f"{h['remote_share'] * 100:.0f}%", f"{g.matched:,}", f"{g.transfersMonitorOnly + g.dirtyReadsMonitorOnly:,}",
                      f"{g.transfersGem5Only + g.dirtyReadsGem5Only:,}", f"{g.explained:,}"])
     return Table(f"Hottest lines (shared cache lines, as perf c2c shows them): {m.label}",
-                 ["line", "fields", "monitor count (Space-Saving)", "transfers", "dirty reads (HITM)", "cross-socket",
+                 ["address", "line", "fields", "monitor count (Space-Saving)", "transfers", "dirty reads (HITM)", "cross-socket",
                   "matched in gem5", "monitor only", "gem5 only", "explained"], rows,
-                 "Fields: the layout map's, or for a full-system run the kernel globals on the line (vmlinux symbols; slab "
+                 "Address: the line's first physical byte (perf c2c's Cacheline); line: the monitor's line number "
+                 "(address / line size). Fields: the layout map's, or for a full-system run the kernel globals on the line (vmlinux symbols; slab "
                  "and per-CPU lines have none). Monitor count: the hardware's Space-Saving table (count - error <= true <= count). "
                  "Transfers, dirty reads and cross-socket share: the unbounded model's exact counts for that line. "
                  "Matched, monitor only, gem5 only, explained: the line's pairing with gem5's evidence (docs/gem5.md).")

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cohtb.analysis.compare import attribution
+from cohtb.atomic import write_text_atomic
+from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
 from cohtb.experiments.reproduce import (PointResult, SeriesResult, Verdict, collapse_verdict, point_results,
@@ -230,8 +232,6 @@ def readme_block(results: list[SeedResult]) -> str:
 def write_readme_block(readme: Path, block: str, check: bool) -> bool:
     text = readme.read_text()
     if BEGIN not in text or END not in text:
-        from cohtb.errors import CohtbError
-
         raise CohtbError(f"{readme}: no results block (the lines {BEGIN!r} ... {END!r})")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
@@ -239,7 +239,5 @@ def write_readme_block(readme: Path, block: str, check: bool) -> bool:
     if check:
         return new == text
     if new != text:
-        tmp = readme.with_name(readme.name + ".tmp")
-        tmp.write_text(new)
-        tmp.replace(readme)
+        write_text_atomic(readme, new)
     return True

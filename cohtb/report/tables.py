@@ -58,7 +58,7 @@ class Table:
         widths = fitted_widths([[h, *(r[i] for r in self.rows)] for i, h in enumerate(self.header)], width)
         blocks, block = [], [0]
         for i in range(1, len(widths)):
-            if sum(widths[j] + GAP for j in block) + widths[i] > width:
+            if len(block) > 1 and sum(widths[j] + GAP for j in block) + widths[i] > width:
                 blocks.append(block)
                 block = [0]
             block.append(i)

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from cohtb.atomic import atomic_dir, writable_dir
 from cohtb.sim.manifest import dump
+from cohtb.sim.portable import portable
 from cohtb.sim.runs import Run
+from cohtb.toolchain import ROOT
 
 
 def bundle(runs: list[Run], into: Path) -> int:
@@ -21,7 +23,7 @@ def bundle(runs: list[Run], into: Path) -> int:
         final = into / run.id
         with atomic_dir(final) as tmp:
             m = dump(run.manifest)
-            m["bundled"] = {"from": str(run.path), "left_out": ["trace.gz", "pagemap.txt", "gem5/"]}
+            m["bundled"] = {"from": portable(str(run.path), {"{repo}": ROOT}), "left_out": ["trace.gz", "pagemap.txt", "gem5/"]}
             (tmp / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
             source = run.events_file()
             packed = tmp / (run.manifest.files.events + ".gz")
