@@ -295,14 +295,8 @@ def test_nothing_clipped_at_the_size_the_page_shows(drawn, runs, kind, tmp_path)
         return
     assert fig.get_layout_engine() is not None
     assert fig.get_figwidth() * plots.DPI <= HTML_COLUMN_PX
-    fig.set_dpi(plots.DPI)
-    fig.canvas.draw()
-    r = fig.canvas.get_renderer()
-    box = fig.bbox
-    for what, e in [*((t.get_text(), t.get_window_extent(r)) for t in texts_of(fig)),
-                    *((ax.get_title() or "axes", ax.get_tightbbox(r)) for ax in fig.axes if ax.axison)]:
-        assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1, \
-            (kind, runs, what)
+    r = drawn_at_page_dpi(fig)
+    assert_inside(fig, r, [ax for ax in fig.axes if ax.axison], (kind, runs))
     titles = [ax.title for ax in fig.axes if ax.get_title()]
     for a, b in itertools.combinations(titles, 2):
         assert not overlaps(a.get_window_extent(r), b.get_window_extent(r)), (kind, runs, a.get_text(), b.get_text())
@@ -322,6 +316,20 @@ def test_nothing_clipped_at_the_size_the_page_shows(drawn, runs, kind, tmp_path)
     assert int.from_bytes(path.read_bytes()[16:20], "big") <= HTML_COLUMN_PX
 
 
+def drawn_at_page_dpi(fig):
+    fig.set_dpi(plots.DPI)
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def assert_inside(fig, r, axes, where) -> None:
+    """Every text of the figure, and every axes with its labels, lies within the figure (1 px of rounding)."""
+    box = fig.bbox
+    for what, e in [*((t.get_text(), t.get_window_extent(r)) for t in texts_of(fig)),
+                    *((ax.get_title() or "axes", ax.get_tightbbox(r)) for ax in axes)]:
+        assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1, (where, what)
+
+
 def test_seed_figures_keep_every_text_and_marker_inside(every):
     """docs/results.md's figures: text within the figure, the legend over no panel, every speed-up marker and its
     range inside its axes, and bars in their policy's colour."""
@@ -332,14 +340,8 @@ def test_seed_figures_keep_every_text_and_marker_inside(every):
     for res in done:
         figs = [seed_plots.draw_seed(res), *(seed_plots.draw_series(s) for s in res.series)]
         for fig in figs:
-            fig.set_dpi(plots.DPI)
-            fig.canvas.draw()
-            r = fig.canvas.get_renderer()
-            box = fig.bbox
-            for what, e in [*((t.get_text(), t.get_window_extent(r)) for t in texts_of(fig)),
-                            *((ax.get_title(), ax.get_tightbbox(r)) for ax in fig.axes)]:
-                assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1, \
-                    (res.experiment.seed, what)
+            r = drawn_at_page_dpi(fig)
+            assert_inside(fig, r, fig.axes, res.experiment.seed)
             for lg in [*fig.legends, *(c for ax in fig.axes for c in ax.get_children() if isinstance(c, Legend))]:
                 for ax in fig.axes:
                     assert not overlaps(lg.get_window_extent(r), ax.get_window_extent(r)), res.experiment.seed
