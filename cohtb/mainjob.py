@@ -3,6 +3,7 @@ runs), replayed through the monitor RTL, checked against the model, reported and
 
 from __future__ import annotations
 
+import textwrap
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from cohtb.sim.plans import PLANS
 from cohtb.analysis.pipeline import metrics_for, standard_comparisons
 from cohtb.report.html import summary_table, write
 from cohtb.report.results import fairness_table, headline, point_table, seed_results
+from cohtb.report.tables import TERMINAL_WIDTH
 from cohtb.sim.runs import discover, load
 from cohtb.toolchain import ROOT
 from cohtb.trace.events import LEGACY_NOTE
@@ -55,8 +57,8 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     print()
     print(summary_table(first).text())
     print(headline(seeds).text())
-    for n in notes:
-        print("- " + n)
+    for n in notes:   # prose at the tables' width
+        print(textwrap.fill(n, TERMINAL_WIDTH, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False))
     print(f"\nRTL and reference model: identical counters on all {len(ms)} runs.")
     print(f"Report: {html}  ({time.monotonic() - t0:.0f} s)")
     return 0
