@@ -142,9 +142,8 @@ def kept_runs(specs, dirs: list[Path]) -> tuple[list, list[str]]:
 
 def cmd_seeds(args: argparse.Namespace) -> int:
     from cohtb.analysis.pipeline import metrics_for
-    from cohtb.experiments.seeds import EXPERIMENTS
-    from cohtb.report.results import point_table, seed_results
-    from cohtb.experiments.reproduce import collapse_verdict
+    from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
+    from cohtb.report.results import latest_complete, point_table, seed_result, verdict_rows
 
     from cohtb.mainjob import REFERENCE_RUNS
 
@@ -152,7 +151,8 @@ def cmd_seeds(args: argparse.Namespace) -> int:
     if args.seed is None:
         for e in EXPERIMENTS.values():
             runs, missing = kept_runs(e.specs(), dirs)
-            print(f"seed {e.seed}: {e.title} — {e.base_name} vs {e.new_name}; {len(runs)}/{len(e.specs())} runs kept")
+            print(f"seed {e.seed}: {e.title} — {e.base_name} vs {e.new_name}; declaration {e.declaration.id}; "
+                  f"{len(runs)}/{len(e.specs())} runs kept")
         return 0
     if args.seed not in EXPERIMENTS:
         raise CohtbError(f"--seed {args.seed}: no such experiment (known: {', '.join(EXPERIMENTS)})")
@@ -162,47 +162,57 @@ def cmd_seeds(args: argparse.Namespace) -> int:
 
         if gem5.find() is None:
             raise CohtbError(f"--launch needs gem5: {gem5.why_missing()}")
+        launch.declaration_record(e.declaration.id)   # declared and committed before its runs, or refused here
         _, missing = kept_runs(e.specs(), dirs)
         todo = [s for s in e.specs() if s.id in missing]
         writable_dir(args.runs)
-        print(f"cohtb seeds: seed {e.seed}: {len(todo)} of {len(e.specs())} runs to record into {args.runs}", flush=True)
+        print(f"cohtb seeds: seed {e.seed}, declaration {e.declaration.id}: {len(todo)} of {len(e.specs())} runs to "
+              f"record into {args.runs}", flush=True)
         outcomes = launch.launch(todo, Path(args.runs), args.jobs, args.timeout)
         failed = [o for o in outcomes if o.status == "failed"]
         for o in failed:
             print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)
         if failed:
             return 1
-    runs, missing = kept_runs(e.specs(), dirs)
-    if missing:
-        raise CohtbError(f"seed {e.seed}: {len(missing)} runs are not recorded (first: {missing[0]}); "
-                         f"`cohtb seeds --seed {e.seed} --launch` records them with gem5")
-    ms = metrics_for(runs, None, check_model=False)
-    res = next(r for r in seed_results(ms) if r.experiment.seed == e.seed)
+    history = []
+    for version in HISTORY[args.seed]:
+        runs, _ = kept_runs(version.specs(), dirs)
+        history.append(seed_result(version, metrics_for(runs, None, check_model=False) if runs else []))
+    res = history[-1]
+    if not res.complete:
+        print(wrap(f"seed {e.seed}: {len(res.missing)} runs of declaration {e.declaration.id} are not recorded (first: "
+                   f"{res.missing[0]}); `cohtb seeds --seed {e.seed} --launch` records them with gem5"))
+        res = latest_complete(history[:-1])
+        if res is None:
+            return 2
+        print(wrap(f"Under the earlier declaration {res.declaration.id}, whose runs are kept:"))
     print(point_table(res).text())
-    for s in res.series:
-        print(wrap(f"{s.series.label}: {collapse_verdict(s).text}"))
+    for row in verdict_rows(res)[1 if res.points else 0:]:
+        print(wrap(f"{row[0]}: {row[-1]}"))
     return 0
 
 
 def cmd_results(args: argparse.Namespace) -> int:
     from cohtb.analysis.pipeline import metrics_for
     from cohtb.atomic import write_text_atomic
-    from cohtb.experiments.seeds import EXPERIMENTS
+    from cohtb.experiments.seeds import HISTORY
     from cohtb.report import results, seed_plots
     from cohtb.toolchain import ROOT
 
     from cohtb.mainjob import REFERENCE_RUNS
 
-    specs = [s for e in EXPERIMENTS.values() for s in e.specs()]
+    specs = list(dict.fromkeys(s for versions in HISTORY.values() for e in versions
+                               for s in [*e.specs(), *e.sensitivity]))
     runs, missing = kept_runs(specs, [REFERENCE_RUNS])   # the page is of the bundled runs, the same on every checkout
     if missing:
-        print(f"cohtb results: {len(missing)} of {len(specs)} runs are not recorded; their seeds say so on the page",
-              file=sys.stderr)
+        print(f"cohtb results: {len(missing)} of {len(specs)} runs are not recorded; their declarations say so on "
+              "the page", file=sys.stderr)
     ms = metrics_for(runs, None, check_model=False)
-    res = results.seed_results(ms)
-    page = results.page(res, seed_plots.figure_names(res), ms)
+    history = results.seed_history(ms)
+    drawn = [r for r in (results.shown(v) for v in history.values()) if r is not None]
+    page = results.page(history, seed_plots.figure_names(drawn), ms)
     doc, readme = ROOT / "docs" / "results.md", ROOT / "README.md"
-    block = results.readme_block(res)
+    block = results.readme_block(history)
     if args.check:
         stale = [str(p) for p, ok in ((doc, doc.exists() and doc.read_text() == page),
                                       (readme, results.write_readme_block(readme, block, check=True))) if not ok]
@@ -212,7 +222,7 @@ def cmd_results(args: argparse.Namespace) -> int:
         print(f"{doc} and the README's results block match the kept runs")
         return 0
     with writing(ROOT / "docs" / "results"):   # they write their files by their own means
-        seed_plots.write_all(res, ROOT / "docs" / "results")
+        seed_plots.write_all(drawn, ROOT / "docs" / "results")
     write_text_atomic(doc, page)
     with writing(readme):
         results.write_readme_block(readme, block, check=False)

@@ -1,4 +1,5 @@
-"""The seed experiments and the rule that calls a comparison a reproduction, on hand-made numbers."""
+"""The seed experiments, their declarations, and the rules that call a comparison a reproduction, on hand-made
+numbers."""
 
 import os
 import re
@@ -7,12 +8,22 @@ from types import SimpleNamespace
 
 import pytest
 
-from cohtb.experiments.published import Published
-from cohtb.experiments.reproduce import Ratio, Spread, collapse_verdict, point_results, series_result, verdict
-from cohtb.experiments.seeds import E004, EXPERIMENTS, REPETITIONS
+from cohtb.experiments import declarations
+from cohtb.experiments.magnitude import predicted
+from cohtb.experiments.published import SHARES, Published
+from cohtb.experiments.reproduce import Ratio, Spread, point_results, series_result
+from cohtb.experiments.rules import collapse_locked_level, collapse_trough, sign_2x, sign_effect_band
+from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
 from cohtb.sim.plans import RunSpec
 
 PLUS_55 = Published("20-way stat", 5038006, 7842883, "ops/s", True)
+E004 = HISTORY["004"][1]   # the collapse series as recorded (3 repetitions), judged by collapse-trough
+DECLARED_004 = EXPERIMENTS["004"].declaration
+
+
+def verdict(pub: Published, sim: Ratio, rule=sign_2x, d=None, seconds_per_op=None):
+    """A rule on a point whose runs gave `sim` (the rules read only the ratio and the base time per op)."""
+    return rule(pub, SimpleNamespace(ratio=sim, base_seconds_per_op=seconds_per_op), d or DECLARED_004)
 
 
 def test_published_ratio_is_a_speed_up_either_way():
@@ -96,25 +107,81 @@ def test_quotes_are_the_messages_own_lines():
         assert set(pub.quote) <= lines, (pub.source.seed, pub.configuration, set(pub.quote) - lines)
 
 
-def test_every_experiment_is_valid_runs_repeated_with_seeds():
-    for e in EXPERIMENTS.values():
-        specs = e.specs()
-        assert len({s.id for s in specs}) == len(specs)
-        for s in specs:
-            s.validate()
-            assert s.timed and 1 <= s.seed <= REPETITIONS
-        groups = {}
-        for s in specs:
-            groups.setdefault(s.repetition_of, []).append(s.seed)
-        assert all(sorted(v) == list(range(1, REPETITIONS + 1)) for v in groups.values())
+def test_every_experiment_is_valid_runs_repeated_as_declared():
+    for versions in HISTORY.values():
+        for e in versions:
+            d = e.declaration
+            specs = e.specs()
+            assert len({s.id for s in specs}) == len(specs)
+            for s in specs:
+                s.validate()
+                assert s.timed and 1 <= s.seed <= d.repetitions and s.declaration == (d.id if d.tagged else "")
+            groups = {}
+            for s in specs:
+                groups.setdefault(s.repetition_of, []).append(s.seed)
+            assert all(sorted(v) == list(range(1, d.repetitions + 1)) for v in groups.values())
     ticket = [p for p in EXPERIMENTS["000"].points if "ticket" in p.base.extra]
     assert sorted(p.base.sockets for p in ticket) == [1, 2, 4, 8]   # 3.10's lock at every size
     assert all(p.base.extra == p.new.extra for p in EXPERIMENTS["000"].points)   # only the policy changes
     assert {(p.base.policy, p.new.policy) for p in EXPERIMENTS["000"].points} == {("locked", "cmpxchg")}
-    assert {(p.base.layout, p.new.layout) for p in E004.points} == {("shared", "split")}
+    assert {(p.base.layout, p.new.layout) for p in EXPERIMENTS["004"].points} == {("shared", "split")}
 
 
-def fake_run(spec: RunSpec, throughput: float = 1.0, totals: list[int] | None = None):
+def test_current_declarations_are_era_faithful_repeated_and_can_fail_on_magnitude():
+    """Every current declaration: at least 5 repetitions varied by more than the start, a minimum effect, a rule
+    that judges magnitude, and the seed era's lock (000: 3.10's ticket lock; 001: 4.4 and 004: 6.12, qspinlock)."""
+    for e in EXPERIMENTS.values():
+        d = e.declaration
+        assert not d.reconstructed and d.repetitions >= 5 and d.min_effect > 0, d.id
+        assert len(d.repetition_sources) >= 2 and d.rule == "sign-effect-band", d.id
+    assert EXPERIMENTS["000"].declaration.lock == "ticket"
+    assert EXPERIMENTS["001"].declaration.lock == EXPERIMENTS["004"].declaration.lock == "qspinlock"
+    se = [s for k in ("000", "001", "004") for s in EXPERIMENTS[k].specs()]
+    assert {s.home_socket for s in se if s.sockets == 8} == {0, 1, 2, 3, 4}   # the home socket rotates
+
+
+def test_a_reconstructed_declarations_runs_are_all_kept():
+    """Nothing recorded under a declaration leaves the bundle: every run a reconstructed declaration used (its runs
+    predate declarations, so they are the bundle's) is in reference-runs/, and so is every tagged run there."""
+    bundle = Path(__file__).parent.parent / "reference-runs"
+    have = {p.name for p in bundle.iterdir() if (p / "manifest.json").exists()}
+    for versions in HISTORY.values():
+        for e in versions:
+            if e.declaration.reconstructed:
+                used = {s.id for s in [*e.specs(), *e.sensitivity]}
+                assert used <= have, (e.declaration.id, sorted(used - have)[:3])
+
+
+def test_a_run_recorded_under_a_declaration_matches_it():
+    """A tagged run's manifest holds the digest of the declaration it was recorded under: a declaration edited
+    after its runs fails here (a change must be a new version)."""
+    import json
+
+    bundle = Path(__file__).parent.parent / "reference-runs"
+    for m in bundle.glob("*/manifest.json"):
+        doc = json.loads(m.read_text())
+        if doc["spec"].get("declaration"):
+            d = declarations.by_id(doc["spec"]["declaration"])
+            assert doc["declaration"]["id"] == d.id and doc["declaration"]["digest"] == d.digest(), m.parent.name
+
+
+def test_declarations_refuse_bad_fields(tmp_path, monkeypatch):
+    from cohtb.errors import CohtbError
+
+    text = (declarations.DECLARED / "001.toml").read_text()
+    for damage, field in [(text.replace("rule = ", "rules = ", 1), "rules"),
+                          (text.replace('machine = "se-mesi-two-level"', 'machine = "nowhere"', 1), "machine"),
+                          (text.replace('"start skew"]', '"the moon"]', 1), "repetition_sources"),
+                          (text.replace("version = 2", "version = 3"), "version")]:
+        (tmp_path / "001.toml").write_text(damage)
+        (tmp_path / "machines.toml").write_text(declarations.MACHINES_FILE.read_text())
+        monkeypatch.setattr(declarations, "DECLARED", tmp_path)
+        monkeypatch.setattr(declarations, "MACHINES_FILE", tmp_path / "machines.toml")
+        with pytest.raises(CohtbError, match=field):
+            declarations.versions("001")
+
+
+def fake_run(spec: RunSpec, throughput: float = 1.0, totals: list[int] | None = None):  # noqa: D103
     """What reproduce needs of a run: spec, throughput and, for a series, the workload's intervals."""
     w = SimpleNamespace(measure=SimpleNamespace(mode="window", interval_ns=spec.interval_us * 1000),
                         intervals=SimpleNamespace(total=totals or [], min=[], max=[]))
@@ -125,10 +192,10 @@ def test_points_pair_repetitions_by_configuration():
     p = E004.points[0]
     runs = [fake_run(RunSpec(**{**p.base.__dict__, "seed": k}), 5.0 + k) for k in (1, 2, 3)]
     runs += [fake_run(RunSpec(**{**p.new.__dict__, "seed": k}), 8.0 + k) for k in (1, 2, 3)]
-    (res,) = point_results(E004.points, runs)
+    (res,) = point_results(E004.points, runs, 3)
     assert res.complete and res.base_throughput.values == (6.0, 7.0, 8.0)
     assert res.ratio.lo == pytest.approx(9 / 8) and res.ratio.hi == pytest.approx(11 / 6)
-    (partial,) = point_results(E004.points, runs[:1] + runs[3:4])   # one repetition each: no spread, no verdict
+    (partial,) = point_results(E004.points, runs[:1] + runs[3:4], 3)   # one repetition each: no spread, no verdict
     assert not partial.complete
 
 
@@ -144,19 +211,19 @@ def _series_runs(levels: dict[str, tuple[float, float]], recover_at: int | None 
         for k in (1, 2, 3):
             totals = [int((low if at <= i < (recover_at or n) else early) * (1 + k / 100)) for i in range(n)]
             runs.append(fake_run(RunSpec(**{**t.__dict__, "seed": k}), totals=totals))
-    return series_result(series, runs)
+    return series_result(series, runs, 3)
 
 
 def test_collapse_is_reproduced_when_only_retry100_falls():
     res = _series_runs({"retry100": (1000, 50), "trywait": (1000, 950), "unified": (1000, 990)})
     assert res.trough("retry100").mean == pytest.approx(0.05, abs=0.01)
-    v = collapse_verdict(res)
+    v = collapse_trough(res)
     assert v.reproduced and "retry100 falls to 0.05 of its level and stays there" in v.text
 
 
 def test_a_collapse_that_recovers_is_said_to():
     res = _series_runs({"retry100": (1000, 50), "trywait": (1000, 950), "unified": (1000, 990)}, recover_at=8)
-    v = collapse_verdict(res)
+    v = collapse_trough(res)
     assert v.reproduced and "then recovers (last quarter 1.00; the published collapse lasted)" in v.text
 
 
@@ -166,16 +233,99 @@ def test_a_collapse_that_recovers_is_said_to():
     ({"retry100": (1000, 600)}, "retry100's lowest interval is 0.60"),
 ])
 def test_collapse_is_not_reproduced(levels, why):
-    v = collapse_verdict(_series_runs(levels))
+    v = collapse_trough(_series_runs(levels))
     assert not v.reproduced and why in v.text
 
 
 def test_the_locked_policy_is_a_reference_not_judged():
-    v = collapse_verdict(_series_runs({"retry100": (1000, 50), "locked": (100, 10)}))
+    v = collapse_trough(_series_runs({"retry100": (1000, 50), "locked": (100, 10)}))
     assert v.reproduced and "locked" not in v.text
 
 
 def test_a_series_with_missing_repetitions_has_no_verdict():
     res = _series_runs({"retry100": (1000, 50)})
     res.runs["trywait"] = res.runs["trywait"][:2]
-    assert collapse_verdict(res).text == "no: runs missing"
+    assert collapse_trough(res).text == "no: runs missing"
+
+
+def test_the_magnitude_prediction_is_amdahls_dilution():
+    assert predicted(2.0, 1.0) == pytest.approx(2.0)                # the whole operation is the contended path
+    assert predicted(2.0, 0.5) == pytest.approx(1 / (0.5 + 0.25))    # half of it
+    assert predicted(1e9, 0.7837) == pytest.approx(1 / (1 - 0.7837), rel=1e-6)   # 000's limit: +362%
+
+
+def test_declared_rule_judges_effect_and_magnitude():
+    """sign-effect-band on seed 004's layout point (p = 0.8977 from the seed's perf top, minimum effect 10%)."""
+    d = DECLARED_004
+    pub = Published("20-way stat, tmpfs", 5038006, 7842883, "ops/s", True, SimpleNamespace(seed="004"))
+    # +65% simulated: predicted 1/((1-p) + p/1.65) = +56.6%, band widened by 10%: +42% to +72%: in it
+    v = verdict(pub, Ratio(1.65, 1.62, 1.68), sign_effect_band, d)
+    assert v.reproduced and "yes: published +56% is in the predicted" in v.text
+    # +300% simulated predicts +232% or more: the published +56% is outside, whatever the sign says
+    v = verdict(pub, Ratio(4.0, 3.5, 4.5), sign_effect_band, d)
+    assert not v.reproduced and v.text.startswith("sign only: published +56% is outside the predicted")
+    # a change beyond the spread but under the minimum effect is no result
+    v = verdict(pub, Ratio(1.05, 1.04, 1.06), sign_effect_band, d)
+    assert not v.reproduced and "under the minimum effect (10%)" in v.text
+    # nothing published to predict the magnitude from (002): said so, judged in sign and effect only
+    other = Published("36 threads, locking rate", 1.0, 3.4, "Mop/s", True, SimpleNamespace(seed="002"))
+    v = verdict(other, Ratio(1.5, 1.4, 1.6), sign_effect_band, d)
+    assert v.reproduced and "magnitude not testable" in v.text
+    # a published no change: the whole range within the minimum effect
+    null = Published("1 node", 2442998, 2352103, "JPM", True, SimpleNamespace(seed="000"), null=True)
+    assert verdict(null, Ratio(1.02, 0.95, 1.08), sign_effect_band, d).reproduced
+    assert not verdict(null, Ratio(1.05, 0.95, 1.12), sign_effect_band, d).reproduced
+
+
+def test_a_time_per_op_share_comes_from_the_published_rate():
+    """003: 38 threads at 16031 MB/s of 4 KiB I/Os are 9.26 µs per I/O per thread. A simulated counter costing 1 µs
+    of it, sped up 20-fold, predicts +11% (+1% to +23% with the 10% minimum effect): the published +3.9% is in it.
+    One costing 3 µs predicts +44%: the published figure is not."""
+    (share,) = SHARES["003"]
+    pub = Published("38 threads, 2 shared files, read-only", 16031, 16663, "MB/s", True, SimpleNamespace(seed="003"))
+    assert share.time_per_op(pub) == pytest.approx(4096 * 38 / (16031 * 2 ** 20))
+    d = EXPERIMENTS["003"].declaration
+    v = verdict(pub, Ratio(20.0, 19.0, 21.0), sign_effect_band, d, seconds_per_op=1e-6)
+    assert v.reproduced and v.band == "+1% to +23%"
+    v = verdict(pub, Ratio(20.0, 19.0, 21.0), sign_effect_band, d, seconds_per_op=3e-6)
+    assert not v.reproduced and v.text.startswith("sign only")
+
+
+def test_shares_are_in_the_lines_they_cite():
+    """Every share's numbers are printed in its quoted lines; 001's is recomputed from them."""
+    for seed, shares in SHARES.items():
+        for s in shares:
+            assert s.quote and s.where and s.applies_to, seed
+            text = " ".join(s.quote)
+            if s.kind == "share" and seed != "001":   # a profile: its percentages are quoted and add up to it
+                parts = [float(x) for x in re.findall(r"(\d+\.\d+)%", text)]
+                assert parts and sum(parts) == pytest.approx(s.share * 100, abs=0.005), seed
+    (s001,) = SHARES["001"]
+    assert s001.share == pytest.approx((82 * 60 + 14) / (96 * 65.29), abs=1e-4)
+    assert "65.29s 82m14s" in " ".join(s001.quote) and "96 threads" in " ".join(s001.quote)
+    pubs = {p.configuration for e in EXPERIMENTS.values() for pt in e.points for p in pt.published}
+    assert all(c in pubs for shares in SHARES.values() for s in shares for c in s.applies_to)
+
+
+def test_the_collapse_rule_declared_before_the_runs_needs_a_lasting_fall():
+    """collapse-locked-level: retry100's last quarter at the locked-only level, the waiting policies recovered."""
+    lasting = _series_runs({"retry100": (1000, 60), "trywait": (1000, 950), "unified": (1000, 990),
+                            "locked": (60, 60)})
+    assert collapse_locked_level(lasting).reproduced
+    recovering = _series_runs({"retry100": (1000, 60), "trywait": (1000, 950), "unified": (1000, 990),
+                               "locked": (60, 60)}, recover_at=8)
+    v = collapse_locked_level(recovering)
+    assert not v.reproduced and "does not fall beyond its spread" in v.text
+    assert collapse_trough(recovering).reproduced   # the rule that replaced it after the runs passes it
+
+
+def test_disagreement_lists_a_reproduced_change_called_out_by_its_rule():
+    """A change reproduced in sign but 5.7x the published one (sign-2x) is a disagreement the page states; the old
+    test of the verdict text ('differs') never matched one."""
+    from cohtb.report.results import SeedResult, disagreement
+
+    e = HISTORY["001"][0]
+    point = e.points[0]
+    res = SimpleNamespace(point=point, complete=True, ratio=Ratio(3.44, 3.19, 3.82), base_seconds_per_op=None)
+    lines = disagreement(SeedResult(e, [res], [], []))
+    assert len(lines) == 1 and "5.7x the published one" in lines[0]

@@ -53,6 +53,37 @@ class Published:
         return self.new / self.base if self.higher_is_better else self.base / self.new
 
 
+@dataclass(frozen=True)
+class Share:
+    """What a seed publishes about where the time went before its patch (cohtb/experiments/magnitude.py).
+    kind "share": the share of the time in the path the patch changes. kind "time-per-op": a per-thread rate,
+    from which a time per operation follows (threads x block_bytes over the base figure in unit_bytes/s)."""
+
+    seed: str
+    kind: str
+    what: str
+    applies_to: tuple[str, ...]   # the configurations of the figures it predicts
+    where: str
+    quote: tuple[str, ...]
+    share: float = 0.0
+    threads: int = 0
+    block_bytes: int = 0
+    unit_bytes: int = 0
+
+    def time_per_op(self, pub: Published) -> float:
+        """Seconds per operation of one thread at the published base figure (kind "time-per-op")."""
+        return self.block_bytes * self.threads / (pub.base * self.unit_bytes)
+
+
+def load_shares(path: Path = DATA) -> dict[str, tuple[Share, ...]]:
+    """seed -> what it publishes about its time before the patch (none: magnitude not testable)."""
+    doc = json.loads(path.read_text())
+    return {seed: tuple(Share(seed, x["kind"], x["what"], tuple(x["applies_to"]), x["where"], tuple(x["quote"]),
+                              x.get("share", 0.0), x.get("threads", 0), x.get("block_bytes", 0), x.get("unit_bytes", 0))
+                        for x in s.get("shares", ()))
+            for seed, s in doc["seeds"].items()}
+
+
 def load(path: Path = DATA) -> dict[str, dict[str, Published]]:
     """seed -> configuration -> its published figure."""
     doc = json.loads(path.read_text())
@@ -67,3 +98,4 @@ def load(path: Path = DATA) -> dict[str, dict[str, Published]]:
 
 
 PUBLISHED = load()
+SHARES = load_shares()

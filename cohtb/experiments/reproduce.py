@@ -1,10 +1,5 @@
-"""Published vs simulated, with the spread of the repetitions: is a seed's effect reproduced?
-
-A comparison is called a reproduction only when its sign holds beyond the spread: every repetition of
-`new` against every repetition of `base` (lo = min(new)/max(base), hi = max(new)/min(base)) is on the
-published side of 1. A published row its author calls no change (seed 000 on one node) is reproduced
-when the simulated mean change is under NULL_EFFECT. A reproduced change more than RATIO_FACTOR times
-larger or smaller than the published one (in percent) is called out."""
+"""Published vs simulated, measured: the simulated speed-up of each point with the spread of its repetitions
+(Spread, Ratio), and the time series of the collapse, per policy. The verdicts on them are rules.py's."""
 
 from __future__ import annotations
 
@@ -13,14 +8,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from cohtb.analysis.steady import series
-from cohtb.experiments.published import Published
-from cohtb.experiments.seeds import REPETITIONS, Point, Series
+from cohtb.experiments.seeds import Point, Series
 from cohtb.sim.plans import RunSpec
-
-NULL_EFFECT = 0.05   # a simulated |change| below 5% is "no change"
-RATIO_FACTOR = 2.0   # a simulated change more than 2x (or under half) the published one is called out
-COLLAPSED_TO = 0.5   # collapsed: an interval under half the level before the transient holder
-RECOVERED = 0.9      # lasting: the last quarter still under 90% of the level before the transient holder
 
 
 class Measured(Protocol):
@@ -73,32 +62,6 @@ class Ratio:
         return f"{self.mean:.2f} ({self.lo:.2f}-{self.hi:.2f})"
 
 
-def expected_sign(pub: Published) -> int:
-    return 0 if pub.null else (1 if pub.ratio > 1 else -1)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    reproduced: bool
-    text: str
-
-
-def verdict(pub: Published, sim: Ratio) -> Verdict:
-    want = expected_sign(pub)
-    if want == 0:
-        ok = abs(sim.mean - 1) < NULL_EFFECT
-        return Verdict(ok, "yes: no change, as published" if ok else
-                       f"no: published no change, simulated {(sim.mean - 1) * 100:+.0f}%")
-    if sim.sign == 0:
-        return Verdict(False, "no: the simulated change is within the spread of the repetitions")
-    if sim.sign != want:
-        return Verdict(False, "no: opposite sign")
-    factor = (sim.mean - 1) / (pub.ratio - 1)
-    if factor > RATIO_FACTOR or factor < 1 / RATIO_FACTOR:
-        return Verdict(True, f"yes in sign; the change is {factor:.1f}x the published one")
-    return Verdict(True, "yes")
-
-
 def _group(runs: list[Measured]) -> dict[str, list[Measured]]:
     out: dict[str, list[Measured]] = {}
     for r in runs:
@@ -111,11 +74,18 @@ class PointResult:
     point: Point
     base: list[Measured]
     new: list[Measured]
+    repetitions: int   # as declared
 
     @property
     def complete(self) -> bool:
         """Every repetition of base and new is there: a verdict on fewer would have no spread to hold."""
-        return len(self.base) == len(self.new) == REPETITIONS
+        return len(self.base) == len(self.new) == self.repetitions
+
+    @property
+    def base_seconds_per_op(self) -> float | None:
+        """One thread's time per operation in the base runs (their mean throughput is over every thread)."""
+        t = self.base_throughput.mean
+        return self.point.base.threads / t if t > 0 else None
 
     @property
     def base_throughput(self) -> Spread:
@@ -130,9 +100,10 @@ class PointResult:
         return Ratio.of(self.base_throughput, self.new_throughput)
 
 
-def point_results(points: tuple[Point, ...], runs: list[Measured]) -> list[PointResult]:
+def point_results(points: tuple[Point, ...], runs: list[Measured], repetitions: int) -> list[PointResult]:
     by = _group(runs)
-    return [PointResult(p, by.get(p.base.repetition_of, []), by.get(p.new.repetition_of, [])) for p in points]
+    return [PointResult(p, by.get(p.base.repetition_of, []), by.get(p.new.repetition_of, []), repetitions)
+            for p in points]
 
 
 @dataclass
@@ -143,10 +114,11 @@ class SeriesResult:
 
     series: Series
     runs: dict[str, list[Measured]]   # policy -> repetitions
+    repetitions: int                  # as declared
 
     @property
     def complete(self) -> bool:
-        return all(len(v) == REPETITIONS for v in self.runs.values())
+        return all(len(v) == self.repetitions for v in self.runs.values())
 
     def _after(self, policy: str) -> list[tuple[list[int], list[int]]]:
         """Per repetition: the intervals that end before the disturbance (at least the first), and those from
@@ -188,28 +160,6 @@ def interval_totals(m: Measured) -> tuple[float, list[int]] | None:
     return (s.interval_us, list(s.total)) if s else None
 
 
-def series_result(series: Series, runs: list[Measured]) -> SeriesResult:
+def series_result(series: Series, runs: list[Measured], repetitions: int) -> SeriesResult:
     by = _group(runs)
-    return SeriesResult(series, {t.policy: by.get(t.repetition_of, []) for t in series.runs})
-
-
-def collapse_verdict(res: SeriesResult, collapsing: str = "retry100", reference: str = "locked") -> Verdict:
-    """Seed 004: after one transient lock holder, `collapsing` falls to under COLLAPSED_TO of its level
-    (its lowest interval, in every repetition), and no waiting policy does (in any repetition). Whether
-    the fall lasts to the end of the window (the published one did) is said either way. `reference` (the
-    locked policy) is not judged."""
-    if not res.complete:
-        return Verdict(False, "no: runs missing")
-    low, late = res.trough(collapsing), res.falls(collapsing)
-    waiting = {p: res.trough(p) for p in res.runs if p not in (collapsing, reference)}
-    if low is None or late is None or any(v is None for v in waiting.values()):
-        return Verdict(False, "no: the runs have no intervals")
-    keeps = ", ".join(f"{p}'s lowest interval {v.mean:.2f}" for p, v in waiting.items())
-    lasting = (f"and stays there (last quarter {late.mean:.2f})" if late.hi < RECOVERED else
-               f"then recovers (last quarter {late.mean:.2f}; the published collapse lasted)")
-    if low.hi >= COLLAPSED_TO:
-        return Verdict(False, f"no: {collapsing}'s lowest interval is {low.mean:.2f} of its level; {keeps}")
-    stuck = [p for p, v in waiting.items() if v.lo < COLLAPSED_TO]
-    if stuck:
-        return Verdict(False, f"no: {', '.join(stuck)} fall too; {collapsing} falls to {low.mean:.2f}; {keeps}")
-    return Verdict(True, f"yes: {collapsing} falls to {low.mean:.2f} of its level {lasting}; {keeps}")
+    return SeriesResult(series, {t.policy: by.get(t.repetition_of, []) for t in series.runs}, repetitions)

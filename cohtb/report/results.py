@@ -14,10 +14,13 @@ from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
-from cohtb.experiments.reproduce import (PointResult, SeriesResult, Verdict, collapse_verdict, point_results,
-                                         series_result, verdict)
-from cohtb.experiments.reproduce import NULL_EFFECT, RATIO_FACTOR
-from cohtb.experiments.seeds import EXPERIMENTS, INTERVAL_US, REPETITIONS, SKEW_NS, WARMUP_US, WINDOW_US, Experiment
+from cohtb.experiments import method_changes
+from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines
+from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
+from cohtb.experiments.published import SHARES
+from cohtb.experiments.reproduce import PointResult, SeriesResult, point_results, series_result
+from cohtb.experiments.rules import __doc__ as RULES, Verdict, point_verdict, series_verdict
+from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
 from cohtb.report.tables import Table
 
 COMMAND = "cohtb results"
@@ -36,14 +39,28 @@ class SeedResult:
         return not self.missing
 
 
+    @property
+    def declaration(self) -> Declaration:
+        return self.experiment.declaration
+
+
+def seed_result(e: Experiment, ms: list[RunMetrics]) -> SeedResult:
+    """The experiment's runs among ms, judged as its declaration says (only the runs recorded under it)."""
+    ids = {s.id for s in e.specs()}
+    mine = list({m.run.id: m for m in ms if m.run.id in ids}.values())   # a run kept in two places counts once
+    have = {m.run.id for m in mine}
+    return SeedResult(e, point_results(e.points, mine, e.repetitions),
+                      [series_result(s, mine, e.repetitions) for s in e.series], sorted(ids - have))
+
+
 def seed_results(ms: list[RunMetrics]) -> list[SeedResult]:
-    have = {m.run.id for m in ms}
-    out = []
-    for e in EXPERIMENTS.values():
-        missing = [s.id for s in e.specs() if s.id not in have]
-        mine = [m for m in ms if m.run.id in {s.id for s in e.specs()}]
-        out.append(SeedResult(e, point_results(e.points, mine), [series_result(s, mine) for s in e.series], missing))
-    return out
+    """Each seed under its current declaration."""
+    return [seed_result(e, ms) for e in EXPERIMENTS.values()]
+
+
+def seed_history(ms: list[RunMetrics]) -> dict[str, list[SeedResult]]:
+    """Each seed under every version of its declaration, oldest first."""
+    return {seed: [seed_result(e, ms) for e in versions] for seed, versions in HISTORY.items()}
 
 
 def _fmt(v: float) -> str:
@@ -54,26 +71,27 @@ def _speedup(r: float) -> str:
     return f"{(r - 1) * 100:+.0f}%"
 
 
-def point_verdicts(p: PointResult) -> list[tuple[str, Verdict]]:
-    return [(pub.configuration, verdict(pub, p.ratio)) for pub in p.point.published]
+def judge(pub, p: PointResult, d: Declaration) -> Verdict:
+    """A point's verdict on one published figure: its declared rule, or none for a control."""
+    return point_verdict(pub, p, d) if p.point.judged else Verdict(False, "control: not judged")
 
 
 def point_table(res: SeedResult) -> Table:
-    e = res.experiment
+    e, d = res.experiment, res.declaration
     rows = []
     for p in res.points:
         if not p.complete:
             continue
         for pub in p.point.published:
-            v = verdict(pub, p.ratio)
+            v = judge(pub, p, d)
             rows.append([p.point.label, pub.configuration, f"{_fmt(pub.base)} -> {_fmt(pub.new)} {pub.unit}",
                          _speedup(pub.ratio), p.base_throughput.text(1e-6), p.new_throughput.text(1e-6),
                          f"{_speedup(p.ratio.mean)} ({_speedup(p.ratio.lo)} to {_speedup(p.ratio.hi)})", v.text])
-    return Table(f"Seed {e.seed}: {e.base_name} -> {e.new_name}",
+    return Table(f"Seed {e.seed}, declaration {d.id}: {e.base_name} -> {e.new_name}",
                  ["simulated", "published", "published base -> new", "published change", f"simulated {e.base_name} (ops/µs)",
                   f"simulated {e.new_name} (ops/µs)", "simulated change (range)", "reproduced"], rows,
-                 "Simulated: mean (min-max) of the repetitions; the range of the speed-up is over every pair of "
-                 "repetitions. Reproduced: the sign holds beyond that range (docs/results.md, 'How to read').")
+                 f"Simulated: mean (min-max) of the {d.repetitions} repetitions; the range of the speed-up is over "
+                 f"every pair of repetitions. Reproduced: by the rule {d.rule} (docs/results.md, 'How to read').")
 
 
 def fairness_table(res: SeedResult) -> Table:
@@ -97,46 +115,95 @@ def representative(p: PointResult) -> tuple[RunMetrics, RunMetrics] | None:
 
 
 def disagreement(res: SeedResult) -> list[str]:
-    """A plain statement for every published row the simulation misses in sign or by more than 2x."""
+    """A plain statement for every published row of a judged point the simulation misses (in sign, effect or
+    magnitude) or whose magnitude its rule calls out."""
     out = []
     for p in res.points:
-        if not p.complete:
+        if not p.complete or not p.point.judged:
             continue
         for pub in p.point.published:
-            v = verdict(pub, p.ratio)
-            if not v.reproduced or "differs" in v.text:
+            v = judge(pub, p, res.declaration)
+            if not v.reproduced or v.called_out:
                 out.append(f"{p.point.label} vs {pub.configuration}: published {_speedup(pub.ratio)}, simulated "
                            f"{_speedup(p.ratio.mean)} — {v.text}.")
     return out
 
 
-def headline(results: list[SeedResult]) -> Table:
+def main_point(res: SeedResult) -> tuple[PointResult, object] | None:
+    """The headline comparison: the judged point with the most sockets, against its published figure that the
+    seed's own profile predicts (published.json "shares"), else its first."""
+    judged = [p for p in res.points if p.point.judged]
+    if not judged:
+        return None
+    main = max(judged, key=lambda p: p.point.base.sockets)
+    profiled = {c for share in SHARES.get(res.experiment.seed.split("-")[0], ()) for c in share.applies_to}
+    pub = next((pub for pub in main.point.published if pub.configuration in profiled), main.point.published[0])
+    return main, pub
+
+
+def verdict_rows(res: SeedResult) -> list[list[str]]:
+    """[effect, published, simulated, verdict] of the headline point and of each series, under res's declaration."""
+    e, d = res.experiment, res.declaration
+    if not res.complete:
+        return [[e.title, "-", "-", f"not run yet under {d.id} ({len(res.missing)} of {len(e.specs())} runs missing)"]]
     rows = []
-    for res in results:
-        e = res.experiment
-        if not res.complete:
-            rows.append([e.seed, e.title, "-", "-", f"not run ({len(res.missing)} of {len(e.specs())} runs missing)"])
-            continue
-        main = max(res.points, key=lambda p: p.point.base.sockets) if res.points else None
-        pub = main.point.published[0]
-        v = verdict(pub, main.ratio)
-        rows.append([e.seed, f"{e.title}: {e.base_name} -> {e.new_name}, {main.point.label}", _speedup(pub.ratio),
-                     f"{_speedup(main.ratio.mean)} ({_speedup(main.ratio.lo)} to {_speedup(main.ratio.hi)})", v.text])
-        for s in res.series:
-            cv = collapse_verdict(s)
-            rows.append([e.seed, f"{e.title}: {s.series.label}",
-                         f"{_speedup(s.series.published[0].ratio)} (retry100, lasting)",
-                         _series_text(s), cv.text])
-    return Table("Seeds: published vs simulated speed-up", ["seed", "effect", "published", "simulated (range)", "reproduced"], rows)
+    if (mp := main_point(res)) is not None:
+        main, pub = mp
+        v = judge(pub, main, d)
+        rows.append([f"{e.title}: {e.base_name} -> {e.new_name}, {main.point.label} (vs {pub.configuration})",
+                     _speedup(pub.ratio), f"{_speedup(main.ratio.mean)} ({_speedup(main.ratio.lo)} to "
+                     f"{_speedup(main.ratio.hi)})", v.text])
+    for sr in res.series:
+        rows.append([f"{e.title}: {sr.series.label}", f"{_speedup(sr.series.published[0].ratio)} (retry100, lasting)",
+                     _series_text(sr), series_verdict(sr, d).text])
+    return rows
+
+
+def latest_complete(history: list[SeedResult]) -> SeedResult | None:
+    return next((r for r in reversed(history) if r.complete), None)
+
+
+def headline(history: dict[str, list[SeedResult]]) -> Table:
+    """Per seed, the verdict under its current declaration; until its runs are recorded, the latest earlier
+    declaration whose runs are all kept, named as such."""
+    rows = []
+    for seed, versions in history.items():
+        res = versions[-1]
+        shown = res if res.complete else latest_complete(versions[:-1])
+        for row in verdict_rows(res):
+            rows.append([seed, res.declaration.id, *row])
+        if shown is not None and shown is not res:
+            for row in verdict_rows(shown):
+                rows.append([seed, f"{shown.declaration.id} (earlier)", *row])
+    return Table("Seeds: published vs simulated speed-up",
+                 ["seed", "declaration", "effect", "published", "simulated (range)", "reproduced"], rows,
+                 "Each verdict is its declaration's rule on the runs recorded under it; an earlier declaration's "
+                 "verdict stands until the current one's runs are recorded (docs/results.md, 'Method changes').")
 
 
 def _series_text(s: SeriesResult) -> str:
     parts = []
     for policy in s.runs:
-        f = s.trough(policy)
-        if f is not None:
-            parts.append(f"{policy} lowest interval {_speedup(f.mean)} ({_speedup(f.lo)} to {_speedup(f.hi)})")
-    return ", ".join(parts) or "-"
+        f, late = s.trough(policy), s.falls(policy)
+        if f is not None and late is not None:
+            parts.append(f"{policy} lowest interval {f.mean:.2f}, last quarter {late.mean:.2f} ({late.lo:.2f}-"
+                         f"{late.hi:.2f}) of its level")
+    return "; ".join(parts) or "-"
+
+
+def method_change_table(history: dict[str, list[SeedResult]]) -> Table:
+    """Every change to a model, parameter, rule or run set since the seeds were first run, with the verdict its
+    experiment had before and after (each computed from the runs kept under that declaration)."""
+    def verdict_of(seed: str, version: int) -> str:
+        res = history[seed][version - 1]
+        rows = verdict_rows(res)
+        return "; ".join(f"{r[-1]} (simulated {r[2]})" if r[2] != "-" else r[-1] for r in rows)
+
+    rows = [[c.commit, c.date, c.experiment, f"{c.experiment}v{c.before} -> {c.experiment}v{c.after}", c.what,
+             c.reason, c.results_seen, verdict_of(c.experiment, c.before), verdict_of(c.experiment, c.after)]
+            for c in method_changes.load()]
+    return Table("Method changes", ["commit", "date", "seed", "declarations", "what changed", "why",
+                                    "results seen before?", "verdict before", "verdict after"], rows)
 
 
 def provenance(ms: list[RunMetrics]) -> str:
@@ -163,70 +230,116 @@ def sources(e: Experiment) -> list[str]:
     return out
 
 
-def page(results: list[SeedResult], figures: dict[str, list[str]], ms: list[RunMetrics]) -> str:
+def declaration_table(d: Declaration) -> Table:
+    how = ("reconstructed after its runs from the repository's history (runs bundled in "
+           f"{d.recorded_in}{', rule of ' + d.rule_in if d.rule_in else ''})" if d.reconstructed else
+           "committed before its runs (`cohtb seeds --launch` records only under a committed declaration)")
+    rows = [["written", how], ["machine", f"{d.machine}: {machines()[d.machine]}"], ["lock", f"{d.lock}: {d.lock_why}"],
+            ["sockets", ", ".join(map(str, d.sockets))],
+            ["measure", f"warm-up {d.warmup_us} µs, window {d.window_us} µs in intervals of {d.interval_us} µs"],
+            ["repetitions", f"{d.repetitions}, varying: " + "; ".join(f"{s} ({REPETITION_SOURCES[s]})"
+                                                                    for s in d.repetition_sources)],
+            ["minimum effect", f"{d.min_effect:.0%}"], ["verdict rule", d.rule + (f", series: {d.collapse_rule}"
+                                                                              if d.collapse_rule else "")],
+            ["magnitude", d.magnitude]]
+    if d.control_lock:
+        rows.append(["control", f"{d.control_lock} at {', '.join(map(str, d.control_sockets))} sockets, "
+                                f"{'judged' if d.control_judged else 'not judged'}"])
+    if d.kernels:
+        rows.append(["kernels", " -> ".join(d.kernels) + (f" ({d.kernel_note})" if d.kernel_note else "")])
+    return Table(f"Declaration {d.id}", ["", ""], rows)
+
+
+def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
+    e = res.experiment
+    out = [point_table(res).markdown(), fairness_table(res).markdown()]
+    for i, name in enumerate(figures):
+        out += [f"![seed {e.seed}](results/{name})", ""]
+        if i:   # a series figure
+            out += [textwrap.fill(
+                "Top: ops per interval. Middle: the share of the lockref updates in each interval that took the "
+                "spinlock (the workload's own count). Bottom: cache-line transfers per operation in each interval, "
+                "from the coherence monitor's snapshots over simulated time (`cohtb launch --live` takes them "
+                "while gem5 runs; for a run recorded to a file, the same counting of its event file, which gives "
+                "the same numbers). The monitor's intervals start at the first traced event.", 100), ""]
+    for p in res.points:
+        pair = representative(p)
+        if figures and pair and p.point.judged and p.point.base.sockets == max(q.point.base.sockets for q in res.points):
+            table, text = attribution(*pair)
+            table.title = f"Attribution, {p.point.label}, repetition 1: {table.title.split(': ', 1)[-1]}"
+            out += [table.markdown(), textwrap.fill(text, 100), ""]
+    for sr in res.series:
+        cv = series_verdict(sr, res.declaration)
+        per_us = 1 / (sr.series.runs[0].interval_us)
+        rows = [[policy, sr.trough(policy).text() if sr.trough(policy) else "-",
+                 sr.falls(policy).text() if sr.falls(policy) else "-",
+                 sr.late(policy).text(per_us) if sr.late(policy) else "-"] for policy in sr.runs]
+        out += [Table(f"Seed {e.seed}, {sr.series.label}, declaration {res.declaration.id}: ops per interval after the "
+                      "transient holder, against the level before it (mean (min-max) of the repetitions)",
+                      ["policy", "lowest interval / before", "last quarter / before", "last quarter (ops/µs)"], rows,
+                      f"Published (retry100): {sr.series.published[0].new:,.0f} / "
+                      f"{sr.series.published[0].base:,.0f} = {sr.series.published[0].ratio:.2f}. "
+                      f"Reproduced ({res.declaration.collapse_rule}): {cv.text}.").markdown()]
+    dis = disagreement(res)
+    if dis:
+        out += ["**Where the simulation disagrees.** " + " ".join(dis) + f" Differences that may explain it: "
+                f"{e.differences}.", ""]
+    return out
+
+
+def shown(versions: list[SeedResult]) -> SeedResult | None:
+    """The result the figures draw: the current declaration's, else the latest earlier one whose runs are kept."""
+    return versions[-1] if versions[-1].complete else latest_complete(versions)
+
+
+def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms: list[RunMetrics]) -> str:
     out = ["# Results: the seeds, simulated", "",
            f"Written by `{COMMAND}` from the kept runs ({provenance(ms)}; `cohtb seeds --seed S --launch` records "
            "them); `tests/test_results.py` fails when this page is not what the runs give. Every number below is "
            "computed from those runs.", "",
-           "## Headline", "", headline(results).markdown(), "## How to read", "",
-           textwrap.fill(f"Each configuration is run {REPETITIONS} times with perturbed starts (`--seed` 1-{REPETITIONS}: "
-                         f"every thread waits a seeded-random 0-{SKEW_NS} ns before its first operation), after a "
-                         f"warm-up of {WARMUP_US} µs, over a window of {WINDOW_US} µs of simulated time in "
-                         f"{WINDOW_US // INTERVAL_US} intervals (will-it-scale's measurement; seed 004's collapse runs a "
-                         "longer window, below). A change is new/base throughput - 1; its range is over every pair of "
-                         "repetitions. A comparison is a reproduction only when its sign holds beyond that range; a "
-                         f"row the author calls no change is reproduced by a simulated change under {NULL_EFFECT:.0%}. "
-                         f"A reproduced change more than {RATIO_FACTOR:g}x (or under 1/{RATIO_FACTOR:g}) the published "
-                         "one is called out. No simulation parameter was set to approach a published number.", 100,
-                         break_on_hyphens=False), ""]
-    for res in results:
+           "## Headline", "", headline(history).markdown(), "## How to read", "",
+           textwrap.fill("Every experiment is declared before its runs (cohtb/experiments/declared/): machine, lock "
+                         "model, windows, repetitions and what varies between them, the minimum effect, the verdict "
+                         "rule and the magnitude prediction. A run is judged only by the declaration it was recorded "
+                         "under; a change to a declaration is a new version, and the verdicts of every version whose "
+                         "runs are kept stay on this page. A change is new/base throughput - 1; its range is over "
+                         "every pair of repetitions. No simulation parameter was set to approach a published number.",
+                         100, break_on_hyphens=False), "",
+           "The rules (cohtb/experiments/rules.py):", "", "```", RULES.split("\n\n", 1)[1].rstrip(), "```", "",
+           "The magnitude prediction (cohtb/experiments/magnitude.py):", "", "```", MAGNITUDE.rstrip(), "```", "",
+           "## Method changes", "",
+           textwrap.fill("Every change to a model, parameter, verdict rule or set of kept runs since the seeds were "
+                         "first simulated (cohtb/experiments/method_changes.toml, from the repository's history), "
+                         "with the verdict under the declaration before and after it, each computed from the runs "
+                         "kept under that declaration.", 100), "",
+           method_change_table(history).markdown()]
+    for seed, versions in history.items():
+        res = versions[-1]
         e = res.experiment
         out += [f"## Seed {e.seed}: {e.title}", "", f"**Change.** {e.change}.", "",
                 f"**Published.** {e.published_setup}.", "", *sources(e), f"**Simulated.** {e.simulated_setup}.", "",
-                f"**What differs.** {e.differences}.", ""]
-        if res.missing:
-            out += [f"Not run yet: {len(res.missing)} of {len(e.specs())} runs are missing "
+                f"**What differs.** {e.differences}.", "", declaration_table(res.declaration).markdown()]
+        drawn = shown(versions)
+        if res.complete:
+            out += result_sections(res, figures.get(seed, []))
+        else:
+            out += [f"Not run yet under {res.declaration.id}: {len(res.missing)} of {len(e.specs())} runs are missing "
                     f"(`cohtb seeds --seed {e.seed} --launch` records them).", ""]
-            continue
-        out += [point_table(res).markdown(), fairness_table(res).markdown()]
-        for i, name in enumerate(figures.get(e.seed, [])):
-            out += [f"![seed {e.seed}](results/{name})", ""]
-            if i:   # a series figure
-                out += [textwrap.fill(
-                    "Top: ops per interval. Middle: the share of the lockref updates in each interval that took the "
-                    "spinlock (the workload's own count). Bottom: cache-line transfers per operation in each interval, "
-                    "from the coherence monitor's snapshots over simulated time (`cohtb launch --live` takes them "
-                    "while gem5 runs; for a run recorded to a file, the same counting of its event file, which gives "
-                    "the same numbers). The monitor's intervals start at the first traced event.", 100), ""]
-        for p in res.points:
-            pair = representative(p)
-            if pair and p.point.base.sockets == max(q.point.base.sockets for q in res.points):
-                table, text = attribution(*pair)
-                table.title = f"Attribution, {p.point.label}, repetition 1: {table.title.split(': ', 1)[-1]}"
-                out += [table.markdown(), textwrap.fill(text, 100), ""]
-        for s in res.series:
-            cv = collapse_verdict(s)
-            per_us = 1 / (s.series.runs[0].interval_us)
-            rows = [[policy, s.trough(policy).text() if s.trough(policy) else "-",
-                     s.falls(policy).text() if s.falls(policy) else "-",
-                     s.late(policy).text(per_us) if s.late(policy) else "-"] for policy in s.runs]
-            out += [Table(f"Seed {e.seed}, {s.series.label}: ops per interval after the transient holder, against the "
-                          "level before it (mean (min-max) of the repetitions)",
-                          ["policy", "lowest interval / before", "last quarter / before", "last quarter (ops/µs)"], rows,
-                          f"Published (retry100): {s.series.published[0].new:,.0f} / "
-                          f"{s.series.published[0].base:,.0f} = {s.series.published[0].ratio:.2f}. "
-                          f"Reproduced: {cv.text}.").markdown()]
-        dis = disagreement(res)
-        if dis:
-            out += ["**Where the simulation disagrees.** " + " ".join(dis) + f" Differences that may explain it: "
-                    f"{e.differences}.", ""]
+        for earlier in reversed(versions[:-1]):
+            if not earlier.complete:
+                out += [f"### Under declaration {earlier.declaration.id} (earlier)", "",
+                        f"{len(earlier.missing)} of {len(earlier.experiment.specs())} of its runs are not kept.", ""]
+                continue
+            out += [f"### Under declaration {earlier.declaration.id} (earlier)", "", earlier.experiment.simulated_setup
+                    + ".", "", declaration_table(earlier.declaration).markdown(),
+                    *result_sections(earlier, figures.get(seed, []) if earlier is drawn else [])]
     return "\n".join(out).rstrip() + "\n"
 
 
-def readme_block(results: list[SeedResult]) -> str:
-    return "\n".join([BEGIN, "", headline(results).markdown().strip(), "",
-                      "Per seed: the experiment, published vs simulated with spread, the attribution to lines and "
-                      "fields, plots: [docs/results.md](docs/results.md).", END])
+def readme_block(history: dict[str, list[SeedResult]]) -> str:
+    return "\n".join([BEGIN, "", headline(history).markdown().strip(), "",
+                      "Per seed: the declared experiment, published vs simulated with spread, the attribution to lines "
+                      "and fields, plots, and every method change: [docs/results.md](docs/results.md).", END])
 
 
 def write_readme_block(readme: Path, block: str, check: bool) -> bool:

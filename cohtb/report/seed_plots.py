@@ -17,7 +17,6 @@ import numpy as np  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.monitor import live  # noqa: E402
-from cohtb.experiments.seeds import REPETITIONS  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
 from cohtb.report.plots import DPI  # noqa: E402
 from cohtb.report.results import SeedResult  # noqa: E402
@@ -74,7 +73,7 @@ def draw_seed(res: SeedResult):
         ax.set_yticks(steps, [f"{v:g}" for v in steps])   # plain numbers at 1-2-5 steps, not 2x10^-1
         ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_ylabel("operations per simulated µs" + (" (log)" if ax.get_yscale() == "log" else ""))
-    ax.set_title(f"Simulated throughput ({REPETITIONS} repetitions: mean, min-max)", fontsize=10)
+    ax.set_title(f"Simulated throughput ({e.repetitions} repetitions: mean, min-max)", fontsize=10)
     labels, sim, sim_lo, sim_hi, pub = [], [], [], [], []
     for p in points:
         for pb in p.point.published:
@@ -105,7 +104,7 @@ def draw_seed(res: SeedResult):
     bx.set_title("Speed-up: simulated vs published", fontsize=10)
     # one legend for both panels, under them: never over a bar or a marker, and no empty band beside a panel
     fig.legend(handles=handles + bx.get_legend_handles_labels()[0], loc="outside lower center", ncol=4, fontsize=8)
-    fig.suptitle(f"Seed {e.seed}: {e.title}", fontsize=11)
+    fig.suptitle(f"Seed {e.seed}, declaration {e.declaration.id}: {e.title}", fontsize=11)
     return fig
 
 
@@ -153,7 +152,7 @@ def draw_series(s: SeriesResult):
     tx.set_xlabel("µs into the window (simulated)")
     # above the panels, not in one: the recovery runs through every corner of the top panel
     fig.legend(handles=ax.get_legend_handles_labels()[0], loc="outside upper center", ncol=len(s.runs), fontsize=8,
-               title=f"policy ({REPETITIONS} repetitions: line: mean, band: min-max)", title_fontsize=8)
+               title=f"policy ({s.repetitions} repetitions: line: mean, band: min-max)", title_fontsize=8)
     ax.set_title(f"{s.series.label}: will-it-scale's total per interval "
                  f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
                  fontsize=10)

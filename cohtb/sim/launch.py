@@ -26,6 +26,7 @@ from cohtb.trace import ingest
 from cohtb.atomic import install, write_json_atomic
 from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
+from cohtb.experiments import declarations
 from cohtb.trace.layout import load_pagemap, translate
 from cohtb.sim.manifest import MANIFEST_VERSION
 from cohtb.sim.plans import RunSpec
@@ -125,7 +126,10 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
                              f"{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         places = roots(tmp, Path(cmd[0]) if cmd else None)
-        write_json_atomic(tmp / "manifest.json", portable(finish(tmp, roi, cmd, t0), places))
+        manifest = finish(tmp, roi, cmd, t0)
+        if spec.declaration:
+            manifest["declaration"] = declaration_record(spec.declaration)
+        write_json_atomic(tmp / "manifest.json", portable(manifest, places))
         # Over an incomplete leftover (no manifest), replacing only what cohtb wrote there; the manifest last, since
         # it is what says the run is whole.
         install(tmp, final, last=("manifest.json",))
@@ -214,7 +218,8 @@ def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, live: Liv
     def command(tmp: Path) -> list[str]:
         return [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(gem5_finder.CONFIG),
                 "--sockets", str(spec.sockets), "--cores-per-socket", str(spec.cores_per_socket), "--cpu", spec.cpu,
-                "--binary", str(binary(spec.workload)), "--out", str(tmp), "--", *spec.workload_args()]
+                *spec.machine_args(), "--binary", str(binary(spec.workload)), "--out", str(tmp), "--",
+                *spec.workload_args()]
 
     def finish(tmp: Path, roi: dict, cmd: list[str], t0: float) -> dict:
         try:
@@ -257,9 +262,18 @@ class Progress:
         print(file=self.stream)
 
 
+def declaration_record(declaration_id: str) -> dict:
+    """What a run recorded under a declaration keeps of it: the id, a digest of what it declares and the commit
+    that holds it. A declaration with uncommitted changes is refused: declare, commit, then run."""
+    d = declarations.by_id(declaration_id)
+    return {"id": d.id, "digest": d.digest(), "commit": declarations.committed(d.experiment)}
+
+
 def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeout: float = 3600,
            live: Live | None = None) -> list[Outcome]:
     gem5 = gem5_finder.require()
+    for d in sorted({s.declaration for s in specs if s.declaration}):
+        declaration_record(d)   # refused before any run starts
     for s in specs:
         s.validate()
         if not s.kernel:

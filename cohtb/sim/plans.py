@@ -34,6 +34,15 @@ class RunSpec:
     # A full-system run: the guest kernel variant (cohtb/fs/kernel.py), whose lockref policy and dentry layout
     # are `policy` and `layout`; the workload is the guest benchmark (stat_file). "": an SE run.
     kernel: str = ""
+    # Which socket is every line's home: line L's L2 bank and directory sit in socket (L + home_socket) mod S
+    # (gem5-configs: --home-socket). A repetition source: the hot lines' home moves, the threads do not.
+    home_socket: NonNegativeInt = 0
+    # A full-system repetition source: the benchmark creates this many other files first, so the file's dentry
+    # sits in another slab slot (stat_file --pad-files).
+    placement: NonNegativeInt = 0
+    # The declaration the run is recorded under (cohtb/experiments/declarations.py), e.g. "000v3"; "" for runs
+    # recorded before declarations, and for runs outside the seed experiments.
+    declaration: str = ""
 
     @property
     def cores(self) -> int:
@@ -58,18 +67,29 @@ class RunSpec:
             parts.append(re.sub(r"[^A-Za-z0-9]+", "", "".join(self.extra)))
         if self.skew_ns:
             parts.append(f"skew{self.skew_ns}")
+        if self.home_socket:
+            parts.append(f"home{self.home_socket}")
+        if self.placement:
+            parts.append(f"place{self.placement}")
+        if self.declaration:
+            parts.append(f"d{self.declaration}")
         if self.seed:
             parts.append(f"s{self.seed}")
         return "-".join(parts)
 
     @property
     def repetition_of(self) -> str:
-        """The id of the configuration, without the seed: repetitions share it."""
-        return RunSpec(**{**asdict(self), "seed": 0}).id
+        """The id of the configuration, without what varies between its repetitions (the seed, the home socket,
+        the dentry's placement)."""
+        return RunSpec(**{**asdict(self), "seed": 0, "home_socket": 0, "placement": 0}).id
 
     @property
     def timed(self) -> bool:
         return self.ops == 0
+
+    def machine_args(self) -> list[str]:
+        """What the gem5 config takes beyond sockets, cores and CPU (gem5-configs/multisocket/machine.py)."""
+        return ["--home-socket", str(self.home_socket)] if self.home_socket else []
 
     def workload_args(self) -> list[str]:
         args = ["--threads", str(self.threads), "--m5"]
@@ -86,6 +106,8 @@ class RunSpec:
             args += ["--intruder-period-us", str(self.intruder_period_us)]
             if self.intruder_hold_ns is not None:
                 args += ["--intruder-hold-ns", str(self.intruder_hold_ns)]
+        if self.placement:
+            args += ["--pad-files", str(self.placement)]
         return args + list(self.extra)
 
     def validate(self) -> None:
@@ -108,6 +130,8 @@ class RunSpec:
                 raise CohtbError(f"run {self.id}: {self.workload} takes policies {w.policies} and layouts {w.layouts}")
         if self.sockets < 1 or self.sockets & (self.sockets - 1):
             raise CohtbError(f"run {self.id}: sockets must be a power of two (gem5 interleaves memory channels by address bits)")
+        if self.home_socket >= self.sockets and self.home_socket:
+            raise CohtbError(f"run {self.id}: home_socket must be under the number of sockets")
         if self.threads < 1:
             raise CohtbError(f"run {self.id}: no CPU left for a worker thread")
         if not self.ops and not (self.window_us and self.interval_us and self.window_us % self.interval_us == 0):

@@ -1,6 +1,6 @@
 """MESI_Two_Level with sockets: private L1s per core, one L2 bank and one directory per socket,
 line addresses interleaved across the sockets (the L2 bank of line L and its memory channel both
-belong to socket L mod S), connected by SocketNetwork. On a full-system board (X86Board) it also
+belong to socket (L + home_socket) mod S; home_socket 0 unless a repetition rotates it), connected by SocketNetwork. On a full-system board (X86Board) it also
 carries the FS plumbing of gem5's own MESITwoLevelCacheHierarchy: every sequencer on the IO bus, and
 one DMA controller per DMA port, on socket 0 (where the south bridge would be)."""
 
@@ -23,13 +23,19 @@ from .socket_network import SocketNetwork
 class MultiSocketMESITwoLevel(AbstractRubyCacheHierarchy, AbstractTwoLevelCacheHierarchy):
     def __init__(self, sockets: int, cores_per_socket: int, l1d_size: str, l1d_assoc: int, l1i_size: str, l1i_assoc: int,
                  l2_size: str, l2_assoc: int, local_latency: int, local_bandwidth: int, socket_latency: int,
-                 socket_bandwidth: int):
+                 socket_bandwidth: int, home_socket: int = 0):
         AbstractRubyCacheHierarchy.__init__(self=self)
         AbstractTwoLevelCacheHierarchy.__init__(self, l1i_size=l1i_size, l1i_assoc=l1i_assoc, l1d_size=l1d_size,
                                                 l1d_assoc=l1d_assoc, l2_size=l2_size, l2_assoc=l2_assoc)
         self._sockets = sockets
         self._cores_per_socket = cores_per_socket
         self._net = (local_latency, local_bandwidth, socket_latency, socket_bandwidth)
+        self._home_socket = home_socket
+
+    def socket_of_bank(self, bank: int) -> int:
+        """The socket of L2 bank and directory `bank` (the one that serves line L mod S): rotated by home_socket,
+        so that repetitions can move every line's home without moving a thread."""
+        return (bank + self._home_socket) % self._sockets
 
     def socket_of_core(self, core: int) -> int:
         return core // self._cores_per_socket
@@ -39,8 +45,9 @@ class MultiSocketMESITwoLevel(AbstractRubyCacheHierarchy, AbstractTwoLevelCacheH
         return {
             "l1": [{"controller": f"l1_controllers{i}", "version": int(c.version), "core": i, "socket": self.socket_of_core(i)}
                    for i, c in enumerate(self._l1_controllers)],
-            "l2": [{"controller": f"l2_controllers{s}", "socket": s} for s in range(self._sockets)],
-            "directory": [{"controller": f"directory_controllers{s}", "socket": s} for s in range(self._sockets)],
+            "l2": [{"controller": f"l2_controllers{s}", "socket": self.socket_of_bank(s)} for s in range(self._sockets)],
+            "directory": [{"controller": f"directory_controllers{s}", "socket": self.socket_of_bank(s)}
+                          for s in range(self._sockets)],
         }
 
     def incorporate_cache(self, board: AbstractBoard) -> None:
@@ -101,7 +108,7 @@ class MultiSocketMESITwoLevel(AbstractRubyCacheHierarchy, AbstractTwoLevelCacheH
         for i, l1 in enumerate(self._l1_controllers):
             by_socket[self.socket_of_core(i)].append(l1)
         for s in range(self._sockets):
-            by_socket[s] += [self._l2_controllers[s], self._directory_controllers[s]]
+            by_socket[self.socket_of_bank(s)] += [self._l2_controllers[s], self._directory_controllers[s]]
         by_socket[0] += self._dma_controllers
         self.ruby_system.network.connect_sockets(by_socket)
         self.ruby_system.network.setup_buffers()

@@ -1,0 +1,156 @@
+"""What each seed experiment declared before its runs (declared/<experiment>.toml, one [[version]] per change):
+the machine, the lock model and why it is the seed era's, the windows, the repetitions and what varies between
+them, the minimum effect that counts, the verdict rule and the magnitude prediction.
+
+A run is judged only by the version it was recorded under. Runs recorded under a declared version carry its id
+in their spec (RunSpec.declaration, so in their run id and manifest); runs recorded before declarations existed
+belong to the `reconstructed` version that regenerates their ids. Declarations are data, read-only here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import tomllib
+from dataclasses import MISSING, asdict, dataclass, fields
+from pathlib import Path
+
+from cohtb.errors import CohtbError
+
+DECLARED = Path(__file__).with_name("declared")
+MACHINES_FILE = DECLARED / "machines.toml"
+
+# What may vary between the repetitions of one configuration.
+REPETITION_SOURCES = {
+    "start skew": "thread i waits a seeded-random 0..skew_ns before its first operation (--seed k)",
+    "home socket": "the home socket of every line (its L2 bank and directory) is rotated by k-1 sockets",
+    "placement": "the benchmark creates k-1 other files first, so the file's dentry sits in another slab slot",
+}
+
+
+@dataclass(frozen=True)
+class Declaration:
+    experiment: str
+    version: int
+    machine: str
+    lock: str
+    lock_why: str
+    sockets: tuple[int, ...]
+    warmup_us: int
+    window_us: int
+    interval_us: int
+    skew_ns: int
+    repetitions: int
+    repetition_sources: tuple[str, ...]
+    min_effect: float            # a simulated |change| below this is no result
+    rule: str                    # the point rule (cohtb/experiments/rules.py)
+    magnitude: str               # "none" (no prediction) or "dilution" (cohtb/experiments/magnitude.py)
+    reconstructed: bool = False  # written after its runs, from history, to say what they were recorded under
+    recorded_in: str = ""        # reconstructed: the commit that bundled its runs
+    rule_in: str = ""            # reconstructed: the commit whose rule it states, when not recorded_in's
+    control_lock: str = ""       # a control point with another lock (not judged)
+    control_sockets: tuple[int, ...] = ()
+    control_judged: bool = False # whether the control point is held to the published figures
+    collapse_rule: str = ""      # the series rule (seed 004)
+    kernels: tuple[str, ...] = ()        # full system: base and new kernel variants
+    kernel_note: str = ""
+    placements: tuple[str, ...] = ()     # full system: where the file's dentry is ("allocator", "line-start")
+    sensitivity_offsets: tuple[int, ...] = ()   # full system: one run of the base kernel per dentry line offset
+
+    @property
+    def id(self) -> str:
+        return f"{self.experiment}v{self.version}"
+
+    @property
+    def tagged(self) -> bool:
+        """Runs recorded under a declared version carry its id; a reconstructed version's runs predate it."""
+        return not self.reconstructed
+
+    def digest(self) -> str:
+        """A hash of what is declared: the manifest records it beside the id."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+    def home_socket(self, sockets: int, repetition: int) -> int:
+        """Repetition k's home-socket rotation: k-1 sockets, when the home socket is a declared source."""
+        return (repetition - 1) % sockets if "home socket" in self.repetition_sources else 0
+
+    def placement(self, repetition: int) -> int:
+        """Repetition k's dentry placement: after k-1 other files, when placement is a declared source."""
+        return repetition - 1 if "placement" in self.repetition_sources else 0
+
+
+_FIELDS = {f.name: f for f in fields(Declaration)}
+
+
+def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
+    where = f"{path}: version {raw.get('version', '?')}"
+    unknown = sorted(set(raw) - set(_FIELDS) - {"experiment"})
+    if unknown:
+        raise CohtbError(f"{where}: unknown field '{unknown[0]}'")
+    missing = [n for n, f in _FIELDS.items() if n != "experiment" and f.default is MISSING and n not in raw]
+    if missing:
+        raise CohtbError(f"{where}: field '{missing[0]}' is missing")
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    d = Declaration(experiment=experiment, **values)
+    bad = [s for s in d.repetition_sources if s not in REPETITION_SOURCES]
+    if bad:
+        raise CohtbError(f"{where}: field 'repetition_sources': unknown source '{bad[0]}'")
+    if d.machine not in machines():
+        raise CohtbError(f"{where}: field 'machine': unknown machine '{d.machine}' (not in {MACHINES_FILE.name})")
+    if d.repetitions < 1 or not 0 <= d.min_effect < 1:
+        raise CohtbError(f"{where}: field 'repetitions' or 'min_effect' out of range")
+    return d
+
+
+def _read(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise CohtbError(f"{path}: {e}") from None
+
+
+def machines() -> dict[str, str]:
+    return {name: m["about"] for name, m in _read(MACHINES_FILE).items()}
+
+
+def versions(experiment: str) -> list[Declaration]:
+    """Every version of an experiment's declaration, oldest first."""
+    path = DECLARED / f"{experiment}.toml"
+    doc = _read(path)
+    if doc.get("experiment") != experiment:
+        raise CohtbError(f"{path}: field 'experiment' is {doc.get('experiment')!r}, not {experiment!r}")
+    out = [_declaration(path, experiment, v) for v in doc.get("version", [])]
+    if [d.version for d in out] != list(range(1, len(out) + 1)):
+        raise CohtbError(f"{path}: field 'version': versions must be 1, 2, ... in order")
+    return out
+
+
+def current(experiment: str) -> Declaration:
+    """The version new runs are recorded under: the newest."""
+    return versions(experiment)[-1]
+
+
+def by_id(declaration_id: str) -> Declaration:
+    experiment, _, version = declaration_id.rpartition("v")
+    for d in versions(experiment):
+        if str(d.version) == version:
+            return d
+    raise CohtbError(f"no declaration {declaration_id}")
+
+
+def committed(experiment: str) -> str:
+    """The commit that holds the experiment's declaration as it is on disk, or a CohtbError: a run may be recorded
+    only under a declaration committed before it (declare, commit, then run)."""
+    path = DECLARED / f"{experiment}.toml"
+    root = DECLARED.parent.parent.parent
+    rel = path.relative_to(root)
+    try:
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", str(rel)],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%H", "--", str(rel)],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        raise CohtbError(f"{rel}: cannot tell whether the declaration is committed (no git checkout)") from None
+    if dirty or not head:
+        raise CohtbError(f"{rel}: the declaration has changes that are not committed; commit it before its runs")
+    return head

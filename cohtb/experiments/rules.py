@@ -1,0 +1,151 @@
+"""The verdict rules, each under the name a declaration gives it (declared/*.toml: `rule`, `collapse_rule`). A rule
+is never changed in place once a declaration names it: a new rule gets a new name, so every run is judged by the
+rule it was recorded under, and an earlier verdict can always be computed again.
+
+Point rules judge a published figure against the simulated new/base speed-up over the repetitions:
+  sign-2x           the sign holds beyond the spread (every pair of repetitions on the published side of 1); a
+                    published no-change is reproduced by a mean change under NULL_EFFECT; a change over
+                    RATIO_FACTOR times the published one is called out but still counts as reproduced.
+  sign-effect-band  the sign holds beyond the spread and the mean change is at least the declared minimum effect;
+                    a published no-change is reproduced when the whole range lies within the minimum effect; the
+                    published figure must lie in the band predicted from the seed's own profile
+                    (cohtb/experiments/magnitude.py), or the verdict says the magnitude is not testable.
+Series rules judge seed 004's collapse after one transient holder of the lock:
+  collapse-locked-level  retry100's last quarter falls beyond its spread below its level before and to within
+                    COLLAPSED of the locked policy's level (locked-only operation, which the published collapse
+                    reached and kept); every waiting policy's last quarter is back at RECOVERED of its level or
+                    more, in every repetition.
+  collapse-trough   retry100's lowest interval falls under COLLAPSED_TO of its level in every repetition and no
+                    waiting policy's does in any; whether it lasts is reported, not judged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cohtb.experiments.declarations import Declaration
+from cohtb.experiments.magnitude import band, share_for
+from cohtb.experiments.published import SHARES, Published
+from cohtb.experiments.reproduce import PointResult, SeriesResult
+
+NULL_EFFECT = 0.05     # sign-2x: a simulated |change| below 5% is "no change"
+RATIO_FACTOR = 2.0     # sign-2x: a change more than 2x (or under half) the published one is called out
+COLLAPSED = 1.25       # collapse-locked-level: within 25% of the locked-only level
+RECOVERED = 0.9        # back to (or, for a lasting collapse, still under) 90% of the level before
+COLLAPSED_TO = 0.5     # collapse-trough: an interval under half the level before
+
+
+@dataclass(frozen=True)
+class Verdict:
+    reproduced: bool
+    text: str
+    band: str = ""            # the predicted band, when the rule has one
+    called_out: bool = False  # reproduced, but the rule calls the magnitude out (sign-2x: beyond RATIO_FACTOR)
+
+
+def expected_sign(pub: Published) -> int:
+    return 0 if pub.null else (1 if pub.ratio > 1 else -1)
+
+
+def _pct(r: float) -> str:
+    return f"{(r - 1) * 100:+.0f}%"
+
+
+def sign_2x(pub: Published, res: PointResult, d: Declaration) -> Verdict:
+    sim = res.ratio
+    want = expected_sign(pub)
+    if want == 0:
+        ok = abs(sim.mean - 1) < NULL_EFFECT
+        return Verdict(ok, "yes: no change, as published" if ok else
+                       f"no: published no change, simulated {(sim.mean - 1) * 100:+.0f}%")
+    if sim.sign == 0:
+        return Verdict(False, "no: the simulated change is within the spread of the repetitions")
+    if sim.sign != want:
+        return Verdict(False, "no: opposite sign")
+    factor = (sim.mean - 1) / (pub.ratio - 1)
+    if factor > RATIO_FACTOR or factor < 1 / RATIO_FACTOR:
+        return Verdict(True, f"yes in sign; the change is {factor:.1f}x the published one", called_out=True)
+    return Verdict(True, "yes")
+
+
+def sign_effect_band(pub: Published, res: PointResult, d: Declaration) -> Verdict:
+    sim, m = res.ratio, d.min_effect
+    want = expected_sign(pub)
+    if want == 0:
+        ok = 1 - m < sim.lo and sim.hi < 1 + m
+        return Verdict(ok, f"yes: no change beyond {m:.0%}, as published" if ok else
+                       f"no: published no change, simulated {_pct(sim.mean)} ({_pct(sim.lo)} to {_pct(sim.hi)})")
+    if sim.sign == 0:
+        return Verdict(False, "no: the simulated change is within the spread of the repetitions")
+    if sim.sign != want:
+        return Verdict(False, "no: opposite sign")
+    if abs(sim.mean - 1) < m:
+        return Verdict(False, f"no: the simulated change is under the minimum effect ({m:.0%})")
+    if d.magnitude == "none":
+        return Verdict(True, "yes in sign; no magnitude declared")
+    if d.magnitude == "direct":
+        b = band(sim.lo, sim.hi, 1.0, m, "the simulated operation is the published one")
+    else:
+        per_op = res.base_seconds_per_op
+        found = share_for(pub, SHARES.get(pub.source.seed if pub.source else "", ()), per_op)
+        if found is None:
+            return Verdict(True, "yes in sign; magnitude not testable (the seed publishes no profile for it)")
+        b = band(sim.lo, sim.hi, found[0], m, found[1])
+    if b.holds(pub.ratio):
+        return Verdict(True, f"yes: published {_pct(pub.ratio)} is in the predicted {b.text()}", b.text())
+    return Verdict(False, f"sign only: published {_pct(pub.ratio)} is outside the predicted {b.text()}", b.text())
+
+
+POINT_RULES = {"sign-2x": sign_2x, "sign-effect-band": sign_effect_band}
+
+
+def collapse_locked_level(res: SeriesResult, collapsing: str = "retry100", locked: str = "locked") -> Verdict:
+    if not res.complete:
+        return Verdict(False, "no: runs missing")
+    fall, late, floor = res.falls(collapsing), res.late(collapsing), res.late(locked)
+    waiting = {p: res.falls(p) for p in res.runs if p not in (collapsing, locked)}
+    if fall is None or late is None or floor is None or any(v is None for v in waiting.values()):
+        return Verdict(False, "no: the runs have no intervals")
+    to_floor = late.mean / floor.mean
+    stuck = [p for p, v in waiting.items() if v.lo < RECOVERED]
+    keeps = ", ".join(f"{p} keeps {v.mean:.2f}" for p, v in waiting.items())
+    if fall.hi >= 1:
+        return Verdict(False, f"no: {collapsing} does not fall beyond its spread (last quarter {fall.text()} of its "
+                              f"level); {keeps}")
+    if to_floor > COLLAPSED:
+        return Verdict(False, f"no: {collapsing}'s last quarter is {fall.mean:.2f} of its level, {to_floor:.2f}x the "
+                              f"locked-only level; {keeps}")
+    if stuck:
+        return Verdict(False, f"no: {', '.join(stuck)} do not recover to {RECOVERED:.0%}; {keeps}")
+    return Verdict(True, f"yes: {collapsing}'s last quarter is {fall.mean:.2f} of its level, {to_floor:.2f}x the "
+                         f"locked-only level; {keeps}")
+
+
+def collapse_trough(res: SeriesResult, collapsing: str = "retry100", reference: str = "locked") -> Verdict:
+    if not res.complete:
+        return Verdict(False, "no: runs missing")
+    low, late = res.trough(collapsing), res.falls(collapsing)
+    waiting = {p: res.trough(p) for p in res.runs if p not in (collapsing, reference)}
+    if low is None or late is None or any(v is None for v in waiting.values()):
+        return Verdict(False, "no: the runs have no intervals")
+    keeps = ", ".join(f"{p}'s lowest interval {v.mean:.2f}" for p, v in waiting.items())
+    lasting = (f"and stays there (last quarter {late.mean:.2f})" if late.hi < RECOVERED else
+               f"then recovers (last quarter {late.mean:.2f}; the published collapse lasted)")
+    if low.hi >= COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing}'s lowest interval is {low.mean:.2f} of its level; {keeps}")
+    stuck = [p for p, v in waiting.items() if v.lo < COLLAPSED_TO]
+    if stuck:
+        return Verdict(False, f"no: {', '.join(stuck)} fall too; {collapsing} falls to {low.mean:.2f}; {keeps}")
+    return Verdict(True, f"yes: {collapsing} falls to {low.mean:.2f} of its level {lasting}; {keeps}")
+
+
+SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough}
+
+
+def point_verdict(pub: Published, res: PointResult, d: Declaration) -> Verdict:
+    """`pub` judged against a point's runs by the rule `d` declares."""
+    return POINT_RULES[d.rule](pub, res, d)
+
+
+def series_verdict(res: SeriesResult, d: Declaration) -> Verdict:
+    return SERIES_RULES[d.collapse_rule](res)
+
