@@ -130,13 +130,14 @@ def disagreement(res: SeedResult) -> list[str]:
 
 
 def main_point(res: SeedResult) -> tuple[PointResult, object] | None:
-    """The headline comparison: the judged point with the most sockets, against its published figure that the
-    seed's own profile predicts (published.json "shares"), else its first."""
+    """The headline comparison: the judged point with the most sockets, against its first published figure; under
+    a declaration that predicts magnitudes, the figure the seed's own profile is of (published.json "shares")."""
     judged = [p for p in res.points if p.point.judged]
     if not judged:
         return None
     main = max(judged, key=lambda p: p.point.base.sockets)
-    profiled = {c for share in SHARES.get(res.experiment.seed.split("-")[0], ()) for c in share.applies_to}
+    profiled = {c for share in SHARES.get(res.experiment.seed.split("-")[0], ()) for c in share.applies_to
+                if res.declaration.magnitude != "none"}
     pub = next((pub for pub in main.point.published if pub.configuration in profiled), main.point.published[0])
     return main, pub
 
@@ -195,11 +196,15 @@ def method_change_table(history: dict[str, list[SeedResult]]) -> Table:
     """Every change to a model, parameter, rule or run set since the seeds were first run, with the verdict its
     experiment had before and after (each computed from the runs kept under that declaration)."""
     def verdict_of(seed: str, version: int) -> str:
+        if version == 0:
+            return "no runs kept from before it"
+        if seed not in history:   # a change to every SE seed: each seed's first declaration has its verdict
+            return f"each seed's declaration v{version}, below"
         res = history[seed][version - 1]
         rows = verdict_rows(res)
         return "; ".join(f"{r[-1]} (simulated {r[2]})" if r[2] != "-" else r[-1] for r in rows)
 
-    rows = [[c.commit, c.date, c.experiment, f"{c.experiment}v{c.before} -> {c.experiment}v{c.after}", c.what,
+    rows = [[c.commit, c.date, c.experiment, f"v{c.before} -> v{c.after}", c.what,
              c.reason, c.results_seen, verdict_of(c.experiment, c.before), verdict_of(c.experiment, c.after)]
             for c in method_changes.load()]
     return Table("Method changes", ["commit", "date", "seed", "declarations", "what changed", "why",
