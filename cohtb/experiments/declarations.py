@@ -48,6 +48,7 @@ class Declaration:
     reconstructed: bool = False  # written after its runs, from history, to say what they were recorded under
     recorded_in: str = ""        # reconstructed: the commit that bundled its runs
     rule_in: str = ""            # reconstructed: the commit whose rule it states, when not recorded_in's
+    recorded_repetitions: int = 0   # reconstructed: how many repetitions were ever recorded, when fewer than declared
     control_lock: str = ""       # a control point with another lock (not judged)
     control_sockets: tuple[int, ...] = ()
     control_judged: bool = False # whether the control point is held to the published figures

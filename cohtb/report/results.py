@@ -242,7 +242,8 @@ def declaration_table(d: Declaration) -> Table:
     rows = [["written", how], ["machine", f"{d.machine}: {machines()[d.machine]}"], ["lock", f"{d.lock}: {d.lock_why}"],
             ["sockets", ", ".join(map(str, d.sockets))],
             ["measure", f"warm-up {d.warmup_us} µs, window {d.window_us} µs in intervals of {d.interval_us} µs"],
-            ["repetitions", f"{d.repetitions}, varying: " + "; ".join(f"{s} ({REPETITION_SOURCES[s]})"
+            ["repetitions", f"{d.repetitions}" + (f" declared, {d.recorded_repetitions} recorded" if
+                                                  d.recorded_repetitions else "") + ", varying: " + "; ".join(f"{s} ({REPETITION_SOURCES[s]})"
                                                                     for s in d.repetition_sources)],
             ["minimum effect", f"{d.min_effect:.0%}"], ["verdict rule", d.rule + (f", series: {d.collapse_rule}"
                                                                               if d.collapse_rule else "")],
