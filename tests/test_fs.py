@@ -5,6 +5,7 @@ launch path end to end with a stand-in gem5 and a stand-in kernel build. Buildin
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -26,7 +27,100 @@ def pahole_fixture(variant: str) -> dict:
     return dwarf.parse_pahole((FIXTURES / f"pahole-{variant}.txt").read_text())
 
 
-@pytest.mark.parametrize("name", ["stock-6.12", "pre611"])
+SEED_004 = Path(__file__).parent / "fixtures"
+
+
+def seed_after() -> dict:
+    """Seed 004's pahole listing of struct dentry after its patch 2/2 (6.11 on), as the seed quotes it."""
+    return dwarf.parse_pahole((SEED_004 / "seed-004-pahole-after.txt").read_text())["dentry"]
+
+
+def hunk_members(text: str) -> tuple[list[str], list[str]]:
+    """The struct members a unified-diff hunk names, in order: (before the change, after it). Lines starting
+    with + or - are the change, the others context (the seed's quote lost the leading space)."""
+    before, after = [], []
+    body = text[text.index("\n@@ ") + 1:].splitlines()[1:]
+    for line in body:
+        sign = line[:1] if line[:1] in "+-" else " "
+        code = line[1:] if sign != " " else line
+        decl = code.split(";")[0] if ";" in code and "/*" not in code.split(";")[0] else None
+        if decl is None:
+            continue
+        name = re.findall(r"\w+", re.sub(r"\[.*?\]", "", decl))[-1]
+        if sign != "+":
+            before.append(name)
+        if sign != "-":
+            after.append(name)
+    return before, after
+
+
+def seed_before() -> dict:
+    """6.8 .. 6.10's struct dentry: the seed's listing with its hunk reversed. The members the hunk names are
+    laid out again in their order before the patch, from where the first of them starts (each 8-byte aligned,
+    as every member the hunk moves is); the others keep their offsets."""
+    after = seed_after()
+    before_order, after_order = hunk_members((SEED_004 / "seed-004-patch-2-2-hunk.txt").read_text())
+    names = [f["name"] for f in after["fields"]]
+    first = names.index(after_order[0])
+    assert names[first:first + len(after_order)] == after_order   # the hunk's members, in the listing's order
+    block = {f["name"]: f for f in after["fields"][first:first + len(after_order)]}
+    offset, moved = block[after_order[0]]["offset"], []
+    for n in before_order:
+        if block[n]["size"] % 8 == 0:
+            offset = -(-offset // 8) * 8
+        moved.append({**block[n], "offset": offset})
+        offset += block[n]["size"]
+    last = block[after_order[-1]]
+    assert offset == last["offset"] + last["size"]   # the block keeps its size: nothing after it moves
+    fields = after["fields"][:first] + moved + after["fields"][first + len(after_order):]
+    return {"size": after["size"], "fields": fields}
+
+
+def test_the_seeds_hunk_reversed_is_6_10s_dentry():
+    """The derivation itself: d_lockref back in front of d_op, d_op .. d_fsdata 8 bytes on, 192 bytes."""
+    before, after = hunk_members((SEED_004 / "seed-004-patch-2-2-hunk.txt").read_text())
+    assert before == ["d_inode", "d_iname", "d_lockref", "d_op", "d_sb", "d_time", "d_fsdata"]
+    assert after == ["d_inode", "d_iname", "d_op", "d_sb", "d_time", "d_fsdata", "d_lockref"]
+    offsets = {f["name"]: f["offset"] for f in seed_before()["fields"]}
+    assert {n: offsets[n] for n in ("d_iname", "d_lockref", "d_op", "d_sb", "d_time", "d_fsdata", "d_lru/d_wait",
+                                    "d_sib", "d_children", "d_u")} == {
+        "d_iname": 56, "d_lockref": 96, "d_op": 104, "d_sb": 112, "d_time": 120, "d_fsdata": 128,
+        "d_lru/d_wait": 136, "d_sib": 152, "d_children": 168, "d_u": 176}
+    assert seed_before()["size"] == 192
+
+
+# what each built kernel's struct dentry must be, field for field: the seed's listing, or it with its hunk reversed
+SEED_LAYOUT = {"stock-6.12": seed_after, "pre611": seed_before}
+
+
+@pytest.mark.parametrize("name", sorted(SEED_LAYOUT))
+def test_a_built_kernels_dentry_is_the_seeds(name):
+    """The DWARF of the built kernel (pahole output kept as a fixture) against seed 004's own listing, not
+    against what the variant promises: every field's offset and size, and the structure's size."""
+    fixture = FIXTURES / f"pahole-{name}.txt"
+    if name == "pre611" and dwarf.parse_pahole(fixture.read_text())["dentry"]["size"] != 192:
+        pytest.skip("tests/fixtures/kernel/pahole-pre611.txt is not from a build of the 6.8 .. 6.10 layout yet "
+                    "(`cohtb kernel build --variant pre611`, then pahole -C dentry,inode on its vmlinux)")
+    assert pahole_fixture(name)["dentry"] == SEED_LAYOUT[name]()
+
+
+def test_a_variant_promises_the_seeds_layout():
+    """A pre611 variant whose promise is not 6.8 .. 6.10's dentry (the seed's listing with its hunk reversed) fails
+    here, as does one whose patches make another dentry than it promises."""
+    for want, names in ((seed_before(), ("pre611", "pre611-wait")),
+                        (seed_after(), ("stock-6.12", "wait", "lockref-off"))):
+        lockref = next(f["offset"] for f in want["fields"] if f["name"] == "d_lockref")
+        for n in names:
+            v = kernel.VARIANTS[n]
+            assert (v.d_lockref_offset, v.dentry_size) == (lockref, want["size"]), n
+    for v in kernel.VARIANTS.values():
+        d = kernel.variant_dentry(v)
+        assert (d.d_lockref_offset, d.size) == (v.d_lockref_offset, v.dentry_size), v.name
+    assert kernel.variant_dentry(kernel.VARIANTS["pre611"]) == kernel.DENTRY_68
+    assert kernel.variant_dentry(kernel.VARIANTS["hybrid184"]) == kernel.DENTRY_HYBRID184
+
+
+@pytest.mark.parametrize("name", ["stock-6.12", "pre611", "hybrid184"])
 def test_dentry_layout_is_what_the_variant_promises(name):
     layout = pahole_fixture(name)
     dwarf.check_promise(kernel.VARIANTS[name], layout)
@@ -34,11 +128,12 @@ def test_dentry_layout_is_what_the_variant_promises(name):
     lockref_line = fields["d_lockref"]["offset"] // 64
     lookup = ("d_seq", "d_parent", "d_name", "d_inode")
     # 6.11 on: d_lockref's line holds none of what the RCU lookup reads; before: it holds the name's tail
+    # (drawn from a line start, as pahole draws it: where every 192-byte dentry starts)
     shares = {n for n, f in fields.items() if f["offset"] // 64 <= lockref_line <= (f["offset"] + f["size"] - 1) // 64}
     if name == "stock-6.12":
         assert fields["d_lockref"]["offset"] == 128 and not shares & set(lookup + ("d_iname",))
     else:
-        assert fields["d_lockref"]["offset"] == 88 and "d_iname" in shares
+        assert fields["d_lockref"]["offset"] == {"pre611": 96, "hybrid184": 88}[name] and "d_iname" in shares
     # nested unions are one field each, named by their members; attributes are not names
     assert any(n == "d_lru/d_wait" for n in fields) and "d_u" in fields
     assert not any("attribute" in f["name"] for s in layout.values() for f in s["fields"])
@@ -49,6 +144,44 @@ def test_dentry_layout_is_what_the_variant_promises(name):
 def test_a_broken_promise_is_an_error():
     with pytest.raises(CohtbError, match="promises 128"):
         dwarf.check_promise(kernel.VARIANTS["stock-6.12"], pahole_fixture("pre611"))
+    with pytest.raises(CohtbError, match="promises 96"):
+        dwarf.check_promise(kernel.VARIANTS["pre611"], pahole_fixture("hybrid184"))
+
+
+def test_pahole_members_broken_across_lines_are_one_member():
+    text = "not a struct {\nstruct s {\nstruct lockref d_lockref\n__attribute__((__aligned__(8))); /* 8 8 */\n" \
+           "/* size: 16, cachelines: 1, members: 1 */\n};\n"
+    assert dwarf.parse_pahole(text) == {"s": {"size": 16, "fields": [{"name": "d_lockref", "offset": 8, "size": 8}]}}
+
+
+REFERENCE_RUNS = Path(__file__).parent.parent / "reference-runs"
+
+
+def test_recorded_builds_say_which_dentry_they_had():
+    """The bundled pre611 runs were built with the hypothetical 184-byte dentry; the record says so, by their tree key
+    (they predate patch digests), and agrees with each run's own layout map. Builds from now on carry their patches'
+    digests."""
+    runs = sorted(REFERENCE_RUNS.glob("fs-*/manifest.json"))
+    assert runs
+    for path in runs:
+        m = json.loads(path.read_text())
+        d = kernel.recorded_dentry(m["kernel"])
+        paddr = {f["name"]: f["paddr"] for f in m["layout"] if f["object"] == "file"}
+        assert paddr["d_lockref"] - paddr["d_flags"] == d.d_lockref_offset, path.parent.name
+        assert d == {"pre611": kernel.DENTRY_HYBRID184, "stock-6.12": kernel.DENTRY_611}[m["kernel"]["variant"]]
+    for name, want in (("pre611", kernel.DENTRY_68), ("hybrid184", kernel.DENTRY_HYBRID184),
+                       ("stock-6.12", kernel.DENTRY_611), ("pre611-wait", kernel.DENTRY_68)):
+        v = kernel.VARIANTS[name]
+        inputs = {"variant": name, "patches": list(v.all_patches()), "tree_key": "0" * 16,
+                  "patch_digests": {p: kernel.patch_digest(p) for p in v.all_patches()}}
+        assert kernel.recorded_dentry(inputs) == want
+    # a pre611 build from before the digests whose tree key is not recorded: unknown, not guessed
+    with pytest.raises(CohtbError, match="unknown"):
+        kernel.recorded_dentry({"variant": "pre611", "tree_key": "0" * 16,
+                                "patches": ["boot-lapic-timer-period", "dcache-report-objects", "dentry-pre611-layout"]})
+    # a patch that changes struct dentry and is not in the record is refused before anything is built
+    assert all(kernel.patch_digest(p) in kernel.RECORDED_DENTRIES for p in
+               (q.stem for q in kernel.PATCHES.glob("*.patch")) if kernel.touches_dentry(p))
 
 
 def test_every_variant_names_patches_that_exist_and_are_documented():
@@ -57,7 +190,7 @@ def test_every_variant_names_patches_that_exist_and_are_documented():
             text = kernel.patch_path(p).read_text()
             head = text.split("\n--- a/")[0]
             assert head.startswith("cohtb: ") and len(head.splitlines()) >= 5, p   # a title and line-by-line notes
-    assert set(kernel.VARIANTS) >= {"stock-6.12", "pre611", "wait", "lockref-off"}
+    assert set(kernel.VARIANTS) >= {"stock-6.12", "pre611", "wait", "lockref-off", "hybrid184"}
 
 
 NO_SOURCE = pytest.mark.skipif(not Path(os.environ.get("COHTB_LINUX_SOURCE", kernel.SOURCE_TARBALL)).exists(),
@@ -149,7 +282,8 @@ def fake_full_system(monkeypatch, tmp_path):
         d = tmp_path / "cache" / name
         d.mkdir(parents=True, exist_ok=True)
         (d / "vmlinux").write_bytes(b"\x7fELF fake")
-        (d / "layout.json").write_text(json.dumps(pahole_fixture("stock-6.12" if name != "pre611" else "pre611")))
+        fixture = name if (FIXTURES / f"pahole-{name}.txt").exists() else "stock-6.12"
+        (d / "layout.json").write_text(json.dumps(pahole_fixture(fixture)))
         (d / "inputs.json").write_text(json.dumps({"variant": name, "patches": list(kernel.variant(name).all_patches())}))
         return kernel.Built(kernel.variant(name), d)
 

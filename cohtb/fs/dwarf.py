@@ -18,19 +18,25 @@ _ATTRIBUTE = re.compile(r"__attribute__\(\(.*?\)\)")
 def parse_pahole(text: str) -> dict[str, dict]:
     """{struct: {"size": n, "fields": [{"name", "offset", "size"}]}} from `pahole -C a,b` output: the
     members at depth 1; a nested union or struct is one field, named by its own name or, when anonymous,
-    by its members' names joined with '/'."""
+    by its members' names joined with '/'. A member broken across lines (a long attribute, or a listing
+    quoted from a mail) is read as one line; text outside the structs is ignored."""
     out: dict[str, dict] = {}
     current: str | None = None
     depth = 0
     nested_names: list[str] = []
+    pending = ""
     for line in text.splitlines():
-        stripped = line.strip()
+        stripped = f"{pending} {line.strip()}".strip() if pending else line.strip()
+        pending = ""
         m = re.match(r"struct (\w+) \{", stripped)
         if depth == 0 and m:
             current, depth = m.group(1), 1
             out[current] = {"size": None, "fields": []}
             continue
         if current is None:
+            continue
+        if stripped and not stripped.startswith("/*") and not any(c in stripped for c in ";{}"):
+            pending = stripped   # the member goes on on the next line
             continue
         opens, closes = stripped.count("{"), stripped.count("}")
         c = _COMMENT.search(stripped)

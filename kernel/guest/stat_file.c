@@ -10,9 +10,9 @@
  *   --op   stat | open_close   what each operation is
  *   --dir  D                   where the file is created (default /tmp: tmpfs in the guest)
  *   --dentry-line-offset K     (guest) the file's dentry starts K bytes into a cache line (0, 8 .. 56; default
- *                              any: where the allocator puts it). A 184-byte dentry (the 6.10 layout) starts at
+ *                              any: where the allocator puts it). A 184-byte dentry (hybrid184) starts at
  *                              any 8-byte offset of a line, and which lookup fields share d_lockref's line
- *                              depends on it. Files cohtb-pad.<pid>.<i> are created first, one dentry each,
+ *                              depends on it (a 192-byte one starts a line). Pads cohtb-pad.<pid>.<i> are made
  *                              until the kernel's report says the next object of the CPU's slab starts at K
  *                              (slab objects are handed out in order); removed at the end.
  *   --guest                    in the gem5 guest: printk off the serial console (klogctl), the kernel's
