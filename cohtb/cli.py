@@ -211,22 +211,24 @@ def cmd_results(args: argparse.Namespace) -> int:
     history = results.seed_history(ms)
     drawn = [r for r in (results.shown(v) for v in history.values()) if r is not None]
     page = results.page(history, seed_plots.figure_names(drawn), ms)
-    doc, readme = ROOT / "docs" / "results.md", ROOT / "README.md"
-    block = results.readme_block(history)
+    doc, readme, fs_doc = ROOT / "docs" / "results.md", ROOT / "README.md", ROOT / "docs" / "fs.md"
+    blocks = ((readme, results.readme_block(history)), (fs_doc, results.fs_block(history, ms)))
     if args.check:
         stale = [str(p) for p, ok in ((doc, doc.exists() and doc.read_text() == page),
-                                      (readme, results.write_readme_block(readme, block, check=True))) if not ok]
+                                      *((p, results.write_block(p, b, check=True)) for p, b in blocks)) if not ok]
         if stale:
             print(f"not what the kept runs give: {', '.join(stale)} (run `cohtb results`)", file=sys.stderr)
             return 1
-        print(f"{doc} and the README's results block match the kept runs")
+        print(f"{doc} and the results blocks of README.md and docs/fs.md match the kept runs")
         return 0
     with writing(ROOT / "docs" / "results"):   # they write their files by their own means
         seed_plots.write_all(drawn, ROOT / "docs" / "results")
     write_text_atomic(doc, page)
-    with writing(readme):
-        results.write_readme_block(readme, block, check=False)
-    print(f"{doc}: written from {len(runs)} runs; figures in {ROOT / 'docs' / 'results'}; README results block updated")
+    for path, block in blocks:
+        with writing(path):
+            results.write_block(path, block, check=False)
+    print(f"{doc}: written from {len(runs)} runs; figures in {ROOT / 'docs' / 'results'}; the results blocks of "
+          f"{readme.name} and {fs_doc.relative_to(ROOT)} updated")
     return 0
 
 

@@ -1,9 +1,11 @@
 """docs/results.md and the README's results block are what `cohtb results` writes from the kept runs: a
 change that moves a figure (or a run that is re-recorded) fails here until the page is written again."""
 
+import re
 import subprocess
 import sys
 
+from cohtb.experiments.published import PUBLISHED
 from cohtb.report import results
 from cohtb.toolchain import ROOT
 
@@ -22,3 +24,34 @@ def test_the_page_names_every_seed_and_how_it_was_made():
         assert f"## Seed {seed}:" in page
     readme = (ROOT / "README.md").read_text()
     assert results.BEGIN in readme and "docs/results.md" in readme.split(results.BEGIN, 1)[1]
+
+
+RUN_DERIVED = re.compile(r"(?<![\w.])(?:[+-]\d+(?:\.\d+)?%|\d+(?:\.\d+)? ops/µs|\d+(?:\.\d+)?x the published)"
+                         r"|[A-Z]+\d+%")   # the last: a substitution that never happened ("MEAN41%")
+NEAR = re.compile(r"ops|stat\b|`stat`|simulated|throughput|speed-up|faster|slower|layout|repetition", re.I)
+
+
+def _outside_generated(text: str) -> str:
+    while results.BEGIN in text and results.END in text:
+        head, rest = text.split(results.BEGIN, 1)
+        text = head + rest.split(results.END, 1)[1]
+    return text
+
+
+def test_no_run_derived_number_in_the_docs_but_from_cohtb_results():
+    """A speed-up, a throughput or an 'Nx the published' figure in README.md or docs/*.md is written by `cohtb
+    results` from kept runs (docs/results.md, or the generated blocks of README.md and docs/fs.md), or is a seed's
+    own published figure. One typed by hand (the 'MEAN41%' and the 4x4 '+10%' that no run held) fails here."""
+    published = {q for seed in PUBLISHED.values() for pub in seed.values() for q in pub.quote}
+    published_text = " ".join(published)
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = []
+    for page in pages:
+        if page.name == "results.md":
+            continue
+        text = _outside_generated(page.read_text())
+        for m in RUN_DERIVED.finditer(text):
+            around = text[max(0, m.start() - 120):m.end() + 120]
+            if NEAR.search(around) and m.group(0) not in published_text:
+                found.append(f"{page.name}: {m.group(0)}: ...{' '.join(around.split())}...")
+    assert not found, "\n".join(found)

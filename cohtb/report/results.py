@@ -15,10 +15,11 @@ from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
 from cohtb.experiments import method_changes
+from cohtb.fs.kernel import recorded_dentry, variant, variant_dentry
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.published import SHARES
-from cohtb.experiments.reproduce import PointResult, SeriesResult, point_results, series_result
+from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point_results, series_result
 from cohtb.experiments.rules import __doc__ as RULES, Verdict, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
 from cohtb.report.tables import Table
@@ -348,7 +349,52 @@ def readme_block(history: dict[str, list[SeedResult]]) -> str:
                       "and fields, plots, and every method change: [docs/results.md](docs/results.md).", END])
 
 
-def write_readme_block(readme: Path, block: str, check: bool) -> bool:
+def _kernel_label(variant_name: str, runs: list[RunMetrics]) -> str:
+    """A kernel variant as its runs' builds had it: the name, and the dentry when the name meant another then."""
+    built = {recorded_dentry(m.run.manifest.model_extra.get("kernel", {})).name for m in runs}
+    now = variant_dentry(variant(variant_name)).name
+    return variant_name if built == {now} else f"{'/'.join(sorted(built))} (recorded as {variant_name})"
+
+
+def fs_block(history: dict[str, list[SeedResult]], ms: list[RunMetrics]) -> str:
+    """docs/fs.md's results: every kept full-system run of seed 004, by declaration, and the line-offset
+    sensitivity study of the hypothetical 184-byte dentry."""
+    out = [BEGIN, ""]
+    by_id = {m.run.id: m for m in ms}
+    for res in history["004-fs"]:
+        e, d = res.experiment, res.declaration
+        rows = []
+        for p in res.points:
+            for name, runs in ((e.base_name, p.base), (e.new_name, p.new)):
+                if runs:
+                    rows.append([_kernel_label(name, runs), p.point.label.split(", ", 1)[-1],
+                                 f"{len(runs)} of {d.repetitions}", Spread(tuple(m.throughput for m in runs)).text(1e-6)])
+        if not rows:
+            out += [f"Declaration {d.id}: no runs yet ({len(res.missing)} to record).", ""]
+            continue
+        out.append(Table(f"Declaration {d.id}: {d.window_us} µs window, {d.sockets[0]} sockets x 4 cores",
+                         ["kernel", "the file's dentry", "repetitions kept", "ops/µs: mean (min-max)"], rows,
+                         f"{d.kernel_note}." if d.kernel_note else "").markdown())
+        sens = [by_id[s.id] for s in e.sensitivity if s.id in by_id]
+        line_start = next((p for p in res.points if "line start" in p.point.label and p.complete), None)
+        if sens and line_start:
+            ref = line_start.new_throughput.mean
+            rows = [["0", f"{line_start.base_throughput.mean * 1e-6:.2f}",
+                     _speedup(line_start.base_throughput.mean / ref), f"{len(line_start.base_throughput.values)}"]]
+            rows += [[m.spec.extra[m.spec.extra.index("--dentry-line-offset") + 1], f"{m.throughput * 1e-6:.2f}",
+                      _speedup(m.throughput / ref), "1"] for m in sens]
+            out.append(Table(f"Declaration {d.id}: {_kernel_label(e.base_name, sens)} at each offset of a line (a "
+                             "sensitivity study of a "
+                             "layout no kernel shipped)",
+                             ["offset of the dentry in its line (bytes)", "ops/µs", f"against {e.new_name} at a line start",
+                              "repetitions"], rows,
+                             f"{e.new_name} at a line start: {ref * 1e-6:.2f} ops/µs (mean of its repetitions).").markdown())
+    out.append(END)
+    return "\n".join(out)
+
+
+def write_block(readme: Path, block: str, check: bool) -> bool:
+    """Replace the generated block of a page (README.md, docs/fs.md): the lines BEGIN ... END."""
     text = readme.read_text()
     if BEGIN not in text or END not in text:
         raise CohtbError(f"{readme}: no results block (the lines {BEGIN!r} ... {END!r})")
