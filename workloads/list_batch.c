@@ -2,8 +2,10 @@
  * like inode_sb_list_add/del. `batched`: a thread that cannot take the lock queues its operation; the
  * lock holder performs every queued operation before it unlocks (one waiter works for the others).
  *
- *   --policy  locked | batched
- *   --layout  shared (lock and list head on one line) | split (each on its own line)
+ *   --policy    locked | batched
+ *   --layout    shared (lock and list head on one line) | split (each on its own line)
+ *   --spinlock  tas | ticket | qspinlock: the list lock (4.4's s_inode_list_lock is a qspinlock; tas, the
+ *               default, is what this benchmark took before it had the flag)
  */
 #include "common/spinlock.h"
 
@@ -32,15 +34,18 @@ static struct flag flags[] = {
     FLAG_MEASURE("list operations (half adds, half deletes)"),
     {"policy", "how contended operations are done", policies, "locked"},
     {"layout", "where lock, list head and request queue sit", layouts, "shared"},
+    {"spinlock", "the list lock: tas (test-and-test-and-set: the uncontended shape), ticket (x86 2.6.25 .. 4.1) or qspinlock (x86 4.2+, the 4.4 of seed 001)",
+     spinlock_kinds, "tas"},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_SPINLOCK, F_M5 };
 
 static uint32_t *lock;
 static struct list_head *head;
 static struct request **pending;
 static uint64_t *length;
 static int batched;
+static enum spinlock_kind kind;
 static struct bench_run run;
 static struct node nodes[MAX_THREADS];
 static struct request requests[MAX_THREADS];
@@ -56,7 +61,6 @@ static void do_op(struct node *n, int add, int me) {
   if (add) { list_add(&n->link, head); ++*length; } else { list_del(&n->link); --*length; }
   if (*length > stats[me].max_length) stats[me].max_length = *length;
 }
-static int try_lock(uint32_t *l) { return !__atomic_load_n(l, __ATOMIC_RELAXED) && !__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); }
 
 /* With the lock held: perform every queued request. */
 static void drain(int me) {
@@ -70,19 +74,19 @@ static void drain(int me) {
   }
 }
 
-static void list_op(int me, struct node *n, int add) {
+static inline __attribute__((always_inline)) void list_op_kind(int me, struct node *n, int add, enum spinlock_kind k) {
   if (!batched) {
-    spin_lock(lock);
+    spin_lock_kind(lock, k);
     do_op(n, add, me);
     stats[me].own++;
-    spin_unlock(lock);
+    spin_unlock_kind(lock, k);
     return;
   }
-  if (try_lock(lock)) {
+  if (spin_trylock_kind(lock, k)) {   /* tas: a read, then xchg; qspinlock: queued_spin_trylock */
     do_op(n, add, me);
     stats[me].own++;
     drain(me);
-    spin_unlock(lock);
+    spin_unlock_kind(lock, k);
     return;
   }
   struct request *r = &requests[me];
@@ -90,13 +94,20 @@ static void list_op(int me, struct node *n, int add) {
   struct request *old = __atomic_load_n(pending, __ATOMIC_RELAXED);
   do r->next = old; while (!__atomic_compare_exchange_n(pending, &old, r, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
   while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
-    if (try_lock(lock)) { drain(me); spin_unlock(lock); }
+    if (spin_trylock_kind(lock, k)) { drain(me); spin_unlock_kind(lock, k); }
     else cpu_relax();
   }
 }
 
+/* One list_op per lock kind, the kind a constant in each (as lockref.h does): no lock operation tests the kind, and
+ * list_op_tas compiles to the list_op of before --spinlock. */
+static void list_op_tas(int me, struct node *n, int add) { list_op_kind(me, n, add, SPIN_TAS); }
+static void list_op_ticket(int me, struct node *n, int add) { list_op_kind(me, n, add, SPIN_TICKET); }
+static void list_op_qspinlock(int me, struct node *n, int add) { list_op_kind(me, n, add, SPIN_QSPINLOCK); }
+
 static void worker(int id, void *arg) {
   (void)arg;
+  void (*list_op)(int, struct node *, int) = kind == SPIN_TICKET ? list_op_ticket : kind == SPIN_QSPINLOCK ? list_op_qspinlock : list_op_tas;
   uint64_t i = 0;
   for (struct bench_loop l = bench_loop(&run, id); bench_next(&l); i++) {
     list_op(id, &nodes[id], (i & 1) == 0);   /* add, then delete, the thread's own node */
@@ -108,6 +119,8 @@ static void worker(int id, void *arg) {
 int main(int argc, char **argv) {
   run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
   batched = !strcmp(flags[F_POLICY].value, "batched");
+  kind = parse_spinlock_kind(flags[F_SPINLOCK].value);
+  if (kind == SPIN_QSPINLOCK) qspinlock_setup();
   static struct list_shared ls;
   static struct list_split lsp;
   const char *layout = flags[F_LAYOUT].value;

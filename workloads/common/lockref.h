@@ -9,7 +9,7 @@ struct lockref {
   union {
     uint64_t lock_count;
     struct {
-      uint32_t lock;   /* a spinlock.h lock word: free when its two halves are equal */
+      uint32_t lock;   /* a spinlock.h lock word (free: halves equal for tas and ticket, 0 for qspinlock) */
       int32_t count;
     };
   };
@@ -26,18 +26,23 @@ struct lockref_tuning {
   enum lockref_policy policy;
   int retries;      /* cmpxchg attempts before locking (retry100, trywait, unified) */
   int wait_polls;   /* polls for unlock before locking (trywait) */
-  enum spinlock_kind spinlock;   /* the lock word's lock, taken on the locked path */
+  enum spinlock_kind spinlock;   /* the lock word's lock, taken on the locked path; what "unlocked" means */
 };
 
+/* The functions below take the lock kind k as an argument and are always inlined: lockref_add calls them
+ * with k a constant, once per kind, so no loop tests the kind (tas and ticket run the loops they ran before
+ * qspinlock was a kind). */
+#define LOCKREF_INLINE static inline __attribute__((always_inline))
 
-static inline int lockref_locked(struct lockref v) { return spin_value_locked(v.lock); }
+/* !arch_spin_value_unlocked(old.lock): for a qspinlock, any of locked, pending or a queued tail. */
+LOCKREF_INLINE int lockref_locked(struct lockref v, enum spinlock_kind k) { return spin_value_locked(v.lock, k); }
 
 /* The CMPXCHG_LOOP of lib/lockref.c: add delta while the lock is free. `budget` < 0 is unbounded
  * (2013). Returns 1 on success, 0 when it saw the lock held or ran out of budget. */
-static inline int cmpxchg_loop(struct lockref *lr, int delta, int budget, struct lockref_stats *st) {
+LOCKREF_INLINE int cmpxchg_loop(struct lockref *lr, int delta, int budget, struct lockref_stats *st, enum spinlock_kind k) {
   struct lockref old, new;
   old.lock_count = __atomic_load_n(&lr->lock_count, __ATOMIC_RELAXED);
-  while (!lockref_locked(old)) {
+  while (!lockref_locked(old, k)) {
     new = old;
     new.count += delta;
     if (__atomic_compare_exchange_n(&lr->lock_count, &old.lock_count, new.lock_count, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
@@ -50,21 +55,21 @@ static inline int cmpxchg_loop(struct lockref *lr, int delta, int budget, struct
 }
 
 /* The 2024 v1 fix: having seen the lock held, wait up to `polls` for it to be released. */
-static inline int trywait_unlocked(struct lockref *lr, int polls, struct lockref_stats *st) {
+LOCKREF_INLINE int trywait_unlocked(struct lockref *lr, int polls, struct lockref_stats *st, enum spinlock_kind k) {
   st->waits++;
   for (int i = 0; i < polls; i++) {
     cpu_relax();
-    if (!spin_is_locked(&lr->lock)) return 1;
+    if (!spin_is_locked(&lr->lock, k)) return 1;
   }
   return 0;
 }
 
 /* The 2024 rework: one retry budget covers both cmpxchg failures and waiting for unlock. */
-static inline int unified_loop(struct lockref *lr, int delta, int budget, struct lockref_stats *st) {
+LOCKREF_INLINE int unified_loop(struct lockref *lr, int delta, int budget, struct lockref_stats *st, enum spinlock_kind k) {
   struct lockref old, new;
   old.lock_count = __atomic_load_n(&lr->lock_count, __ATOMIC_RELAXED);
   for (;;) {
-    if (lockref_locked(old)) {
+    if (lockref_locked(old, k)) {
       st->waits++;
       cpu_relax();
       old.lock_count = __atomic_load_n(&lr->lock_count, __ATOMIC_RELAXED);
@@ -79,22 +84,31 @@ static inline int unified_loop(struct lockref *lr, int delta, int budget, struct
   }
 }
 
-static inline void lockref_add(struct lockref *lr, int delta, const struct lockref_tuning *t, struct lockref_stats *st) {
+LOCKREF_INLINE void lockref_add_kind(struct lockref *lr, int delta, const struct lockref_tuning *t, struct lockref_stats *st,
+                                     enum spinlock_kind k) {
   st->updates++;
   switch (t->policy) {
     case POLICY_LOCKED: break;
-    case POLICY_CMPXCHG: if (cmpxchg_loop(lr, delta, -1, st)) return; break;
-    case POLICY_RETRY100: if (cmpxchg_loop(lr, delta, t->retries, st)) return; break;
+    case POLICY_CMPXCHG: if (cmpxchg_loop(lr, delta, -1, st, k)) return; break;
+    case POLICY_RETRY100: if (cmpxchg_loop(lr, delta, t->retries, st, k)) return; break;
     case POLICY_TRYWAIT:
-      if (cmpxchg_loop(lr, delta, t->retries, st)) return;
-      if (trywait_unlocked(lr, t->wait_polls, st) && cmpxchg_loop(lr, delta, t->retries, st)) return;
+      if (cmpxchg_loop(lr, delta, t->retries, st, k)) return;
+      if (trywait_unlocked(lr, t->wait_polls, st, k) && cmpxchg_loop(lr, delta, t->retries, st, k)) return;
       break;
-    case POLICY_UNIFIED: if (unified_loop(lr, delta, t->retries, st)) return; break;
+    case POLICY_UNIFIED: if (unified_loop(lr, delta, t->retries, st, k)) return; break;
   }
   st->locked_ops++;
-  spin_lock_kind(&lr->lock, t->spinlock);
+  spin_lock_kind(&lr->lock, k);
   lr->count += delta;
-  spin_unlock_kind(&lr->lock, t->spinlock);
+  spin_unlock_kind(&lr->lock, k);
+}
+
+static inline void lockref_add(struct lockref *lr, int delta, const struct lockref_tuning *t, struct lockref_stats *st) {
+  switch (t->spinlock) {
+    case SPIN_TICKET: lockref_add_kind(lr, delta, t, st, SPIN_TICKET); break;
+    case SPIN_QSPINLOCK: lockref_add_kind(lr, delta, t, st, SPIN_QSPINLOCK); break;
+    default: lockref_add_kind(lr, delta, t, st, SPIN_TAS); break;
+  }
 }
 
 static inline void lockref_get(struct lockref *lr, const struct lockref_tuning *t, struct lockref_stats *st) { lockref_add(lr, 1, t, st); }
@@ -110,14 +124,15 @@ static inline enum lockref_policy parse_policy(const char *s) {
 #define LOCKREF_TUNING_FLAGS                                                                   \
   {"retries", "cmpxchg attempts before locking (retry100, trywait, unified)", NULL, "100"}, \
   {"wait-polls", "polls for unlock before locking (trywait)", NULL, "100"},                 \
-  {"spinlock", "the lock word's spinlock: tas (test-and-test-and-set) or ticket (x86, 2.6.25 .. 4.1)", spinlock_kinds, "tas"}
+  {"spinlock", "the lock word's spinlock: tas (test-and-test-and-set: the uncontended shape), ticket (x86 2.6.25 .. 4.1) or qspinlock (x86 4.2+)", spinlock_kinds, "tas"}
 
 /* The tuning from the parsed flags, given the index of --policy and of --retries. */
 static inline struct lockref_tuning lockref_tuning_from_flags(struct flag *flags, int nflags, int f_policy, int f_retries) {
   struct lockref_tuning t = {parse_policy(flags[f_policy].value), (int)flag_num(&flags[f_retries]),
                              (int)flag_num(&flags[f_retries + 1]),
-                             strcmp(flags[f_retries + 2].value, "ticket") ? SPIN_TAS : SPIN_TICKET};
+                             parse_spinlock_kind(flags[f_retries + 2].value)};
   if (t.retries < 1) usage(flags, nflags, "--retries must be at least 1");
+  if (t.spinlock == SPIN_QSPINLOCK) qspinlock_setup();
   return t;
 }
 
