@@ -248,6 +248,20 @@ def test_the_guest_benchmark_places_its_dentry_only_on_a_kernel_that_reports_it(
     assert r.returncode == 3 and "reports no dentry address" in r.stderr and not list(tmp_path.iterdir())
 
 
+def test_the_guest_benchmark_pads_files_before_its_own_and_removes_them(tmp_path):
+    """--pad-files N (a repetition's placement): N other files are created first and removed at the end; with
+    --dentry-line-offset it is refused (both place the dentry)."""
+    initramfs.build_guest_programs()
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--pad-files", "3",
+                        "--threads", "2", "--window-us", "2000", "--interval-us", "1000"], capture_output=True,
+                       text=True, check=True)
+    doc = json.loads(r.stdout)
+    assert doc["pad_dentries"] == 3 and doc["invariants"] == "ok" and not list(tmp_path.iterdir())
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--pad-files", "3",
+                        "--dentry-line-offset", "8"], capture_output=True, text=True)
+    assert r.returncode != 0 and "both place the dentry" in r.stderr and not list(tmp_path.iterdir())
+
+
 def test_the_guest_m5_tool_refuses_unknown_commands():
     initramfs.build_guest_programs()
     r = subprocess.run([str(initramfs.GUEST_BUILD / "cohtb-m5"), "bogus"], capture_output=True, text=True)

@@ -137,7 +137,11 @@ def test_current_declarations_are_era_faithful_repeated_and_can_fail_on_magnitud
     assert EXPERIMENTS["000"].declaration.lock == "ticket"
     assert EXPERIMENTS["001"].declaration.lock == EXPERIMENTS["004"].declaration.lock == "qspinlock"
     se = [s for k in ("000", "001", "004") for s in EXPERIMENTS[k].specs()]
-    assert {s.home_socket for s in se if s.sockets == 8} == {0, 1, 2, 3, 4}   # the home socket rotates
+    # repetitions 1-3 vary the start skew alone (its own spread), 4 and 5 rotate the home socket too
+    assert [(s.seed, s.home_socket) for s in se if s.sockets == 8][:5] == [(1, 0), (2, 0), (3, 0), (4, 1), (5, 2)]
+    fs = EXPERIMENTS["004-fs"].specs()
+    assert [(s.seed, s.placement) for s in fs][:5] == [(1, 0), (2, 0), (3, 0), (4, 1), (5, 2)]
+    assert len({s.repetition_of for s in fs}) == 2   # the placement is a repetition, not a configuration
 
 
 def test_a_reconstructed_declarations_runs_are_all_kept():

@@ -23,8 +23,10 @@ MACHINES_FILE = DECLARED / "machines.toml"
 # What may vary between the repetitions of one configuration.
 REPETITION_SOURCES = {
     "start skew": "thread i waits a seeded-random 0..skew_ns before its first operation (--seed k)",
-    "home socket": "the home socket of every line (its L2 bank and directory) is rotated by k-1 sockets",
-    "placement": "the benchmark creates k-1 other files first, so the file's dentry sits in another slab slot",
+    "home socket": "the home socket of every line (its L2 bank and directory) is rotated by a socket more in each "
+                   "repetition after the skew-only ones",
+    "placement": "the benchmark creates one more other file first in each repetition after the skew-only ones, so "
+                 "the file's dentry sits in another slab slot",
 }
 
 
@@ -49,6 +51,7 @@ class Declaration:
     recorded_in: str = ""        # reconstructed: the commit that bundled its runs
     rule_in: str = ""            # reconstructed: the commit whose rule it states, when not recorded_in's
     recorded_repetitions: int = 0   # reconstructed: how many repetitions were ever recorded, when fewer than declared
+    skew_only_repetitions: int = 0  # the first N repetitions vary the start skew alone, the rest every source too
     control_lock: str = ""       # a control point with another lock (not judged)
     control_sockets: tuple[int, ...] = ()
     control_judged: bool = False # whether the control point is held to the published figures
@@ -71,13 +74,18 @@ class Declaration:
         """A hash of what is declared: the manifest records it beside the id."""
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
 
+    def _beyond_skew(self, repetition: int) -> int:
+        """How far repetition k moves the sources other than the start skew: 0 in the first
+        skew_only_repetitions (so their spread is the start skew's alone), then 1, 2, ..."""
+        return max(0, repetition - self.skew_only_repetitions) if self.skew_only_repetitions else repetition - 1
+
     def home_socket(self, sockets: int, repetition: int) -> int:
-        """Repetition k's home-socket rotation: k-1 sockets, when the home socket is a declared source."""
-        return (repetition - 1) % sockets if "home socket" in self.repetition_sources else 0
+        """Repetition k's home-socket rotation, when the home socket is a declared source."""
+        return self._beyond_skew(repetition) % sockets if "home socket" in self.repetition_sources else 0
 
     def placement(self, repetition: int) -> int:
-        """Repetition k's dentry placement: after k-1 other files, when placement is a declared source."""
-        return repetition - 1 if "placement" in self.repetition_sources else 0
+        """Repetition k's dentry placement (after that many other files), when placement is a declared source."""
+        return self._beyond_skew(repetition) if "placement" in self.repetition_sources else 0
 
 
 _FIELDS = {f.name: f for f in fields(Declaration)}

@@ -99,6 +99,11 @@ class PointResult:
     def ratio(self) -> Ratio:
         return Ratio.of(self.base_throughput, self.new_throughput)
 
+    def ratio_of_first(self, n: int) -> Ratio:
+        """The speed-up over repetitions 1..n only (a declaration's skew-only ones: the start skew's own spread)."""
+        first = lambda runs: Spread(tuple(m.throughput for m in runs if m.spec.seed <= n))
+        return Ratio.of(first(self.base), first(self.new))
+
 
 def point_results(points: tuple[Point, ...], runs: list[Measured], repetitions: int) -> list[PointResult]:
     by = _group(runs)

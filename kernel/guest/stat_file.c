@@ -15,6 +15,9 @@
  *                              depends on it (a 192-byte one starts a line). Pads cohtb-pad.<pid>.<i> are made
  *                              until the kernel's report says the next object of the CPU's slab starts at K
  *                              (slab objects are handed out in order); removed at the end.
+ *   --pad-files N              creates N files (cohtb-pad.<pid>.<i>) before the file, so its dentry comes N slab
+ *                              objects later: another address, another home socket for its lines (a source of
+ *                              variation between repetitions; not with --dentry-line-offset); removed at the end.
  *   --guest                    in the gem5 guest: printk off the serial console (klogctl), the kernel's
  *                              cohtb-object lines for the file put into the JSON, and the JSON written
  *                              back to the host with m5 writefile (workload.json) instead of stdout. Every
@@ -37,10 +40,11 @@ static struct flag flags[] = {
     {"op", "what each operation is", ops_kinds, "stat"},
     {"dir", "directory of the file (tmpfs in the guest)", FLAG_TEXT, "/tmp"},
     {"dentry-line-offset", "the file's dentry starts this many bytes into a cache line (guest only)", line_offsets, "any"},
+    {"pad-files", "create this many other files first: the file's dentry comes that many slab objects later", NULL, "0"},
     {"guest", "in the gem5 guest: quiet console, the kernel's object lines in the JSON, JSON via m5 writefile", NULL, NULL},
     FLAG_M5,
 };
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_OP, F_DIR, F_SLOT, F_GUEST, F_M5 };
+enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_OP, F_DIR, F_SLOT, F_PADS, F_GUEST, F_M5 };
 
 /* The kernel log's "cohtb-object <name> ..." lines for this file, as a JSON array of strings. */
 static void json_kernel_objects(const char *name) {
@@ -78,6 +82,22 @@ static void unlink_pads(const char *dir, int pads) {
     snprintf(pad, sizeof pad, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
     unlink(pad);
   }
+}
+
+/* Creates the files cohtb-pad.<pid>.<0..n-1>; returns n, or -1. */
+static int pad_files(const char *dir, int n) {
+  for (int i = 0; i < n; i++) {
+    char pad[300];
+    snprintf(pad, sizeof pad, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
+    int fd = open(pad, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+      fprintf(stderr, "stat_file: cannot create %s: %s\n", pad, strerror(errno));
+      unlink_pads(dir, i);
+      return -1;
+    }
+    close(fd);
+  }
+  return n;
 }
 
 /* Creates cohtb-pad.<pid>.<i> files until the next dentry of this CPU's slab starts `want` bytes into a line;
@@ -147,7 +167,10 @@ int main(int argc, char **argv) {
   open_close = !strcmp(flags[F_OP].value, "open_close");
   snprintf(path, sizeof path, "%s/cohtb-%s.%d", flags[F_DIR].value, flags[F_OP].value, (int)getpid());
   int want = strcmp(flags[F_SLOT].value, "any") ? atoi(flags[F_SLOT].value) : -1, pads = 0;
+  int extra_files = (int)flag_num(&flags[F_PADS]);
+  if (want >= 0 && extra_files) usage(flags, NFLAGS(flags), "--pad-files and --dentry-line-offset both place the dentry");
   if (want >= 0 && (pads = pad_dentries(flags[F_DIR].value, want)) < 0) return 3;
+  if (extra_files && (pads = pad_files(flags[F_DIR].value, extra_files)) < 0) return 3;
   int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);   /* shmem_mknod -> d_instantiate: the kernel reports it */
   if (fd < 0) { fprintf(stderr, "stat_file: cannot create %s: %s\n", path, strerror(errno)); return 3; }
   close(fd);
