@@ -210,7 +210,7 @@ def cmd_results(args: argparse.Namespace) -> int:
     ms = metrics_for(runs, None, check_model=False)
     history = results.seed_history(ms)
     drawn = [r for r in (results.shown(v) for v in history.values()) if r is not None]
-    page = results.page(history, seed_plots.figure_names(drawn), ms)
+    page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history))
     doc, readme, fs_doc = ROOT / "docs" / "results.md", ROOT / "README.md", ROOT / "docs" / "fs.md"
     blocks = ((readme, results.readme_block(history)), (fs_doc, results.fs_block(history, ms)))
     if args.check:
@@ -222,7 +222,7 @@ def cmd_results(args: argparse.Namespace) -> int:
         print(f"{doc} and the results blocks of README.md and docs/fs.md match the kept runs")
         return 0
     with writing(ROOT / "docs" / "results"):   # they write their files by their own means
-        seed_plots.write_all(drawn, ROOT / "docs" / "results")
+        seed_plots.write_all(drawn, ROOT / "docs" / "results", history)
     write_text_atomic(doc, page)
     for path, block in blocks:
         with writing(path):

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from cohtb.analysis.analyse import Analysis
 from cohtb.analysis.reconcile import LineCheck
+from cohtb.fs.kernel import recorded_dentry, variant, variant_dentry
 from cohtb.monitor.models import LineStats
 from cohtb.sim.runs import Run
 
@@ -64,14 +65,24 @@ def extra_text(extra: tuple[str, ...]) -> str:
 
 
 def lock_model(run: Run) -> str | None:
-    """The spinlock of a lockref-family SE run (the lock word's lock): the one its workload recorded, or tas, the
-    only one before the workloads had --spinlock. None for runs without one (full system: the kernel's own)."""
+    """The spinlock of an SE run that takes one (lockref's lock word, list_batch's list lock): the one its workload
+    recorded, or tas, the only one before the workloads had --spinlock. None for runs without one (rwsem,
+    stat_counter; full system: the kernel's own)."""
     if run.spec.kernel:
         return None
     flags = getattr(run.manifest.workload, "flags", None) or {}
-    if "retries" not in flags:   # lockref's tuning flags (workloads/common/lockref.h) come together
-        return None
-    return flags.get("spinlock", "tas")
+    if "spinlock" in flags:
+        return flags["spinlock"]
+    # before --spinlock: lockref's tuning flags (workloads/common/lockref.h) say the run took the tas lock
+    return "tas" if "retries" in flags or run.spec.workload == "list_batch" else None
+
+
+def kernel_name(run: Run) -> str:
+    """A full-system run's kernel variant, with the struct dentry its build had when the name means another now
+    (the bundled pre611 runs were built with the hypothetical 184-byte dentry: cohtb/fs/kernel.py)."""
+    built = recorded_dentry((run.manifest.model_extra or {}).get("kernel", {})).name
+    now = variant_dentry(variant(run.spec.kernel)).name
+    return run.spec.kernel if built == now else f"{run.spec.kernel} (built as {built})"
 
 
 def placement(spec) -> str:
@@ -84,12 +95,14 @@ def placement(spec) -> str:
 def run_label(run: Run) -> str:
     """What tells a run from the others of a report, with the repetition after the first. SE: policy/layout SxC,
     with the workload unless lockref, the lock model, its other extra flags (name=value) and the intruder.
-    Full system: the kernel variant, the guest's operation, SxC and where the dentry sits."""
+    Full system: the kernel variant (and the dentry its build had, when the name meant another then), the guest's
+    operation, SxC, where the dentry sits and the window. The declaration a run was recorded under, if any, last."""
     spec = run.spec
-    rep = f" #{spec.seed}" if spec.seed > 1 else ""
+    rep = (f" #{spec.seed}" if spec.seed > 1 else "") + (f" [{spec.declaration}]" if spec.declaration else "")
     if spec.kernel:
         op = dict(zip(spec.extra[::2], spec.extra[1::2])).get("--op", "stat")
-        return f"fs {spec.kernel} {op} {spec.sockets}x{spec.cores_per_socket}, {placement(spec)}{rep}"
+        return (f"fs {kernel_name(run)} {op} {spec.sockets}x{spec.cores_per_socket}, {placement(spec)}, "
+                f"{spec.window_us} µs window{rep}")
     s = f"{spec.policy}/{spec.layout} {spec.sockets}x{spec.cores_per_socket}"
     if spec.workload != "lockref":
         s = f"{spec.workload} {s}"

@@ -58,6 +58,7 @@ class Declaration:
     collapse_rule: str = ""      # the series rule (seed 004)
     kernels: tuple[str, ...] = ()        # full system: base and new kernel variants
     kernel_note: str = ""
+    kernel_labels: tuple[str, ...] = ()  # full system: what to call base and new when a name meant another build
     placements: tuple[str, ...] = ()     # full system: where the file's dentry is ("allocator", "line-start")
     sensitivity_offsets: tuple[int, ...] = ()   # full system: one run of the base kernel per dentry line offset
 

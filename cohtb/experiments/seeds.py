@@ -235,6 +235,7 @@ FS_PLACEMENTS = {"line-start": ("the dentry at a line start (as pahole draws it)
 
 def e004fs(d: Declaration) -> Experiment:
     base, new = d.kernels
+    base_name, new_name = d.kernel_labels or d.kernels
     n = d.sockets[0]
     points = tuple(Point(f"{n} sockets, {FS_PLACEMENTS[p][0]}",
                          full_system(d, base, n, dentry_line_offset=FS_PLACEMENTS[p][1]),
@@ -244,12 +245,12 @@ def e004fs(d: Declaration) -> Experiment:
     return Experiment(
         seed="004-fs", declaration=d, title="d_lockref out of the RCU-lookup lines, in the real kernel (full system)",
         change="6.11 moves d_lockref to its own cache line",
-        base_name=base, new_name=new,
+        base_name=base_name, new_name=new_name,
         published_setup="will-it-scale stat2 (20-way stat(2) of one tmpfs file), Sapphire Rapids; ops/s",
         simulated_setup=f"Linux 6.12 booted on the simulated {n} sockets x 4 cores (docs/fs.md): every CPU runs a "
                         "thread calling stat(2) on /tmp/cohtb-stat.<pid> (tmpfs) through the real syscall, RCU walk, "
-                        f"getattr and dput; {new} (d_lockref at offset 128) against {base} "
-                        f"({variant(base).about}{'; ' + d.kernel_note if d.kernel_note else ''}); {_measure(d)}",
+                        f"getattr and dput; {new_name} (d_lockref at offset 128) against {base_name} "
+                        f"({d.kernel_note or variant(base).about}); {_measure(d)}",
         differences=f"32 threads on {n} sockets, not 20 on one Sapphire Rapids machine; a TimingSimpleCPU (one "
                     "instruction at a time, no out-of-order overlap of misses) and gem5's x86 full system; the kernel "
                     "is a tinyconfig build (no LSM, no audit) with 6.12's qspinlock, but SLUB and -O2 as a "

@@ -309,7 +309,8 @@ def shown(versions: list[SeedResult]) -> SeedResult | None:
     return versions[-1] if versions[-1].complete else latest_complete(versions)
 
 
-def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms: list[RunMetrics]) -> str:
+def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms: list[RunMetrics],
+         declaration_figures: dict[str, str] | None = None) -> str:
     out = ["# Results: the seeds, simulated", "",
            f"Written by `{COMMAND}` from the kept runs ({provenance(ms)}; `cohtb seeds --seed S --launch` records "
            "them); `tests/test_results.py` fails when this page is not what the runs give. Every number below is "
@@ -336,6 +337,8 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
         out += [f"## Seed {e.seed}: {e.title}", "", f"**Change.** {e.change}.", "",
                 f"**Published.** {e.published_setup}.", "", *sources(e), f"**Simulated.** {e.simulated_setup}.", "",
                 f"**What differs.** {e.differences}.", "", declaration_table(res.declaration).markdown()]
+        if seed in (declaration_figures or {}):
+            out += [f"![seed {e.seed}: every declaration](results/{declaration_figures[seed]})", ""]
         drawn = shown(versions)
         if res.complete:
             out += result_sections(res, figures.get(seed, []))
@@ -375,7 +378,7 @@ def fs_block(history: dict[str, list[SeedResult]], ms: list[RunMetrics]) -> str:
         e, d = res.experiment, res.declaration
         rows = []
         for p in res.points:
-            for name, runs in ((e.base_name, p.base), (e.new_name, p.new)):
+            for name, runs in ((p.point.base.kernel, p.base), (p.point.new.kernel, p.new)):
                 if runs:
                     rows.append([_kernel_label(name, runs), p.point.label.split(", ", 1)[-1],
                                  f"{len(runs)} of {d.repetitions}", Spread(tuple(m.throughput for m in runs)).text(1e-6)])
@@ -393,7 +396,7 @@ def fs_block(history: dict[str, list[SeedResult]], ms: list[RunMetrics]) -> str:
                      _speedup(line_start.base_throughput.mean / ref), f"{len(line_start.base_throughput.values)}"]]
             rows += [[m.spec.extra[m.spec.extra.index("--dentry-line-offset") + 1], f"{m.throughput * 1e-6:.2f}",
                       _speedup(m.throughput / ref), "1"] for m in sens]
-            out.append(Table(f"Declaration {d.id}: {_kernel_label(e.base_name, sens)} at each offset of a line (a "
+            out.append(Table(f"Declaration {d.id}: {_kernel_label(e.sensitivity[0].kernel, sens)} at each offset of a line (a "
                              "sensitivity study of a "
                              "layout no kernel shipped)",
                              ["offset of the dentry in its line (bytes)", "ops/µs", f"against {e.new_name} at a line start",

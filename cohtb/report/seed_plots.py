@@ -32,6 +32,17 @@ def _log_limits(values: list[float], pad: float = 0.08) -> tuple[float, float]:
     return float(np.exp(lo - pad * span)), float(np.exp(hi + pad * span))
 
 
+def _speedup_ticks(lo: float, hi: float) -> list[float]:
+    """Plain speed-up ticks (0.5x, 1x, 2x ...) on a log axis from lo to hi, few enough not to collide."""
+    steps = ([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50] if hi / lo > 4 else
+             [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 4])
+    ticks: list[float] = []
+    for v in (v for v in steps if lo <= v <= hi):   # thinned: at least a seventh of the axis apart
+        if not ticks or np.log(v / ticks[-1]) > np.log(hi / lo) / 7:
+            ticks.append(v)
+    return ticks
+
+
 def draw_seed(res: SeedResult):
     """Left: throughput of base and new per configuration (bar: mean; whisker: min-max of the repetitions).
     Right: the simulated speed-up (range) beside each published one, on a log scale."""
@@ -90,13 +101,7 @@ def draw_seed(res: SeedResult):
     lo, hi = _log_limits([*pub, *(m - d for m, d in zip(sim, sim_lo)), *(m + d for m, d in zip(sim, sim_hi))])
     bx.set_xlim(lo, hi)
     bx.set_ylim(len(labels) - 0.5, -0.5)    # top to bottom, half a row beyond the first and last markers
-    steps = ([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50] if hi / lo > 4 else
-             [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 4])   # few enough not to collide
-    ticks: list[float] = []
-    for v in (v for v in steps if lo <= v <= hi):   # thinned: at least a seventh of the axis apart
-        if not ticks or np.log(v / ticks[-1]) > np.log(hi / lo) / 7:
-            ticks.append(v)
-    bx.set_xticks(ticks)
+    bx.set_xticks(_speedup_ticks(lo, hi))
     bx.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     bx.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
     bx.set_yticks(y, labels, fontsize=7)
@@ -162,6 +167,66 @@ def draw_series(s: SeriesResult):
     return fig
 
 
+def draw_declarations(versions: list[SeedResult]):
+    """One seed's speed-up per configuration under each declaration whose runs are all kept (mean, whisker: the
+    range over every pair of repetitions), beside the published speed-ups: e.g. seed 000's lock models."""
+    done = _distinct_runs(versions)
+    labels = list(dict.fromkeys(p.point.label for r, _ in done for p in r.points))
+    fig, ax = plt.subplots(figsize=(10, 4.6), layout="constrained")
+    x = np.arange(len(labels))
+    width = 0.7 / (len(done) + 1)
+    values = []
+    for k, (r, ids) in enumerate(done):
+        d = r.declaration
+        at = {p.point.label: p for p in r.points if p.complete}
+        xs = [i for i, lab in enumerate(labels) if lab in at]
+        ratios = [at[labels[i]].ratio for i in xs]
+        values += [v for q in ratios for v in (q.lo, q.hi)]
+        ax.errorbar(x[xs] + (k - len(done) / 2) * width, [q.mean for q in ratios],
+                    yerr=[[q.mean - q.lo for q in ratios], [q.hi - q.mean for q in ratios]], fmt="os^v"[k % 4],
+                    capsize=3, color=palette_series(k), label=f"{ids}: {d.lock}, {d.repetitions} repetitions")
+    pubs = [(i, pub.ratio) for i, lab in enumerate(labels)
+            for pub in next(p.point.published for r, _ in done for p in r.points if p.point.label == lab)]
+    values += [v for _, v in pubs]
+    ax.plot([x[i] + (len(done) / 2) * width for i, _ in pubs], [v for _, v in pubs], "D", color="#333333",
+            markerfacecolor="white", label="published speed-ups (each row of the seed's table)")
+    ax.axhline(1, color="#999999", lw=1)
+    ax.set_yscale("log")
+    lo, hi = _log_limits(values)
+    ax.set_ylim(lo, hi)
+    ax.set_yticks(_speedup_ticks(lo, hi))
+    ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+    ax.set_xticks(x, [textwrap.fill(lab, 22) for lab in labels], fontsize=8)
+    e = done[-1][0].experiment
+    ax.set_ylabel(f"speed-up {e.new_name} / {e.base_name} (log)")
+    ax.set_title(f"Seed {e.seed}: the simulated speed-up under each declaration whose runs are kept", fontsize=10)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=8)
+    return fig
+
+
+def _distinct_runs(versions: list[SeedResult]) -> list[tuple[SeedResult, str]]:
+    """The complete declarations with points, one per set of runs (a rule change judges the same runs again),
+    each with the ids of the declarations that share its runs."""
+    out: dict[tuple, tuple[SeedResult, list[str]]] = {}
+    for r in versions:
+        if r.complete and r.points:
+            key = tuple(sorted(s.id for s in r.experiment.specs()))
+            out.setdefault(key, (r, []))[1].append(r.declaration.id)
+    return [(r, ", ".join(ids)) for r, ids in out.values()]
+
+
+def palette_series(k: int) -> str:
+    """The k-th declaration's colour: not a policy's (a declaration is a method, not a policy)."""
+    return ("#1b4f72", "#b9770e", "#117a65", "#6c3483")[k % 4]
+
+
+def history_figure_names(history: dict[str, list[SeedResult]]) -> dict[str, str]:
+    """seed -> its declarations figure, for the seeds with runs kept under two declarations or more."""
+    return {seed: f"seed-{seed}-declarations.png" for seed, versions in history.items()
+            if len(_distinct_runs(versions)) >= 2}
+
+
 def save(fig, path: Path) -> Path:
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
@@ -174,9 +239,13 @@ def figure_names(results: list[SeedResult]) -> dict[str, list[str]]:
             [f"seed-{r.experiment.seed}-{s.series.label}.png" for s in r.series] for r in results if r.complete}
 
 
-def write_all(results: list[SeedResult], into: Path) -> dict[str, list[str]]:
-    """Every complete seed's figures into `into`; returns figure_names."""
+def write_all(results: list[SeedResult], into: Path, history: dict[str, list[SeedResult]] | None = None
+              ) -> dict[str, list[str]]:
+    """Every complete seed's figures into `into` (and each declarations figure of history); returns
+    figure_names."""
     into.mkdir(parents=True, exist_ok=True)
+    for seed, name in history_figure_names(history or {}).items():
+        save(draw_declarations(history[seed]), into / name)
     names = figure_names(results)
     for res in results:
         if res.experiment.seed in names:
