@@ -172,6 +172,9 @@ PLANS = {
     # The earlier fixed-work lockref matrix (60 get+put pairs per thread), 2x4 to 8x4.
     "lockref-ops60": lambda: (lockref_plan(8, 4, 60, ("locked", "cmpxchg", "retry100", "unified"), ("shared", "split"), True)
                               + [s for n in (2, 4) for s in lockref_plan(n, 4, 60, ("locked", "retry100"), ("shared", "split"), False)]),
+    # What a spin-wait poll costs in gem5 (PAUSE is a no-op there): 100-poll waits with and without PAUSE, 1x2.
+    "pause": lambda: [RunSpec("pause", p, "private", 1, 2, warmup_us=20, window_us=100, interval_us=10)
+                      for p in ("pause", "plain")],
     # A quick check of the whole path.
     "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
 }
