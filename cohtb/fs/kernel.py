@@ -96,7 +96,8 @@ DENTRY_HEADER = "include/linux/dcache.h"   # a patch that touches it sets the bu
 #     and the patch names: it names one build's inputs, not a layout, and every such edit would
 #     need a new entry;
 #   - vmlinux_sha256 differs between two builds of the same inputs (kernel builds embed
-#     timestamps), and the checkpoint's build directory digest also covers the initramfs.
+#     timestamps: stock-6.12 rebuilt from the bundled runs' inputs, tree key f5c128f14e3facf0,
+#     hashes differently), and the checkpoint's build directory digest also covers the initramfs.
 # Builds record their patches' digests since this record exists (inputs.json "patch_digests",
 # copied into each run's manifest); a build from before does not, and is matched by its tree key
 # (`tree_keys`). The bundled pre611 runs' tree keys are what `tree_key` computes from
