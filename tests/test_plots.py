@@ -335,8 +335,14 @@ def test_seed_figures_keep_every_text_and_marker_inside(every):
     range inside its axes, and bars in their policy's colour."""
     from cohtb.report import results, seed_plots
 
-    done = [r for r in results.seed_results(every) if r.complete]
+    history = results.seed_history(every)
+    done = [r for r in (results.shown(v) for v in history.values()) if r is not None]
     assert {r.experiment.seed for r in done} >= {"000", "003", "004", "004-fs"}
+    assert "000" in seed_plots.history_figure_names(history)   # seed 000's two lock models, side by side
+    for seed in seed_plots.history_figure_names(history):
+        fig = seed_plots.draw_declarations(history[seed])
+        assert_inside(fig, drawn_at_page_dpi(fig), fig.axes, f"{seed} declarations")
+        plt.close(fig)
     for res in done:
         figs = [seed_plots.draw_seed(res), *(seed_plots.draw_series(s) for s in res.series)]
         for fig in figs:

@@ -23,6 +23,8 @@ POLICY_COLOURS = {
     "spin": "#999933",       # olive
     "shared": "#882255",     # wine (stat_counter's shared counter, not the layout)
     "percpu": "#444444",     # dark grey
+    "pause": "#661100",      # dark brown (the PAUSE calibration: a poll with cpu_relax)
+    "plain": "#ee3377",      # magenta (the same poll without it)
 }
 UNKNOWN = "#bbbbbb"          # a policy added to a workload but not here yet: light grey, never a policy's colour
 
