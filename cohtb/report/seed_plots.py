@@ -105,7 +105,7 @@ def draw_seed(res: SeedResult):
     bx.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     bx.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
     bx.set_yticks(y, labels, fontsize=7)
-    bx.set_xlabel(f"speed-up {e.new_name} / {e.base_name} (log)")
+    bx.set_xlabel(textwrap.fill(f"speed-up {e.new_name} / {e.base_name} (log)", 32))
     bx.set_title("Speed-up: simulated vs published", fontsize=10)
     # one legend for both panels, under them: never over a bar or a marker, and no empty band beside a panel
     fig.legend(handles=handles + bx.get_legend_handles_labels()[0], loc="outside lower center", ncol=4, fontsize=8)
