@@ -334,3 +334,30 @@ def test_disagreement_lists_a_reproduced_change_called_out_by_its_rule():
     res = SimpleNamespace(point=point, complete=True, ratio=Ratio(3.44, 3.19, 3.82), base_seconds_per_op=None)
     lines = disagreement(SeedResult(e, [res], [], []))
     assert len(lines) == 1 and "5.7x the published one" in lines[0]
+
+
+def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypatch):
+    """launch records the declaration (id, digest, commit) in each run's manifest, and refuses one with changes
+    that are not committed: declare, commit, then run."""
+    import subprocess
+
+    from cohtb.errors import CohtbError
+    from cohtb.sim.launch import declaration_record
+
+    rec = declaration_record(EXPERIMENTS["003"].declaration.id)
+    assert rec["id"] == "003v2" and rec["digest"] == EXPERIMENTS["003"].declaration.digest() and len(rec["commit"]) == 40
+    repo = tmp_path / "repo"
+    declared = repo / "cohtb" / "experiments" / "declared"
+    declared.mkdir(parents=True)
+    for name in ("003.toml", "machines.toml"):
+        (declared / name).write_text((declarations.DECLARED / name).read_text())
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "d"],
+                   check=True)
+    monkeypatch.setattr(declarations, "DECLARED", declared)
+    monkeypatch.setattr(declarations, "MACHINES_FILE", declared / "machines.toml")
+    assert declaration_record("003v2")["commit"]
+    (declared / "003.toml").write_text((declared / "003.toml").read_text().replace("min_effect = 0.10", "min_effect = 0.05"))
+    with pytest.raises(CohtbError, match="not committed"):
+        declaration_record("003v2")
