@@ -74,23 +74,38 @@ def test_lockref_layout_map_matches_the_layout(layout):
         assert obj["address"] % 64 == 0 and obj["size"] % 64 == 0 and lref["address"] % 64 == 0
 
 
-@pytest.mark.parametrize("name, object_name", [("stat_path", "file"), ("open_close", "parent")])
-@pytest.mark.parametrize("layout", ["shared", "split"])
+# struct dentry's offsets on x86-64 in each layout: 6.1-6.7 (shared), 6.8-6.10 (pre611), 6.11 on (split)
+KERNEL_DENTRY = {"shared": {"d_iname": (56, 32), "d_lockref": (88, 8), "d_sb": (104, 8)},
+                 "pre611": {"d_iname": (56, 40), "d_lockref": (96, 8), "d_sb": (112, 8)},
+                 "split": {"d_iname": (56, 40), "d_lockref": (128, 8), "d_sb": (104, 8)}}
+LOOKUP_FIELDS = {"d_flags": (0, 4), "d_seq": (4, 4), "d_hash": (8, 16), "d_parent": (24, 8), "d_name": (32, 16), "d_inode": (48, 8)}
+
+
+def test_stat_path_offers_the_three_kernel_dentries():
+    assert WORKLOADS["stat_path"].layouts == ("shared", "pre611", "split")
+
+
+@pytest.mark.parametrize("name, object_name, layout", [("stat_path", "file", l) for l in ("shared", "pre611", "split")]
+                         + [("open_close", "parent", l) for l in ("shared", "split")])
 def test_kernel_dentry_layouts(name, object_name, layout):
-    """The dentries at the kernel's offsets: d_lockref at 88 before the 6.11 reorder, at 128 after it, d_iname at 56.
-    stat_path's file name (will-it-scale's willitscale.XXXXXX, 18 bytes) runs into line 1: before the reorder the
-    name compare of every lookup reads the count word's line; after it, no lookup field shares that line."""
+    """The dentries at the kernel's offsets: d_lockref at 88 in 6.1-6.7 (shared), at 96 in 6.8-6.10 (pre611, just
+    before the 6.11 reorder), at 128 after it (split); d_iname at 56; 192 bytes, starting a line. stat_path's file
+    name (will-it-scale's willitscale.XXXXXX, 18 bytes) runs into line 1: before the reorder the name compare of every
+    lookup reads the count word's line; after it, no lookup field shares that line."""
     doc = run_native(name, 2, 100, "retry100", layout)
     obj = next(o for o in doc["layout_map"]["objects"] if o["name"] == object_name)
-    offset = {f["name"]: f["address"] - obj["address"] for f in obj["fields"]}
+    fields = {f["name"]: (f["address"] - obj["address"], f["size"]) for f in obj["fields"]}
     assert obj["address"] % 64 == 0 and obj["size"] == 192
-    assert offset["d_iname"] == 56 and offset["d_lockref"] == (88 if layout == "shared" else 128)
+    assert fields == {**LOOKUP_FIELDS, **KERNEL_DENTRY[layout]}
     if name == "stat_path":
+        for o in doc["layout_map"]["objects"]:
+            if o["name"] in ("file", "tmpfs_root", "tmp", "root"):   # every dentry starts a line, as in the kernel's slab
+                assert o["address"] % 64 == 0 and o["size"] == 192, o["name"]
         lines = field_lines(doc)
         name_lines = set(range((obj["address"] + 56) // 64, (obj["address"] + 56 + 18 - 1) // 64 + 1))
         count_line = lines[f"{object_name}.d_lockref"]
-        lookup = set().union(*(lines[f"{object_name}.{f}"] for f in ("d_flags", "d_seq", "d_hash", "d_parent", "d_name", "d_inode")))
-        assert (count_line <= name_lines) == (layout == "shared")
+        lookup = set().union(*(lines[f"{object_name}.{f}"] for f in LOOKUP_FIELDS))
+        assert (count_line <= name_lines) == (layout != "split")
         assert not (count_line & lookup)
 
 

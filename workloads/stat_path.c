@@ -3,9 +3,12 @@
  * The functions are those of Linux 6.12 (fs/stat.c, fs/namei.c, fs/dcache.c, lib/lockref.c, mm/shmem.c);
  * the objects are in common/vfs.h.
  *
- *   --layout  shared  every dentry as before the 6.11 reorder: the file's d_lockref shares cache line 1
- *                     with the tail of d_iname, which the name compare of every lookup reads
- *             split   as after it: d_lockref on a line of its own
+ *   --layout  shared  every dentry as 6.1 .. 6.7 had it: d_lockref at 88, sharing cache line 1 with the
+ *                     tail of d_iname, which the name compare of every lookup reads
+ *             pre611  as 6.8 .. 6.10 had it, just before the 6.11 reorder (seed 004's "before"): d_lockref
+ *                     at 96, on the same line 1 with the tail of a 40-byte d_iname
+ *             split   as after the reorder (6.11 on): d_lockref at 128, on a line of its own
+ *             Every layout is 192 bytes and every dentry starts a cache line, as in the kernel's slab.
  *   --files   same    one file for all threads (stat2)
  *             own     one file per thread (stat1, "Separate file stat": the control without sharing)
  *   --policy  locked | cmpxchg | retry100 | trywait | unified   how lockref updates d_lockref
@@ -18,13 +21,14 @@
  */
 #include "common/vfs.h"
 
-static const char *layouts[] = {"shared", "split", NULL};
+static const char *layouts[] = {[KDENTRY_SHARED] = "shared", [KDENTRY_PRE611] = "pre611", [KDENTRY_SPLIT] = "split", NULL};
 static const char *files_choices[] = {"same", "own", NULL};
 static struct flag flags[] = {
     FLAG_THREADS,
     FLAG_MEASURE("stat calls"),
     {"policy", "lockref update policy", lockref_policies, "retry100"},
-    {"layout", "the dentries before (shared) or after (split) the 6.11 reorder", layouts, "shared"},
+    {"layout", "the dentries of 6.1-6.7 (shared), of 6.8-6.10 (pre611: before the 6.11 reorder) or of 6.11 on (split)", layouts,
+     "shared"},
     {"files", "one file for all threads, or one each", files_choices, "same"},
     LOCKREF_TUNING_FLAGS,
     {"intruder-period-us", "an intruder takes the file's d_lock every P microseconds (0: no intruder)", NULL, "0"},
@@ -39,11 +43,11 @@ static const char path_name[] = "/tmp/willitscale.XXXXXX";
 static const unsigned char *file_name = (const unsigned char *)path_name + 5;
 
 /* The objects of the walk: "/" (rootfs), "tmp" in it (a mount point), the tmpfs mounted there and its
- * root, the file(s) in it, and their inodes. Storage for both layouts; one is used. */
-static struct dentry_shared shared_dentries[3 + MAX_THREADS];
-static struct dentry_split split_dentries[3 + MAX_THREADS];
+ * root, the file(s) in it, and their inodes. The dentries are slots seen in the chosen layout (SLOT):
+ * each starts a cache line, at the same address in every layout. */
+static union kdentry_slot dentry_slots[3 + MAX_THREADS];
 static struct dentry root, tmp, tmpfs_root, files[MAX_THREADS];
-static size_t dentry_size;
+static const size_t dentry_size = sizeof(union kdentry_slot);
 static struct inode root_inode;
 static struct shmem_inode tmpfs_root_inode, file_inodes[MAX_THREADS];
 static struct mount tmpfs_mount;
@@ -62,8 +66,9 @@ static struct {
            int64_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns; } st;
 } __attribute__((aligned(4096))) mine[MAX_THREADS];
 
-static int own_files, split_layout;
-#define SLOT(i) (split_layout ? DENTRY_OF(&split_dentries[i]) : DENTRY_OF(&shared_dentries[i]))
+static int own_files;
+static enum kdentry_layout layout;
+#define SLOT(i) kdentry_view(layout, &dentry_slots[i])
 static struct lockref_tuning tuning;
 static struct lockref_stats stats[MAX_THREADS];
 static struct bench_run run;
@@ -178,8 +183,7 @@ int main(int argc, char **argv) {
   intruder_hold_ns = flag_num(&flags[F_IHOLD]);
   intruder_max_holds = flag_num(&flags[F_IHOLDS]);
   if (own_files && intruder_period_ns) usage(flags, NFLAGS(flags), "the intruder needs --files same");
-  split_layout = !strcmp(flags[F_LAYOUT].value, "split");
-  dentry_size = sizeof(struct dentry_shared);
+  while (strcmp(layouts[layout], flags[F_LAYOUT].value)) layout++;   /* bench_start checked it is one of them */
 
   root_inode = (struct inode){.i_mode = 040755, .i_ino = 1, .i_nlink = 2};
   tmpfs_root_inode.vfs_inode = (struct inode){.i_mode = 041777, .i_ino = 1, .i_nlink = 2};

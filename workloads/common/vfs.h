@@ -1,8 +1,10 @@
 /* The VFS objects a path walk touches, laid out as in Linux on x86-64 (no lockdep, no RANDSTRUCT), and
  * the RCU path walk of fs/namei.c over them, access by access. Every read or write of a shared object
  * names the kernel function that makes it. Linux 6.12 source (Debian's linux-source-6.12) is the
- * reference; `shared` is the dentry before the 6.11 reorder (6.1 .. 6.10, seed 004's "before"), `split`
- * the dentry after it (6.11 on, seed 004's "after").
+ * reference. The dentry comes in three layouts, all 192 bytes: `shared` is 6.1 .. 6.7's (d_lockref at 88,
+ * d_child/d_subdirs list_heads, DNAME_INLINE_LEN 32), `pre611` 6.8 .. 6.10's (6.8's hlists of children and
+ * DNAME_INLINE_LEN 40, d_lockref at 96: the dentry just before the 6.11 reorder, seed 004's "before"), and
+ * `split` the dentry after the reorder (6.11 on, seed 004's "after": d_lockref at 128).
  *
  * What is left out: syscall entry and exit, getname's slab allocation, the LSM hooks (none configured),
  * the mount and fs_struct sequence counts beyond one read each, and everything after the walk that works
@@ -18,8 +20,8 @@ struct hlist_bl_node { struct hlist_bl_node *next, **pprev; };
 struct list_head { struct list_head *next, *prev; };
 struct qstr { uint64_t hash_len; const unsigned char *name; };   /* hash_len: len << 32 | hash */
 
-/* include/linux/dcache.h, 6.1 .. 6.10: DNAME_INLINE_LEN 32, d_lockref at 88, on cache line 1 with
- * the tail of d_iname that __d_lookup_rcu's name compare reads. */
+/* include/linux/dcache.h, 6.1 .. 6.7: DNAME_INLINE_LEN 32 ("192 bytes"), d_lockref at 88, on cache
+ * line 1 with the tail of d_iname that __d_lookup_rcu's name compare reads. */
 struct dentry_shared {
   uint32_t d_flags;                 /* 0 */
   uint32_t d_seq;                   /* 4 */
@@ -36,6 +38,31 @@ struct dentry_shared {
   struct list_head d_lru;           /* 128 */
   struct list_head d_child;         /* 144 */
   struct list_head d_subdirs;       /* 160 */
+  struct hlist_bl_node d_u;         /* 176 */
+} __aligned_line;
+
+/* include/linux/dcache.h, 6.8 .. 6.10: Al Viro's "dentry: switch the lists of children to hlist" (6.8)
+ * made d_child/d_subdirs (two list_heads) the hlist node d_sib and head d_children (24 bytes, not 32)
+ * and DNAME_INLINE_LEN 40 on 64-bit, still 192 bytes. d_lockref right after d_iname, at 96: on cache
+ * line 1 with d_iname's tail (64 .. 95), which __d_lookup_rcu's name compare reads, and d_op, d_sb,
+ * d_time. The 6.11 reorder (seed 004) moved it from here to 128; the kernel variant of the same name
+ * (kernel/patches/dentry-pre611-layout.patch) builds this layout into 6.12. */
+struct dentry_pre611 {
+  uint32_t d_flags;                 /* 0 */
+  uint32_t d_seq;                   /* 4 */
+  struct hlist_bl_node d_hash;      /* 8 */
+  void *d_parent;                   /* 24 */
+  struct qstr d_name;               /* 32 */
+  void *d_inode;                    /* 48 */
+  unsigned char d_iname[40];        /* 56 */
+  struct lockref d_lockref;         /* 96 */
+  const void *d_op;                 /* 104 */
+  void *d_sb;                       /* 112 */
+  unsigned long d_time;             /* 120 */
+  void *d_fsdata;                   /* 128 */
+  struct list_head d_lru;           /* 136 (a union with d_wait) */
+  struct hlist_bl_node d_sib;       /* 152 (struct hlist_node: the same two pointers) */
+  void *d_children;                 /* 168 (struct hlist_head) */
   struct hlist_bl_node d_u;         /* 176 */
 } __aligned_line;
 
@@ -60,12 +87,31 @@ struct dentry_split {
   struct hlist_bl_node d_u;         /* 176 */
 } __aligned_line;
 
-_Static_assert(offsetof(struct dentry_shared, d_lockref) == 88, "6.1 dentry: d_lockref at 88");
-_Static_assert(offsetof(struct dentry_split, d_lockref) == 128, "6.12 dentry: d_lockref at 128");
-_Static_assert(offsetof(struct dentry_split, d_iname) == 56 && offsetof(struct dentry_shared, d_iname) == 56, "d_iname at 56");
-_Static_assert(sizeof(struct dentry_shared) == 192 && sizeof(struct dentry_split) == 192, "192-byte dentries");
+/* Every field at the kernel's offset (pahole of the x86-64 builds), and the size. */
+#define DENTRY_AT(T, f, off) _Static_assert(offsetof(struct T, f) == (off), #T "." #f " at " #off)
+DENTRY_AT(dentry_shared, d_flags, 0);    DENTRY_AT(dentry_shared, d_seq, 4);       DENTRY_AT(dentry_shared, d_hash, 8);
+DENTRY_AT(dentry_shared, d_parent, 24);  DENTRY_AT(dentry_shared, d_name, 32);     DENTRY_AT(dentry_shared, d_inode, 48);
+DENTRY_AT(dentry_shared, d_iname, 56);   DENTRY_AT(dentry_shared, d_lockref, 88);  DENTRY_AT(dentry_shared, d_op, 96);
+DENTRY_AT(dentry_shared, d_sb, 104);     DENTRY_AT(dentry_shared, d_time, 112);    DENTRY_AT(dentry_shared, d_fsdata, 120);
+DENTRY_AT(dentry_shared, d_lru, 128);    DENTRY_AT(dentry_shared, d_child, 144);   DENTRY_AT(dentry_shared, d_subdirs, 160);
+DENTRY_AT(dentry_shared, d_u, 176);
+DENTRY_AT(dentry_pre611, d_flags, 0);    DENTRY_AT(dentry_pre611, d_seq, 4);       DENTRY_AT(dentry_pre611, d_hash, 8);
+DENTRY_AT(dentry_pre611, d_parent, 24);  DENTRY_AT(dentry_pre611, d_name, 32);     DENTRY_AT(dentry_pre611, d_inode, 48);
+DENTRY_AT(dentry_pre611, d_iname, 56);   DENTRY_AT(dentry_pre611, d_lockref, 96);  DENTRY_AT(dentry_pre611, d_op, 104);
+DENTRY_AT(dentry_pre611, d_sb, 112);     DENTRY_AT(dentry_pre611, d_time, 120);    DENTRY_AT(dentry_pre611, d_fsdata, 128);
+DENTRY_AT(dentry_pre611, d_lru, 136);    DENTRY_AT(dentry_pre611, d_sib, 152);     DENTRY_AT(dentry_pre611, d_children, 168);
+DENTRY_AT(dentry_pre611, d_u, 176);
+DENTRY_AT(dentry_split, d_flags, 0);     DENTRY_AT(dentry_split, d_seq, 4);        DENTRY_AT(dentry_split, d_hash, 8);
+DENTRY_AT(dentry_split, d_parent, 24);   DENTRY_AT(dentry_split, d_name, 32);      DENTRY_AT(dentry_split, d_inode, 48);
+DENTRY_AT(dentry_split, d_iname, 56);    DENTRY_AT(dentry_split, d_op, 96);        DENTRY_AT(dentry_split, d_sb, 104);
+DENTRY_AT(dentry_split, d_time, 112);    DENTRY_AT(dentry_split, d_fsdata, 120);   DENTRY_AT(dentry_split, d_lockref, 128);
+DENTRY_AT(dentry_split, d_lru, 136);     DENTRY_AT(dentry_split, d_sib, 152);      DENTRY_AT(dentry_split, d_children, 168);
+DENTRY_AT(dentry_split, d_u, 176);
+#undef DENTRY_AT
+_Static_assert(sizeof(struct dentry_shared) == 192 && sizeof(struct dentry_pre611) == 192 && sizeof(struct dentry_split) == 192,
+               "192-byte dentries");
 
-/* A dentry in either layout, by its fields. */
+/* A dentry in any layout, by its fields. */
 struct dentry {
   uint32_t *d_flags, *d_seq;
   struct hlist_bl_node *d_hash;
@@ -81,6 +127,28 @@ struct dentry {
 
 #define DENTRY_OF(p) ((struct dentry){&(p)->d_flags, &(p)->d_seq, &(p)->d_hash, &(p)->d_parent, &(p)->d_name, \
                                       &(p)->d_inode, (p)->d_iname, sizeof (p)->d_iname, &(p)->d_lockref, &(p)->d_sb, (p)})
+
+/* One dentry's storage, seen in any of the layouts. All three are 192 bytes, three whole lines, and the
+ * slot is line-aligned, so in an array every dentry starts a cache line, as in the kernel: dentry_cache
+ * aligns its objects to 8 bytes only, but packs them from a page start, and 192 is a multiple of 64, so
+ * every 192-byte dentry starts a line (a 184-byte one, the full-system variant hybrid184, would start at
+ * any 8-byte offset). A workload that keeps its dentries in an array of slots has them at the same
+ * addresses in every layout. */
+enum kdentry_layout { KDENTRY_SHARED, KDENTRY_PRE611, KDENTRY_SPLIT };
+union kdentry_slot {
+  struct dentry_shared shared;
+  struct dentry_pre611 pre611;
+  struct dentry_split split;
+};
+_Static_assert(sizeof(union kdentry_slot) == 192 && _Alignof(union kdentry_slot) == 64, "a slot is three whole lines");
+
+static inline struct dentry kdentry_view(enum kdentry_layout layout, union kdentry_slot *slot) {
+  switch (layout) {
+  case KDENTRY_PRE611: return DENTRY_OF(&slot->pre611);
+  case KDENTRY_SPLIT: return DENTRY_OF(&slot->split);
+  default: return DENTRY_OF(&slot->shared);
+  }
+}
 
 #define DCACHE_MOUNTED 0x00010000u     /* d_flags: a mount point (include/linux/dcache.h) */
 #define DCACHE_REGULAR_TYPE 0x00400000u
