@@ -228,7 +228,9 @@ def test_fields_grouped_by_object_busy_lines_only(ms, drawn):
         texts = [t.get_text() for lg in sf.legends for t in lg.get_texts()]
         assert len(texts) == len(set(texts)), texts
     texts = [t.replace("\n", " ") for t in legend_texts(fig)]
-    assert "line of d_lockref" in texts and "parent: line of d_iname" in texts
+    # (which objects share a row, and so carry their name in it, depends on how many runs are bundled)
+    assert any(t.split(": ")[-1].startswith("line of d_lockref") for t in texts)
+    assert any(t.split(": ")[-1] == "line of d_iname" for t in texts)
     assert {"transfers (solid)", "dirty reads (HITM) (dotted)"} <= set(texts)
 
 

@@ -44,7 +44,7 @@ def standard_comparisons(ms: list[RunMetrics]) -> tuple[list[Table], list[str]]:
     notes: list[str] = []
     ms = [m for m in ms if m.spec.seed <= 1]   # one repetition: the seeds' pages carry the spread
     plain = [m for m in ms if not m.spec.intruder_period_us]
-    for key, base, new in (("layout", "shared", "split"), ("policy", "locked", "cmpxchg"), ("policy", "locked", "retry100"),
+    for key, base, new in (("layout", "shared", "split"), ("layout", "pre611", "split"), ("policy", "locked", "cmpxchg"), ("policy", "locked", "retry100"),
                            ("policy", "retry100", "unified")):
         try:
             pairs = pair_by_key(plain if key == "layout" else ms, key, base, new)

@@ -52,6 +52,7 @@ class Declaration:
     rule_in: str = ""            # reconstructed: the commit whose rule it states, when not recorded_in's
     recorded_repetitions: int = 0   # reconstructed: how many repetitions were ever recorded, when fewer than declared
     skew_only_repetitions: int = 0  # the first N repetitions vary the start skew alone, the rest every source too
+    layouts: tuple[str, ...] = ()  # SE: the base and new layouts compared, when not the experiment's first ones
     control_lock: str = ""       # a control point with another lock (not judged)
     control_sockets: tuple[int, ...] = ()
     control_judged: bool = False # whether the control point is held to the published figures

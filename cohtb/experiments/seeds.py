@@ -183,18 +183,23 @@ COLLAPSE_HOLD_NS = 2000
 COLLAPSE_POLICIES = ("retry100", "trywait", "unified", "locked")   # locked: the locked-only level itself
 
 
+DENTRY_ERAS = {"shared": "6.1 .. 6.7's", "pre611": "6.8 .. 6.10's", "split": "6.11's"}
+
+
 def e004(d: Declaration) -> Experiment:
     extra = LOCK_FLAGS[d.lock]
     n = d.sockets[0]
+    before, after = d.layouts or ("shared", "split")
     return Experiment(
         seed="004", declaration=d,
         title="d_lockref out of the RCU-lookup lines, and lockref's collapse to locked-only (2024)",
         change="6.11 moves d_lockref to its own cache line; the lockref fixes wait for a transient lock holder "
                "instead of taking the lock",
-        base_name="shared", new_name="split",
+        base_name=before, new_name=after,
         published_setup="will-it-scale stat2 (20-way stat(2) of one tmpfs file), Sapphire Rapids; ops/s",
         simulated_setup="stat_path: stat(2) of /tmp/willitscale.XXXXXX through the 6.12 RCU walk, getattr and dput, "
-                        "dentries laid out as before (shared) and after (split) the reorder, retry100 (mainline "
+                        f"dentries laid out as {DENTRY_ERAS[before]} ({before}) and {DENTRY_ERAS[after]} ({after}), "
+                        "retry100 (mainline "
                         f"lockref) in both, d_lock {LOCK_NAMES[d.lock]}; {n} sockets x 4 cores; {_measure(d)}. "
                         "Collapse: split, one transient holder takes the file's d_lock once for 2 µs, 50 µs into a "
                         "400 µs window; retry100 against the two waiting policies, and the locked policy for reference",
@@ -208,8 +213,8 @@ def e004(d: Declaration) -> Experiment:
                     "splitting the line removes the lookup's dirty reads of it but not the transfers, while on one "
                     "Sapphire Rapids socket a transfer is cheap and the removed reads weigh more. The full-system "
                     "runs of the real kernel (docs/fs.md) are the check on this",
-        points=(Point(f"{n} sockets", timed(d, "stat_path", "retry100", "shared", n, extra=extra),
-                      timed(d, "stat_path", "retry100", "split", n, extra=extra),
+        points=(Point(f"{n} sockets", timed(d, "stat_path", "retry100", before, n, extra=extra),
+                      timed(d, "stat_path", "retry100", after, n, extra=extra),
                       (PUBLISHED["004"]["20-way stat, tmpfs"],)),),
         series=(Series("collapse", tuple(timed(d, "stat_path", p, "split", n, window_us=400, interval_us=20,
                                                intruder_period_us=COLLAPSE_PERIOD_US, intruder_hold_ns=COLLAPSE_HOLD_NS,

@@ -29,9 +29,10 @@ POLICY_COLOURS = {
 UNKNOWN = "#bbbbbb"          # a policy added to a workload but not here yet: light grey, never a policy's colour
 
 POLICY_ORDER = tuple(POLICY_COLOURS)
-LAYOUT_ORDER = ("shared", "split", "padded")
-LAYOUT_HATCH = {"shared": "///", "split": "", "padded": ".."}
-LAYOUT_LINE = {"shared": "--", "split": "-", "padded": ":"}
+LAYOUT_ORDER = ("shared", "pre611", "split", "padded")
+LAYOUT_HATCH = {"shared": "///", "pre611": "\\\\", "split": "", "padded": ".."}
+LAYOUT_LINE = {"shared": "--", "pre611": "-.", "split": "-", "padded": ":"}
+LAYOUT_MARKER = {"shared": "s", "pre611": "D"}   # the others: a circle
 EDGE = "#333333"
 
 

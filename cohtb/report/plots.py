@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from cohtb.analysis.metrics import RunMetrics, extra_text  # noqa: E402
-from cohtb.report.palette import (EDGE, LAYOUT_HATCH, LAYOUT_LINE, LAYOUT_ORDER, POLICY_ORDER,  # noqa: E402
+from cohtb.report.palette import (EDGE, LAYOUT_HATCH, LAYOUT_LINE, LAYOUT_MARKER, LAYOUT_ORDER, POLICY_ORDER,  # noqa: E402
                                   hatch_colour, policy_colour)
 
 DPI = 110
@@ -563,7 +563,7 @@ def draw_scaling(ms: list[RunMetrics]):
         label = short_label(v[0]) + (f" ({v[0].spec.sockets}x{v[0].spec.cores_per_socket} only)" if single else "")
         label = label if workloads == {"lockref"} else f"{workload} {label}"
         kw = dict(color=policy_colour(policy), linestyle="none" if single else LAYOUT_LINE.get(layout, "-."),
-                  marker="o" if layout != "shared" else "s", markersize=6 if single else 5, label=label,
+                  marker=LAYOUT_MARKER.get(layout, "o"), markersize=6 if single else 5, label=label,
                   markerfacecolor="white" if single else policy_colour(policy))
         a1.plot(xs, [m.throughput / 1e6 for m in v], **kw)
         a2.plot(xs, [m.per_op["transfers"] for m in v], **kw)
@@ -712,7 +712,7 @@ def draw_monitor(ms: list[RunMetrics]):
     fig, axes = plt.subplots(2, 2, figsize=(WIDTH, 6.4), squeeze=False, layout="constrained", sharex=True)
     for ax, (name, _) in zip(axes.flat, MONITOR_SERIES):
         for i, (m, (t, rates)) in enumerate(got):
-            ax.plot(t, rates[name], color=policy_colour(m.spec.policy), ls=LAYOUT_LINE.get(m.spec.layout, "-"), marker=".",
+            ax.plot(t, rates[name], color=policy_colour(m.spec.policy), ls=LAYOUT_LINE.get(m.spec.layout, "-."), marker=".",
                     label=f"{short_label(m)}, {size_name(m)}")
         ax.set_title(name, fontsize=9)
         ax.set_ylabel("per simulated µs", fontsize=8)
