@@ -316,7 +316,8 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
            "them); `tests/test_results.py` fails when this page is not what the runs give. Every number below is "
            "computed from those runs.", "",
            "## Headline", "", headline(history).markdown(), "## How to read", "",
-           textwrap.fill("Every experiment is declared before its runs (cohtb/experiments/declared/): machine, lock "
+           textwrap.fill("Every experiment is declared before its runs (cohtb/experiments/declared/, docs/experiments.md): "
+                         "machine, lock "
                          "model, windows, repetitions and what varies between them, the minimum effect, the verdict "
                          "rule and the magnitude prediction. A run is judged only by the declaration it was recorded "
                          "under; a change to a declaration is a new version, and the verdicts of every version whose "
