@@ -176,7 +176,9 @@ def cmd_seeds(args: argparse.Namespace) -> int:
             return 1
     history = []
     for version in HISTORY[args.seed]:
-        runs, _ = kept_runs(version.specs(), dirs)
+        # a reconstructed version's runs are the bundle's: a run recorded since under the same id (a kernel
+        # variant whose name now builds another dentry, say) is not one of them
+        runs, _ = kept_runs(version.specs(), [REFERENCE_RUNS] if version.declaration.reconstructed else dirs)
         history.append(seed_result(version, metrics_for(runs, None, check_model=False) if runs else []))
     res = history[-1]
     if not res.complete:

@@ -155,6 +155,13 @@ def test_a_reconstructed_declarations_runs_are_all_kept():
             if d.reconstructed:
                 used = {s.id for s in [*e.specs(), *e.sensitivity] if s.seed <= (d.recorded_repetitions or s.seed)}
                 assert used <= have, (e.declaration.id, sorted(used - have)[:3])
+    from cohtb.sim.bundle import recorded
+
+    import json
+
+    tagged = {p.name for p in bundle.iterdir() if (p / "manifest.json").exists()
+              and json.loads((p / "manifest.json").read_text())["spec"].get("declaration")}
+    assert tagged <= set(recorded(bundle)) <= have   # every run bundled under a declaration is listed and there
 
 
 def test_a_run_recorded_under_a_declaration_matches_it():
@@ -361,3 +368,54 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
     (declared / "003.toml").write_text((declared / "003.toml").read_text().replace("min_effect = 0.10", "min_effect = 0.05"))
     with pytest.raises(CohtbError, match="not committed"):
         declaration_record("003v2")
+
+
+# What a verdict depends on besides the runs, pinned: a rule's code and thresholds, the magnitude formula, the
+# seeds' published shares, and every reconstructed declaration. A change here changes old verdicts silently, so
+# it fails: change a rule by adding one under a new name (and a new declaration version that names it), never in
+# place. The pins are sha256 prefixes of the source or data as it is; re-pin only with a method-change row.
+RULE_PINS = {"sign-2x": "cd8ca8b6250a890d", "sign-effect-band": "e3c3320a9dc1cd1f",
+             "collapse-locked-level": "5b2c15fa49acde96", "collapse-trough": "17fe60ddc583ba82"}
+THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5}
+RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",
+                      "002v1": "3f263dcce682fc4a", "003v1": "4d454e28f7c34753", "004v1": "33826232ab37230b",
+                      "004v2": "493295bc8b377003", "004-fsv1": "8a720de593e85b92", "004-fsv2": "83823a358ab224a5"}
+
+
+def test_what_old_verdicts_depend_on_is_pinned():
+    import hashlib
+    import inspect
+
+    from cohtb.experiments import magnitude, rules
+
+    sha = lambda text: hashlib.sha256(text.encode()).hexdigest()[:16]
+    every = {**rules.POINT_RULES, **rules.SERIES_RULES}
+    assert {name: sha(inspect.getsource(f)) for name, f in every.items()} == RULE_PINS
+    assert {k: getattr(rules, k) for k in THRESHOLDS} == THRESHOLDS
+    assert sha(inspect.getsource(magnitude.predicted) + inspect.getsource(magnitude.band)) == "f6d68a917f5d0e73"
+    reconstructed = {e.declaration.id: e.declaration.digest() for h in HISTORY.values() for e in h
+                     if e.declaration.reconstructed}
+    assert reconstructed == RECONSTRUCTED_PINS
+
+
+def test_declarations_name_known_rules_and_every_change_has_a_row():
+    """Every declaration names a rule, series rule and magnitude that exist; every step from one version to the
+    next has a method-change row whose versions exist and whose commits are in the history."""
+    import subprocess
+
+    from cohtb.experiments import method_changes, rules
+
+    for h in HISTORY.values():
+        for e in h:
+            d = e.declaration
+            assert d.rule in rules.POINT_RULES and d.magnitude in ("none", "dilution", "direct"), d.id
+            assert (d.collapse_rule in rules.SERIES_RULES) == bool(e.series), d.id
+    changes = method_changes.load()
+    steps = {(c.experiment, c.before, c.after) for c in changes}
+    for seed, h in HISTORY.items():
+        for k in range(2, len(h) + 1):
+            assert (seed, k - 1, k) in steps, (seed, k)
+    for c in changes:
+        assert c.experiment == "all" or 0 <= c.before < c.after <= len(HISTORY[c.experiment]), c
+        for commit in c.commit.split(", "):
+            subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], check=True, cwd=Path(__file__).parent)

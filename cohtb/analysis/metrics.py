@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from cohtb.analysis.analyse import Analysis
 from cohtb.analysis.reconcile import LineCheck
-from cohtb.fs.kernel import recorded_dentry, variant, variant_dentry
+from cohtb.fs.kernel import built_label
 from cohtb.monitor.models import LineStats
 from cohtb.sim.runs import Run
 
@@ -78,11 +78,8 @@ def lock_model(run: Run) -> str | None:
 
 
 def kernel_name(run: Run) -> str:
-    """A full-system run's kernel variant, with the struct dentry its build had when the name means another now
-    (the bundled pre611 runs were built with the hypothetical 184-byte dentry: cohtb/fs/kernel.py)."""
-    built = recorded_dentry((run.manifest.model_extra or {}).get("kernel", {})).name
-    now = variant_dentry(variant(run.spec.kernel)).name
-    return run.spec.kernel if built == now else f"{run.spec.kernel} (built as {built})"
+    """A full-system run's kernel variant, and the dentry its build had when the name means another now."""
+    return built_label(run.spec.kernel, (run.manifest.model_extra or {}).get("kernel", {}))
 
 
 def placement(spec) -> str:

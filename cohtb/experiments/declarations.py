@@ -12,7 +12,7 @@ import hashlib
 import json
 import subprocess
 import tomllib
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 from cohtb.errors import CohtbError
@@ -46,7 +46,7 @@ class Declaration:
     repetition_sources: tuple[str, ...]
     min_effect: float            # a simulated |change| below this is no result
     rule: str                    # the point rule (cohtb/experiments/rules.py)
-    magnitude: str               # "none" (no prediction) or "dilution" (cohtb/experiments/magnitude.py)
+    magnitude: str               # "none", "dilution" or "direct" (cohtb/experiments/magnitude.py)
     reconstructed: bool = False  # written after its runs, from history, to say what they were recorded under
     recorded_in: str = ""        # reconstructed: the commit that bundled its runs
     rule_in: str = ""            # reconstructed: the commit whose rule it states, when not recorded_in's
@@ -62,6 +62,7 @@ class Declaration:
     kernel_labels: tuple[str, ...] = ()  # full system: what to call base and new when a name meant another build
     placements: tuple[str, ...] = ()     # full system: where the file's dentry is ("allocator", "line-start")
     sensitivity_offsets: tuple[int, ...] = ()   # full system: one run of the base kernel per dentry line offset
+    declared: dict = field(default_factory=dict, compare=False, repr=False)   # the version's table as written
 
     @property
     def id(self) -> str:
@@ -73,8 +74,9 @@ class Declaration:
         return not self.reconstructed
 
     def digest(self) -> str:
-        """A hash of what is declared: the manifest records it beside the id."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        """A hash of what the version's table declares (not of defaults the code adds): the manifest records it
+        beside the id, and a run is judged only while it still matches."""
+        return hashlib.sha256(json.dumps(self.declared, sort_keys=True).encode()).hexdigest()[:16]
 
     def _beyond_skew(self, repetition: int) -> int:
         """How far repetition k moves the sources other than the start skew: 0 in the first
@@ -82,8 +84,12 @@ class Declaration:
         return max(0, repetition - self.skew_only_repetitions) if self.skew_only_repetitions else repetition - 1
 
     def home_socket(self, sockets: int, repetition: int) -> int:
-        """Repetition k's home-socket rotation, when the home socket is a declared source."""
-        return self._beyond_skew(repetition) % sockets if "home socket" in self.repetition_sources else 0
+        """Repetition k's home-socket rotation, when the home socket is a declared source: 0 in the skew-only
+        repetitions, then 1, 2, ... around the other sockets, never back to 0 (on one socket it cannot move)."""
+        moved = self._beyond_skew(repetition)
+        if "home socket" not in self.repetition_sources or not moved or sockets == 1:
+            return 0
+        return 1 + (moved - 1) % (sockets - 1)
 
     def placement(self, repetition: int) -> int:
         """Repetition k's dentry placement (after that many other files), when placement is a declared source."""
@@ -95,14 +101,15 @@ _FIELDS = {f.name: f for f in fields(Declaration)}
 
 def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
     where = f"{path}: version {raw.get('version', '?')}"
-    unknown = sorted(set(raw) - set(_FIELDS) - {"experiment"})
+    unknown = sorted(set(raw) - set(_FIELDS) - {"experiment", "declared"})
     if unknown:
         raise CohtbError(f"{where}: unknown field '{unknown[0]}'")
-    missing = [n for n, f in _FIELDS.items() if n != "experiment" and f.default is MISSING and n not in raw]
+    missing = [n for n, f in _FIELDS.items() if n not in ("experiment", "declared") and f.default is MISSING
+               and f.default_factory is MISSING and n not in raw]
     if missing:
         raise CohtbError(f"{where}: field '{missing[0]}' is missing")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
-    d = Declaration(experiment=experiment, **values)
+    d = Declaration(experiment=experiment, declared={"experiment": experiment, **raw}, **values)
     bad = [s for s in d.repetition_sources if s not in REPETITION_SOURCES]
     if bad:
         raise CohtbError(f"{where}: field 'repetition_sources': unknown source '{bad[0]}'")

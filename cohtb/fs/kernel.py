@@ -172,6 +172,13 @@ def recorded_dentry(kernel_inputs: dict) -> Dentry:
     return DENTRY_611
 
 
+def built_label(variant_name: str, kernel_inputs: dict) -> str:
+    """A recorded run's kernel variant, with the dentry its build had when the name means another now (the
+    bundled pre611 runs were built with the hypothetical 184-byte dentry): "pre611 (built as hybrid184)"."""
+    built = recorded_dentry(kernel_inputs).name
+    return variant_name if built == variant_dentry(variant(variant_name)).name else f"{variant_name} (built as {built})"
+
+
 # Options the runs depend on: a build whose .config lacks one is refused (merge_config only warns).
 REQUIRED = {"CONFIG_SMP": "y", "CONFIG_ARCH_USE_CMPXCHG_LOCKREF": "y", "CONFIG_TMPFS": "y", "CONFIG_SHMEM": "y",
             "CONFIG_BLK_DEV_INITRD": "y", "CONFIG_SERIAL_8250_CONSOLE": "y", "CONFIG_DEBUG_INFO": "y",

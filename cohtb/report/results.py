@@ -15,7 +15,7 @@ from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
 from cohtb.experiments import method_changes
-from cohtb.fs.kernel import recorded_dentry, variant, variant_dentry
+from cohtb.fs.kernel import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.published import SHARES
@@ -45,10 +45,19 @@ class SeedResult:
         return self.experiment.declaration
 
 
+def recorded_under(m: RunMetrics, d: Declaration) -> bool:
+    """A run of a declared version counts only while the version is what the run recorded (its digest); a run of
+    a reconstructed version carries no record (it predates declarations)."""
+    if d.reconstructed:
+        return True
+    rec = (m.run.manifest.model_extra or {}).get("declaration") or {}
+    return rec.get("id") == d.id and rec.get("digest") == d.digest()
+
+
 def seed_result(e: Experiment, ms: list[RunMetrics]) -> SeedResult:
     """The experiment's runs among ms, judged as its declaration says (only the runs recorded under it)."""
     ids = {s.id for s in e.specs()}
-    mine = list({m.run.id: m for m in ms if m.run.id in ids}.values())   # a run kept in two places counts once
+    mine = list({m.run.id: m for m in ms if m.run.id in ids and recorded_under(m, e.declaration)}.values())
     have = {m.run.id for m in mine}
     return SeedResult(e, point_results(e.points, mine, e.repetitions),
                       [series_result(s, mine, e.repetitions) for s in e.series], sorted(ids - have))
@@ -156,6 +165,9 @@ def main_point(res: SeedResult) -> tuple[PointResult, object] | None:
 def verdict_rows(res: SeedResult) -> list[list[str]]:
     """[effect, published, simulated, verdict] of the headline point and of each series, under res's declaration."""
     e, d = res.experiment, res.declaration
+    if not res.complete and d.recorded_repetitions:
+        return [[e.title, "-", "-", f"no verdict under {d.id}: {d.recorded_repetitions} of its {d.repetitions} "
+                                    "repetitions were recorded (no spread)"]]
     if not res.complete:
         return [[e.title, "-", "-", f"not run yet under {d.id} ({len(res.missing)} of {len(e.specs())} runs missing)"]]
     rows = []
@@ -172,7 +184,13 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
 
 
 def latest_complete(history: list[SeedResult]) -> SeedResult | None:
-    return next((r for r in reversed(history) if r.complete), None)
+    """The latest version whose runs are all kept; of versions judging the same runs (a rule changed after
+    them), the earliest: the rule that stood before the runs were seen."""
+    done = [r for r in history if r.complete]
+    if not done:
+        return None
+    runs = lambda r: {s.id for s in r.experiment.specs()}
+    return next(r for r in done if runs(r) == runs(done[-1]))
 
 
 def headline(history: dict[str, list[SeedResult]]) -> Table:
@@ -364,10 +382,9 @@ def readme_block(history: dict[str, list[SeedResult]]) -> str:
 
 
 def _kernel_label(variant_name: str, runs: list[RunMetrics]) -> str:
-    """A kernel variant as its runs' builds had it: the name, and the dentry when the name meant another then."""
-    built = {recorded_dentry(m.run.manifest.model_extra.get("kernel", {})).name for m in runs}
-    now = variant_dentry(variant(variant_name)).name
-    return variant_name if built == {now} else f"{'/'.join(sorted(built))} (recorded as {variant_name})"
+    """A kernel variant as its runs' builds had it (cohtb/fs/kernel.py: built_label)."""
+    return " / ".join(sorted({built_label(variant_name, (m.run.manifest.model_extra or {}).get("kernel", {}))
+                              for m in runs}))
 
 
 def fs_block(history: dict[str, list[SeedResult]], ms: list[RunMetrics]) -> str:

@@ -8,15 +8,25 @@ import json
 import shutil
 from pathlib import Path
 
-from cohtb.atomic import atomic_dir, writable_dir
+from cohtb.atomic import atomic_dir, writable_dir, write_text_atomic
 from cohtb.sim.manifest import dump
 from cohtb.sim.portable import portable
 from cohtb.sim.runs import Run
 from cohtb.toolchain import ROOT
 
 
+RECORDED = "declared-runs.txt"   # in the bundle: every run bundled under a declaration, one id per line
+
+
+def recorded(into: Path) -> list[str]:
+    """The ids of the runs bundled under a declaration (tests/test_seeds.py: none may leave the bundle)."""
+    path = into / RECORDED
+    return path.read_text().split() if path.exists() else []
+
+
 def bundle(runs: list[Run], into: Path) -> int:
-    """Returns the bytes the bundled runs take."""
+    """Returns the bytes the bundled runs take. A run recorded under a declaration is listed in RECORDED too: a
+    declaration's verdict must not change because one of its runs went missing."""
     writable_dir(into)
     total = 0
     for run in runs:
@@ -33,4 +43,7 @@ def bundle(runs: list[Run], into: Path) -> int:
                 with open(source, "rb") as src, gzip.open(packed, "wb", 9) as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
             total += sum(p.stat().st_size for p in tmp.iterdir())   # what was bundled, not what else is there
+    declared = sorted(set(recorded(into)) | {r.id for r in runs if r.spec.declaration})
+    if declared != recorded(into):
+        write_text_atomic(into / RECORDED, "".join(f"{i}\n" for i in declared))
     return total

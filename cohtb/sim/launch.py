@@ -127,8 +127,8 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         places = roots(tmp, Path(cmd[0]) if cmd else None)
         manifest = finish(tmp, roi, cmd, t0)
-        if spec.declaration:
-            manifest["declaration"] = declaration_record(spec.declaration)
+        if spec.declaration:   # as it was when the launch began (launch() took it), not as it may be now
+            manifest["declaration"] = _DECLARED.get(spec.declaration) or declaration_record(spec.declaration)
         write_json_atomic(tmp / "manifest.json", portable(manifest, places))
         # Over an incomplete leftover (no manifest), replacing only what cohtb wrote there; the manifest last, since
         # it is what says the run is whole.
@@ -262,6 +262,9 @@ class Progress:
         print(file=self.stream)
 
 
+_DECLARED: dict[str, dict] = {}   # declaration id -> its record, taken once when a launch begins
+
+
 def declaration_record(declaration_id: str) -> dict:
     """What a run recorded under a declaration keeps of it: the id, a digest of what it declares and the commit
     that holds it. A declaration with uncommitted changes is refused: declare, commit, then run."""
@@ -273,7 +276,7 @@ def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeou
            live: Live | None = None) -> list[Outcome]:
     gem5 = gem5_finder.require()
     for d in sorted({s.declaration for s in specs if s.declaration}):
-        declaration_record(d)   # refused before any run starts
+        _DECLARED[d] = declaration_record(d)   # refused before any run starts; a later edit does not move it
     for s in specs:
         s.validate()
         if not s.kernel:

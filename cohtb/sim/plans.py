@@ -122,6 +122,8 @@ class RunSpec:
                                  f"({v.policy}, {v.layout})")
             if self.intruder_period_us or self.ops:
                 raise CohtbError(f"run {self.id}: a full-system run is timed and has no intruder")
+            if self.home_socket:   # its boot checkpoint is of one machine; the placement moves its lines instead
+                raise CohtbError(f"run {self.id}: a full-system run keeps every line's home (home_socket 0)")
         else:
             w = WORKLOADS.get(self.workload)
             if w is None:
@@ -130,6 +132,8 @@ class RunSpec:
                 raise CohtbError(f"run {self.id}: {self.workload} takes policies {w.policies} and layouts {w.layouts}")
         if self.sockets < 1 or self.sockets & (self.sockets - 1):
             raise CohtbError(f"run {self.id}: sockets must be a power of two (gem5 interleaves memory channels by address bits)")
+        if self.placement and not self.kernel:
+            raise CohtbError(f"run {self.id}: placement is the full-system benchmark's (stat_file --pad-files)")
         if self.home_socket >= self.sockets and self.home_socket:
             raise CohtbError(f"run {self.id}: home_socket must be under the number of sockets")
         if self.threads < 1:
