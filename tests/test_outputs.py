@@ -341,7 +341,8 @@ def test_run_unwritable(capsys, small_main_job, unwritable):
 def docs_root(tmp_path, monkeypatch):
     root = tmp_path / "checkout"
     (root / "docs" / "results").mkdir(parents=True)
-    (root / "README.md").write_text((toolchain.ROOT / "README.md").read_text())
+    for page in ("README.md", "docs/fs.md"):   # the pages with a results block
+        (root / page).write_text((toolchain.ROOT / page).read_text())
     monkeypatch.setattr(toolchain, "ROOT", root)
     monkeypatch.setattr(mainjob, "REFERENCE_RUNS", tmp_path / "no-runs")   # every seed's runs missing: a quick page
     (tmp_path / "no-runs").mkdir()
