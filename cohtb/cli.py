@@ -154,8 +154,10 @@ def cmd_seeds(args: argparse.Namespace) -> int:
             print(f"seed {e.seed}: {e.title} — {e.base_name} vs {e.new_name}; declaration {e.declaration.id}; "
                   f"{len(runs)}/{len(e.specs())} runs kept")
         return 0
+    if args.seed == "all":   # every seed in turn, the full-system one last (its boots are the longest)
+        return max(cmd_seeds(argparse.Namespace(**{**vars(args), "seed": k})) for k in EXPERIMENTS)
     if args.seed not in EXPERIMENTS:
-        raise CohtbError(f"--seed {args.seed}: no such experiment (known: {', '.join(EXPERIMENTS)})")
+        raise CohtbError(f"--seed {args.seed}: no such experiment (known: {', '.join(EXPERIMENTS)}, all)")
     e = EXPERIMENTS[args.seed]
     if args.launch:
         from cohtb.sim import gem5, launch
@@ -518,8 +520,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     se = verb("seeds", "the experiment of each seed: list them, record one with gem5 (--launch), print published vs "
               "simulated", cmd_seeds)
-    se.add_argument("--seed", help="the seed: 000, 001, 002, 003, 004 or 004-fs (the real kernel; without: list the "
-                    "experiments)")
+    se.add_argument("--seed", help="the seed: 000, 001, 002, 003, 004, 004-fs (the real kernel) or all (each in turn); "
+                    "without: list the experiments")
     se.add_argument("--launch", action="store_true", help="first record the runs that are missing (needs gem5)")
     se.add_argument("--runs", default="results/runs", help="where --launch puts run directories")
     se.add_argument("--jobs", type=int, default=None, help="parallel gem5 runs (default: the machine's cores)")

@@ -55,3 +55,16 @@ def test_no_run_derived_number_in_the_docs_but_from_cohtb_results():
             if NEAR.search(around) and m.group(0) not in published_text:
                 found.append(f"{page.name}: {m.group(0)}: ...{' '.join(around.split())}...")
     assert not found, "\n".join(found)
+
+
+def test_seeds_all_prints_every_seed_under_its_declarations():
+    """`cohtb seeds --seed all`: each seed in turn; a seed whose current declaration has no runs yet says so and
+    prints the earlier declaration it falls back to. An unknown seed is one line, exit 2."""
+    proc = subprocess.run([sys.executable, "-m", "cohtb.cli", "seeds", "--seed", "all"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=3000)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for seed in ("000", "001", "002", "003", "004", "004-fs"):
+        assert f"Seed {seed}, declaration {seed}v" in proc.stdout, seed
+    bad = subprocess.run([sys.executable, "-m", "cohtb.cli", "seeds", "--seed", "nope"], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "all" in bad.stderr
