@@ -84,19 +84,24 @@ static void unlink_pads(const char *dir, int pads) {
   }
 }
 
+/* Creates pad i (cohtb-pad.<pid>.<i>, its name in `pad`); on failure says why, removes pads 0..i-1, returns 0. */
+static int create_pad(const char *dir, int i, char *pad, size_t size) {
+  snprintf(pad, size, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
+  int fd = open(pad, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) {
+    fprintf(stderr, "stat_file: cannot create %s: %s\n", pad, strerror(errno));
+    unlink_pads(dir, i);
+    return 0;
+  }
+  close(fd);
+  return 1;
+}
+
 /* Creates the files cohtb-pad.<pid>.<0..n-1>; returns n, or -1. */
 static int pad_files(const char *dir, int n) {
-  for (int i = 0; i < n; i++) {
-    char pad[300];
-    snprintf(pad, sizeof pad, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
-    int fd = open(pad, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
-      fprintf(stderr, "stat_file: cannot create %s: %s\n", pad, strerror(errno));
-      unlink_pads(dir, i);
-      return -1;
-    }
-    close(fd);
-  }
+  char pad[300];
+  for (int i = 0; i < n; i++)
+    if (!create_pad(dir, i, pad, sizeof pad)) return -1;
   return n;
 }
 
@@ -106,14 +111,7 @@ static int pad_dentries(const char *dir, int want) {
   for (int i = 0; i < 64; i++) {
     char pad[300];
     uint64_t size = 0;
-    snprintf(pad, sizeof pad, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
-    int fd = open(pad, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
-      fprintf(stderr, "stat_file: cannot create %s: %s\n", pad, strerror(errno));
-      unlink_pads(dir, i);
-      return -1;
-    }
-    close(fd);
+    if (!create_pad(dir, i, pad, sizeof pad)) return -1;
     uint64_t addr = reported_dentry(strrchr(pad, '/') + 1, &size);
     if (!addr) {
       fprintf(stderr, "stat_file: --dentry-line-offset: the kernel reports no dentry address (it needs cohtb's "
