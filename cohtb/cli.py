@@ -11,6 +11,7 @@ from pathlib import Path
 from cohtb.atomic import check_output_dir, writable_dir, writing
 from cohtb.errors import CohtbError
 
+from cohtb.experiments import declarations  # noqa: E402
 from cohtb.experiments.seeds import FS_WARMUP_US, WARMUP_US as SE_WARMUP_US  # noqa: E402  (the seeds' warm-ups)
 from cohtb.monitor.ecp5 import SPEED_GRADES
 from cohtb.report.tables import TERMINAL_WIDTH
@@ -164,13 +165,13 @@ def cmd_seeds(args: argparse.Namespace) -> int:
 
         if gem5.find() is None:
             raise CohtbError(f"--launch needs gem5: {gem5.why_missing()}")
-        launch.declaration_record(e.declaration.id)   # declared and committed before its runs, or refused here
+        declared = declarations.records_for(e.specs())   # committed before its runs, or refused here
         _, missing = kept_runs(e.specs(), dirs)
         todo = [s for s in e.specs() if s.id in missing]
         writable_dir(args.runs)
         print(f"cohtb seeds: seed {e.seed}, declaration {e.declaration.id}: {len(todo)} of {len(e.specs())} runs to "
               f"record into {args.runs}", flush=True)
-        outcomes = launch.launch(todo, Path(args.runs), args.jobs, args.timeout)
+        outcomes = launch.launch(todo, Path(args.runs), args.jobs, args.timeout, declared=declared)
         failed = [o for o in outcomes if o.status == "failed"]
         for o in failed:
             print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)
@@ -341,7 +342,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
     live = launch.Live(keep_trace=args.keep_trace) if args.live else None
     if args.keep_trace and not args.live:
         raise CohtbError("--keep-trace goes with --live (a run without it keeps its trace anyway)")
-    outcomes = launch.launch(specs, Path(args.runs), args.jobs, args.timeout, live)
+    outcomes = launch.launch(specs, Path(args.runs), args.jobs, args.timeout, live,
+                             declared=declarations.records_for(specs))
     failed = [o for o in outcomes if o.status == "failed"]
     for o in failed:
         print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)

@@ -10,6 +10,7 @@ from pathlib import Path
 from cohtb.atomic import writable_dir
 from cohtb.sim import gem5
 from cohtb.errors import CohtbError
+from cohtb.experiments import declarations
 from cohtb.sim.plans import PLANS
 from cohtb.analysis.pipeline import metrics_for, standard_comparisons
 from cohtb.report.html import summary_table, write
@@ -30,8 +31,9 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
         from cohtb.sim.launch import launch
 
         specs = PLANS[matrix]()
+        declared = declarations.records_for(specs)
         print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({len(specs)} runs) into {out / 'runs'}", flush=True)
-        outcomes = launch(specs, out / "runs", jobs, timeout)
+        outcomes = launch(specs, out / "runs", jobs, timeout, declared=declared)
         runs = [load(out / "runs" / o.spec.id) for o in outcomes if o.status != "failed"]
         failed = [o for o in outcomes if o.status == "failed"]
         if failed:

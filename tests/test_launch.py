@@ -92,3 +92,17 @@ def test_a_timed_run_measures_its_window(fake_gem5, tmp_path):
     assert sum(series(run).total) == w.ops == sum(w.per_thread_ops)
     f = fairness(run)
     assert f.thread_min == min(w.per_thread_ops) and f.thread_max == max(w.per_thread_ops)
+
+
+def test_a_declared_run_keeps_its_declarations_record(fake_gem5, tmp_path):
+    """A run declared under a seed's declaration needs the declaration's record, taken before the launch (the
+    experiments layer takes it: cohtb seeds --launch); the manifest keeps it as given."""
+    from cohtb.errors import CohtbError
+
+    spec = RunSpec("lockref", "locked", "split", 2, 2, 50, declaration="003v2")
+    with pytest.raises(CohtbError, match="need the declaration's record"):
+        launch.launch([spec], tmp_path, jobs=1)
+    rec = {"id": "003v2", "digest": "0123456789abcdef", "commit": "f" * 40}
+    [o] = launch.launch([spec], tmp_path, jobs=1, declared={"003v2": rec})
+    assert o.status == "done"
+    assert json.loads((tmp_path / spec.id / "manifest.json").read_text())["declaration"] == rec

@@ -349,7 +349,7 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
     import subprocess
 
     from cohtb.errors import CohtbError
-    from cohtb.sim.launch import declaration_record
+    from cohtb.experiments.declarations import record as declaration_record
 
     rec = declaration_record(EXPERIMENTS["003"].declaration.id)
     assert rec["id"] == "003v2" and rec["digest"] == EXPERIMENTS["003"].declaration.digest() and len(rec["commit"]) == 40

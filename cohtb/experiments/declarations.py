@@ -172,3 +172,16 @@ def committed(experiment: str) -> str:
     if dirty or not head:
         raise CohtbError(f"{rel}: the declaration has changes that are not committed; commit it before its runs")
     return head
+
+
+def record(declaration_id: str) -> dict:
+    """What a run recorded under a declaration keeps of it: the id, the digest of what it declares and the commit
+    that holds it. Taken once, before a launch; a declaration with uncommitted changes is refused: declare,
+    commit, then run."""
+    d = by_id(declaration_id)
+    return {"id": d.id, "digest": d.digest(), "commit": committed(d.experiment)}
+
+
+def records_for(specs) -> dict[str, dict]:
+    """The record of every declaration the runs are declared under (cohtb.sim.launch.launch takes them)."""
+    return {d: record(d) for d in sorted({s.declaration for s in specs if s.declaration})}

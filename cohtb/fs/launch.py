@@ -119,7 +119,7 @@ def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kerne
 
 
 def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built: kernel.Built,
-               ckpt: Path, live: Live | None = None) -> Outcome:
+               ckpt: Path, live: Live | None = None, declaration: dict | None = None) -> Outcome:
     def command(tmp: Path) -> list[str]:
         initramfs.payload(guest_script(spec), tmp / "payload.tar")
         return [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(CONFIG), "--mode", "run",
@@ -150,7 +150,7 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
         manifest["kernel_symbols"] = symbols.name_lines(set(recs["line"].tolist()), symbols.data_symbols(built.vmlinux))
         return manifest
 
-    return record(spec, runs_dir, timeout, command, finish, live)
+    return record(spec, runs_dir, timeout, command, finish, live, declaration)
 
 
 def fs_specs(kernels: list[str], sockets: int, cores_per_socket: int, warmup_us: int, window_us: int, interval_us: int,

@@ -26,7 +26,6 @@ from cohtb.trace import ingest
 from cohtb.atomic import install, write_json_atomic
 from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations
 from cohtb.trace.layout import load_pagemap, translate
 from cohtb.sim.manifest import MANIFEST_VERSION
 from cohtb.sim.plans import RunSpec
@@ -84,10 +83,12 @@ def start_live(spec: RunSpec, tmp: Path, live: Live):
 
 
 def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Path], list[str]],
-           finish: Callable[[Path, dict, list[str], float], dict], live: Live | None = None) -> Outcome:
+           finish: Callable[[Path, dict, list[str], float], dict], live: Live | None = None,
+           declaration: dict | None = None) -> Outcome:
     """One gem5 run into runs_dir/<id>: command(tmp) is gem5's command line for a temporary run directory,
-    finish(tmp, roi, cmd, t0) the manifest from what it left there. The directory is renamed into place
-    only once its manifest is written; a failure leaves <id>.failed.json and nothing else."""
+    finish(tmp, roi, cmd, t0) the manifest from what it left there; `declaration` the record of the declaration
+    the run is recorded under, kept in the manifest. The directory is renamed into place only once its manifest
+    is written; a failure leaves <id>.failed.json and nothing else."""
     final = runs_dir / spec.id
     failed = runs_dir / f"{spec.id}.failed.json"
     if (final / "manifest.json").exists():
@@ -127,8 +128,8 @@ def record(spec: RunSpec, runs_dir: Path, timeout: float, command: Callable[[Pat
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         places = roots(tmp, Path(cmd[0]) if cmd else None)
         manifest = finish(tmp, roi, cmd, t0)
-        if spec.declaration:   # as it was when the launch began (launch() took it), not as it may be now
-            manifest["declaration"] = _DECLARED.get(spec.declaration) or declaration_record(spec.declaration)
+        if declaration:
+            manifest["declaration"] = declaration
         write_json_atomic(tmp / "manifest.json", portable(manifest, places))
         # Over an incomplete leftover (no manifest), replacing only what cohtb wrote there; the manifest last, since
         # it is what says the run is whole.
@@ -213,7 +214,8 @@ def finished_run(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float,
     }
 
 
-def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, live: Live | None = None) -> Outcome:
+def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, live: Live | None = None,
+            declaration: dict | None = None) -> Outcome:
     """An SE run: the workload binary on cohtb_se.py."""
     def command(tmp: Path) -> list[str]:
         return [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(gem5_finder.CONFIG),
@@ -228,7 +230,7 @@ def run_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, live: Liv
             raise CohtbError(f"the workload printed no JSON result:\n{tail(tmp / 'workload.stderr')}") from None
         return finished_run(spec, tmp, roi, cmd, t0, workload, binary(spec.workload), tmp / "pagemap.txt")
 
-    return record(spec, runs_dir, timeout, command, finish, live)
+    return record(spec, runs_dir, timeout, command, finish, live, declaration)
 
 
 class Progress:
@@ -262,21 +264,16 @@ class Progress:
         print(file=self.stream)
 
 
-_DECLARED: dict[str, dict] = {}   # declaration id -> its record, taken once when a launch begins
-
-
-def declaration_record(declaration_id: str) -> dict:
-    """What a run recorded under a declaration keeps of it: the id, a digest of what it declares and the commit
-    that holds it. A declaration with uncommitted changes is refused: declare, commit, then run."""
-    d = declarations.by_id(declaration_id)
-    return {"id": d.id, "digest": d.digest(), "commit": declarations.committed(d.experiment)}
-
-
 def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeout: float = 3600,
-           live: Live | None = None) -> list[Outcome]:
+           live: Live | None = None, declared: dict[str, dict] | None = None) -> list[Outcome]:
+    """declared: declaration id -> its record (cohtb/experiments/declarations.py: record), taken by the caller
+    before the launch, for every run recorded under a declaration."""
     gem5 = gem5_finder.require()
-    for d in sorted({s.declaration for s in specs if s.declaration}):
-        _DECLARED[d] = declaration_record(d)   # refused before any run starts; a later edit does not move it
+    declared = declared or {}
+    unrecorded = sorted({s.declaration for s in specs if s.declaration} - set(declared))
+    if unrecorded:
+        raise CohtbError(f"runs declared under {', '.join(unrecorded)} need the declaration's record: record them "
+                         "with `cohtb seeds --launch`")
     for s in specs:
         s.validate()
         if not s.kernel:
@@ -296,13 +293,14 @@ def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeou
     def one(spec: RunSpec) -> Outcome:
         progress.start()
         if not spec.kernel:
-            o = run_one(spec, runs_dir, gem5, timeout, live)
+            o = run_one(spec, runs_dir, gem5, timeout, live, declared.get(spec.declaration))
         elif isinstance(fs_ready.get(spec.id), str):
             o = Outcome(spec, "failed", 0.0, fs_ready[spec.id])
         elif spec.id in fs_ready:
             from cohtb.fs.launch import run_fs_one
 
-            o = run_fs_one(spec, runs_dir, gem5, timeout, *fs_ready[spec.id], live=live)
+            o = run_fs_one(spec, runs_dir, gem5, timeout, *fs_ready[spec.id], live=live,
+                           declaration=declared.get(spec.declaration))
         else:
             o = Outcome(spec, "skipped")
         progress.finish(o)
