@@ -1,13 +1,10 @@
-/* List batching (seed 001): threads add and remove their own nodes on one list under one spinlock,
- * like inode_sb_list_add/del. `batched`: a thread that cannot take the lock queues its operation; the
- * lock holder performs every queued operation before it unlocks (one waiter works for the others).
- *
- *   --policy    locked | batched
- *   --layout    shared (lock and list head on one line) | split (each on its own line)
- *   --spinlock  tas | ticket | qspinlock: the list lock (4.4's s_inode_list_lock is a qspinlock; tas, the
- *               default, is what this benchmark took before it had the flag)
- */
+/* List batching (seed 001): threads add and remove their own nodes on one list under one spinlock, like
+ * inode_sb_list_add/del. `batched`: a thread that cannot take the lock queues its operation; the lock holder
+ * performs every queued operation before it unlocks (one waiter works for the others). --spinlock is the list
+ * lock (4.4's s_inode_list_lock is a qspinlock; tas, the default, is what this took before it had the flag). */
 #include "common/spinlock.h"
+
+static const char testcase_description[] = "threads add and delete their own nodes on one locked list, inline or batched by the lock holder";
 
 struct list_head { struct list_head *next, *prev; };
 struct node { struct list_head link; int owner; } __aligned_line;
@@ -29,16 +26,11 @@ struct list_split {
 
 static const char *policies[] = {"locked", "batched", NULL};
 static const char *layouts[] = {"shared", "split", NULL};
-static struct flag flags[] = {
-    FLAG_THREADS,
-    FLAG_MEASURE("list operations (half adds, half deletes)"),
-    {"policy", "how contended operations are done", policies, "locked"},
-    {"layout", "where lock, list head and request queue sit", layouts, "shared"},
-    {"spinlock", "the list lock: tas (test-and-test-and-set: the uncontended shape), ticket (x86 2.6.25 .. 4.1) or qspinlock (x86 4.2+, the 4.4 of seed 001)",
-     spinlock_kinds, "tas"},
-    FLAG_M5,
-};
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_SPINLOCK, F_M5 };
+#define TESTCASE_FLAGS(X)                                                                                          \
+  X(policy, "policy", "how contended operations are done", policies, "locked")                                     \
+  X(layout, "layout", "where lock, list head and request queue sit", layouts, "shared")                            \
+  X(spinlock, "spinlock", "the list lock: tas (test-and-test-and-set: the uncontended shape), ticket (x86 2.6.25 .. 4.1) or qspinlock (x86 4.2+, the 4.4 of seed 001)", \
+    spinlock_kinds, "tas")
 
 static uint32_t *lock;
 static struct list_head *head;
@@ -46,7 +38,7 @@ static struct request **pending;
 static uint64_t *length;
 static int batched;
 static enum spinlock_kind kind;
-static struct bench_run run;
+BENCH_TESTCASE("list_batch", "list operations (half adds, half deletes)", TESTCASE_FLAGS)
 static struct node nodes[MAX_THREADS];
 static struct request requests[MAX_THREADS];
 static struct { uint64_t ops, own, for_others, max_length; } __aligned_line stats[MAX_THREADS];
@@ -105,8 +97,7 @@ static void list_op_tas(int me, struct node *n, int add) { list_op_kind(me, n, a
 static void list_op_ticket(int me, struct node *n, int add) { list_op_kind(me, n, add, SPIN_TICKET); }
 static void list_op_qspinlock(int me, struct node *n, int add) { list_op_kind(me, n, add, SPIN_QSPINLOCK); }
 
-static void worker(int id, void *arg) {
-  (void)arg;
+static void testcase(int id) {
   void (*list_op)(int, struct node *, int) = kind == SPIN_TICKET ? list_op_ticket : kind == SPIN_QSPINLOCK ? list_op_qspinlock : list_op_tas;
   uint64_t i = 0;
   for (struct bench_loop l = bench_loop(&run, id); bench_next(&l); i++) {
@@ -116,23 +107,23 @@ static void worker(int id, void *arg) {
   if (i & 1) { list_op(id, &nodes[id], 0); stats[id].ops++; }   /* a timed run can stop after an add: undo it, unmeasured */
 }
 
-int main(int argc, char **argv) {
-  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
-  batched = !strcmp(flags[F_POLICY].value, "batched");
-  kind = parse_spinlock_kind(flags[F_SPINLOCK].value);
+static struct list_shared ls;
+static struct list_split lsp;
+
+static int testcase_prepare(void) {
+  batched = flag_is(policy, "batched");
+  kind = parse_spinlock_kind(flag_text(spinlock));
   if (kind == SPIN_QSPINLOCK) qspinlock_setup();
-  static struct list_shared ls;
-  static struct list_split lsp;
-  const char *layout = flags[F_LAYOUT].value;
-  if (!strcmp(layout, "shared")) { lock = &ls.lock; head = &ls.head; pending = &ls.pending; length = &ls.length; }
+  if (flag_is(layout, "shared")) { lock = &ls.lock; head = &ls.head; pending = &ls.pending; length = &ls.length; }
   else { lock = &lsp.lock; head = &lsp.head; pending = &lsp.pending; length = &lsp.length; }
   head->next = head->prev = head;
   touch_object(nodes, sizeof nodes[0] * run.threads);
   for (int i = 0; i < run.threads; i++) nodes[i].owner = i;
+  return 0;
+}
 
-  run_threads(&run, worker, NULL, 0, NULL, NULL);
-
-  /* Invariants: the list is empty, well linked, and never held more nodes than threads. */
+/* Invariants: the list is empty, well linked, and never held more nodes than threads. */
+static int testcase_report(void) {
   uint64_t ops = 0, own = 0, others = 0, max_len = 0, walked = 0;
   for (int i = 0; i < run.threads; i++) {
     ops += stats[i].ops; own += stats[i].own; others += stats[i].for_others;
@@ -144,16 +135,14 @@ int main(int argc, char **argv) {
     walked++;
   }
   if (walked != 0) ok = 0;
-  json_begin();
-  json_run("list_batch", &run, flags, NFLAGS(flags));
   json_u64("ops_by_owner", own);
   json_u64("ops_for_others", others);
   json_u64("final_length", *length);
   json_u64("max_length", max_len);
   json_str("invariants", ok ? "ok" : "violated");
-  json_layout_begin(layout);
-  json_object_begin("sb_inode_list", !strcmp(layout, "shared") ? (void *)&ls : (void *)&lsp,
-                    !strcmp(layout, "shared") ? sizeof ls : sizeof lsp);
+  json_layout_begin(flag_text(layout));
+  int shared = flag_is(layout, "shared");
+  json_object_begin("sb_inode_list", shared ? (void *)&ls : (void *)&lsp, shared ? sizeof ls : sizeof lsp);
   json_field("lock", lock, sizeof *lock);
   json_field("head", head, sizeof *head);
   json_field("pending", pending, sizeof *pending);
@@ -162,6 +151,5 @@ int main(int argc, char **argv) {
   json_object_begin("nodes", nodes, sizeof nodes[0] * run.threads);
   json_object_end();
   json_layout_end();
-  json_end();
   return ok ? 0 : 1;
 }

@@ -5,24 +5,17 @@
  * is taken and dropped twice per open+close while each file's own lockref stays on its thread.
  * Which 3.10 caller of dget_parent the AIM7 profile hit is not in the seed; fsnotify_parent is the one
  * on every open and close (docs/workloads.md). Functions are those of Linux 6.12 (fs/open.c, fs/namei.c,
- * fs/dcache.c, fs/file_table.c, include/linux/fsnotify.h, lib/lockref.c); objects in common/vfs.h.
- *
- *   --policy  locked | cmpxchg | retry100 | trywait | unified   how lockref updates d_lockref
- *             (locked is 3.10 before seed 000's patch; cmpxchg is the patch)
- *   --layout  shared | split   every dentry before / after the 6.11 reorder
- */
+ * fs/dcache.c, fs/file_table.c, include/linux/fsnotify.h, lib/lockref.c); objects in common/vfs.h. Of the
+ * policies, `locked` is 3.10 before seed 000's patch and `cmpxchg` the patch. */
 #include "common/vfs.h"
 
+static const char testcase_description[] = "every thread opens and closes a file of its own in one watched directory, as Linux 6.12 does it";
+
 static const char *layouts[] = {"shared", "split", NULL};
-static struct flag flags[] = {
-    FLAG_THREADS,
-    FLAG_MEASURE("open+close pairs"),
-    {"policy", "lockref update policy", lockref_policies, "locked"},
-    {"layout", "the dentries before (shared) or after (split) the 6.11 reorder", layouts, "shared"},
-    LOCKREF_TUNING_FLAGS,
-    FLAG_M5,
-};
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_RETRIES, F_WAIT, F_SPINLOCK, F_M5 };
+#define TESTCASE_FLAGS(X)                                                                                     \
+  X(policy, "policy", "lockref update policy", lockref_policies, "locked")                                    \
+  X(layout, "layout", "the dentries before (shared) or after (split) the 6.11 reorder", layouts, "shared")   \
+  LOCKREF_TUNING_FLAGS(X)
 
 /* "/", the shared directory "/aim" in it, and each thread's file "/aim/fN". */
 static struct dentry_shared shared_dentries[2 + MAX_THREADS];
@@ -47,7 +40,7 @@ static int split_layout;
 #define SLOT(i) (split_layout ? DENTRY_OF(&split_dentries[i]) : DENTRY_OF(&shared_dentries[i]))
 static struct lockref_tuning tuning;
 static struct lockref_stats stats[MAX_THREADS];
-static struct bench_run run;
+BENCH_TESTCASE("open_close", "open+close pairs", TESTCASE_FLAGS)
 static uint64_t failures[MAX_THREADS][8] __aligned_line;
 
 /* dget_parent (fs/dcache.c): optimistic parent reference, checked against a concurrent rename. */
@@ -133,8 +126,7 @@ static int do_close(int id, struct lockref_stats *st) {
   return err;
 }
 
-static void worker(int id, void *arg) {
-  (void)arg;
+static void testcase(int id) {
   struct lockref_stats *st = &stats[id];
   for (struct bench_loop l = bench_loop(&run, id); bench_next_lockref(&l, st);) {
     uint64_t locked = st->locked_ops;
@@ -145,11 +137,10 @@ static void worker(int id, void *arg) {
   }
 }
 
-int main(int argc, char **argv) {
-  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
+static int testcase_prepare(void) {
   aux_name = "locked_ops";
-  tuning = lockref_tuning_from_flags(flags, NFLAGS(flags), F_POLICY, F_RETRIES);
-  split_layout = !strcmp(flags[F_LAYOUT].value, "split");
+  tuning = lockref_tuning_from_flags();
+  split_layout = flag_is(layout, "split");
   root_inode = (struct inode){.i_mode = 040755, .i_ino = 2, .i_nlink = 3};
   dir_inode = (struct inode){.i_mode = 040777, .i_ino = 3, .i_nlink = 2};
   root = dentry_init(SLOT(0), "/", NULL, &buckets[0].first, &root_inode, DCACHE_DIRECTORY_TYPE, &sb);
@@ -164,21 +155,21 @@ int main(int argc, char **argv) {
   fs_struct.root = &root;
   touch_object(mine, sizeof mine[0] * run.threads);
   root_mount = (struct mount){.mnt_parent = &root_mount, .mnt_root = root.object, .root_view = &root};
-  run_threads(&run, worker, NULL, 0, NULL, NULL);
+  return 0;
+}
 
+static int testcase_report(void) {
   struct lockref_stats total = lockref_stats_total(stats, run.threads);
   uint64_t failed = 0;
   int ok = dir.d_lockref->count == 1;
   for (int i = 0; i < run.threads; i++) { failed += failures[i][0]; ok &= files[i].d_lockref->count == 1; }
   ok &= failed == 0;
-  json_begin();
-  json_run("open_close", &run, flags, NFLAGS(flags));
   json_lockref_stats(&total);
   json_u64("walk_failures", failed);
   json_key("final_count"); printf("%d", dir.d_lockref->count);
   json_u64("expected_count", 1);
   json_str("invariants", ok ? "ok" : "violated");
-  json_layout_begin(flags[F_LAYOUT].value);
+  json_layout_begin(flag_text(layout));
   json_kdentry("parent", &dir, sizeof(struct dentry_shared));
   json_kdentry("root", &root, sizeof(struct dentry_shared));
   json_kdentry("file0", &files[0], sizeof(struct dentry_shared));
@@ -187,6 +178,5 @@ int main(int argc, char **argv) {
   json_object_begin("per_thread", mine, sizeof mine[0] * run.threads);
   json_object_end();
   json_layout_end();
-  json_end();
   return ok ? 0 : 1;
 }

@@ -2,32 +2,24 @@
  * a line the thread alone reads (an L1 hit), each followed by cpu_relax() (`pause`: the PAUSE instruction every
  * spin loop of the workloads and of the kernel uses) or by nothing but a compiler barrier (`plain`). Ops per µs
  * give the time of one bounded wait such as trywait's 100 polls: on hardware PAUSE stalls the core (tens to
- * about a hundred cycles, by generation); where PAUSE is a no-op the two policies run at the same speed.
- *
- *   --policy  pause | plain
- *   --layout  private (each thread polls its own line)
- */
+ * about a hundred cycles, by generation); where PAUSE is a no-op the two policies run at the same speed. */
 #include "common/spinlock.h"
+
+static const char testcase_description[] = "every thread polls a line of its own, with or without PAUSE after each poll";
 
 static const char *policies[] = {"pause", "plain", NULL};
 static const char *layouts[] = {"private", NULL};
-static struct flag flags[] = {
-    FLAG_THREADS,
-    FLAG_MEASURE("bounded waits (--polls polls each)"),
-    {"policy", "what follows each poll: the PAUSE instruction (cpu_relax), or nothing", policies, "pause"},
-    {"layout", "each thread polls its own line", layouts, "private"},
-    {"polls", "polls per operation (trywait's budget: 100)", NULL, "100"},
-    FLAG_M5,
-};
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_POLLS, F_M5 };
+#define TESTCASE_FLAGS(X)                                                                                      \
+  X(policy, "policy", "what follows each poll: the PAUSE instruction (cpu_relax), or nothing", policies, "pause")    \
+  X(layout, "layout", "each thread polls its own line", layouts, "private")                                         \
+  X(polls, "polls", "polls per operation (trywait's budget: 100)", NULL, "100")
 
 static struct { uint64_t word; } __aligned_line polled[MAX_THREADS];
-static struct bench_run run;
+BENCH_TESTCASE("pause", "bounded waits (--polls polls each)", TESTCASE_FLAGS)
 static int relax;
 static uint64_t polls, seen[MAX_THREADS][8] __aligned_line;
 
-static void worker(int id, void *arg) {
-  (void)arg;
+static void testcase(int id) {
   uint64_t sum = 0;
   for (struct bench_loop l = bench_loop(&run, id); bench_next(&l);) {
     for (uint64_t i = 0; i < polls; i++) {
@@ -39,22 +31,20 @@ static void worker(int id, void *arg) {
   seen[id][0] = sum;   /* keeps the loads */
 }
 
-int main(int argc, char **argv) {
-  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
-  relax = !strcmp(flags[F_POLICY].value, "pause");
-  polls = flag_num(&flags[F_POLLS]);
-  if (polls < 1) usage(flags, NFLAGS(flags), "--polls must be at least 1");
+static int testcase_prepare(void) {
+  relax = flag_is(policy, "pause");
+  polls = flag_num(polls);
+  if (polls < 1) usage("--polls must be at least 1");
   touch_object(polled, sizeof polled[0] * run.threads);
+  return 0;
+}
 
-  run_threads(&run, worker, NULL, 0, NULL, NULL);
-
+static int testcase_report(void) {
   uint64_t sum = 0;
   for (int i = 0; i < run.threads; i++) sum += seen[i][0];
-  json_begin();
-  json_run("pause", &run, flags, NFLAGS(flags));
   json_u64("polls_per_op", polls);
   json_str("invariants", sum == 0 ? "ok" : "violated");   /* nobody writes the polled lines */
-  json_layout_begin(flags[F_LAYOUT].value);
+  json_layout_begin(flag_text(layout));
   json_object_begin("polled", polled, sizeof polled[0] * run.threads);
   for (int i = 0; i < run.threads && i < 64; i++) {
     char name[32];
@@ -63,6 +53,5 @@ int main(int argc, char **argv) {
   }
   json_object_end();
   json_layout_end();
-  json_end();
   return sum == 0 ? 0 : 1;
 }

@@ -1,15 +1,14 @@
-/* Reader-writer semaphore, 1:1 readers and writers, short critical section (seed 002). A reader that
- * finds the semaphore writer-owned either sleeps at once (`sleep`) or spins while the writer holds it,
- * for a bounded number of polls, before sleeping (`spin`: reader optimistic spinning). Writers spin,
- * then sleep, in both.
- *
- *   --policy  sleep | spin
- *   --layout  shared (count, owner and wait word on one line) | split (each on its own line)
- */
+/* Reader-writer semaphore, 1:1 readers and writers, short critical section (seed 002). A reader that finds
+ * the semaphore writer-owned either sleeps at once (`sleep`) or spins while the writer holds it, for a
+ * bounded number of polls, before sleeping (`spin`: reader optimistic spinning). Writers spin, then sleep,
+ * in both. */
+#define BENCH_THREADS_HELP "threads; even ids read, odd ids write (thread 0 is the main thread)"
+#include "common/spinlock.h"   /* first: bench.h defines _GNU_SOURCE before the system headers */
+
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
-#include "common/spinlock.h"
+static const char testcase_description[] = "readers and writers take one rwsem; a reader sleeps on a writer-owned one, or spins first";
 
 #define WRITER 1ll
 #define READER 2ll
@@ -24,22 +23,17 @@ struct rwsem_split {
 
 static const char *policies[] = {"sleep", "spin", NULL};
 static const char *layouts[] = {"shared", "split", NULL};
-static struct flag flags[] = {
-    {"threads", "threads; even ids read, odd ids write (thread 0 is the main thread)", NULL, "2"},
-    FLAG_MEASURE("lock/unlock pairs"),
-    {"policy", "what a reader does on a writer-owned semaphore", policies, "sleep"},
-    {"layout", "where count, owner and wait word sit", layouts, "shared"},
-    {"spin-polls", "polls a spinner makes before sleeping", NULL, "1000"},
-    {"cs-work", "iterations of work inside the critical section", NULL, "20"},
-    FLAG_M5,
-};
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_SPIN, F_CS, F_M5 };
+#define TESTCASE_FLAGS(X)                                                                     \
+  X(policy, "policy", "what a reader does on a writer-owned semaphore", policies, "sleep")   \
+  X(layout, "layout", "where count, owner and wait word sit", layouts, "shared")             \
+  X(spin_polls, "spin-polls", "polls a spinner makes before sleeping", NULL, "1000")          \
+  X(cs_work, "cs-work", "iterations of work inside the critical section", NULL, "20")
 
 static int64_t *count;
 static void **owner;
 static uint32_t *wait_seq, *waiters;
 static int reader_spins;
-static struct bench_run run;
+BENCH_TESTCASE("rwsem", "lock/unlock pairs", TESTCASE_FLAGS)
 static uint64_t spin_polls, cs_work;
 static int inside_readers __aligned_line, inside_writers __aligned_line;
 static uint64_t violations __aligned_line;
@@ -102,8 +96,7 @@ static void critical_section(void) {
   for (volatile uint64_t i = 0; i < cs_work; i++) {}
 }
 
-static void worker(int id, void *arg) {
-  (void)arg;
+static void testcase(int id) {
   int writer = id & 1;
   for (struct bench_loop l = bench_loop(&run, id); bench_next(&l);) {
     if (writer) {
@@ -128,41 +121,39 @@ static void worker(int id, void *arg) {
   }
 }
 
-int main(int argc, char **argv) {
-  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
-  reader_spins = !strcmp(flags[F_POLICY].value, "spin");
-  spin_polls = flag_num(&flags[F_SPIN]);
-  cs_work = flag_num(&flags[F_CS]);
-  static struct rwsem_shared rs;
-  static struct rwsem_split rsp;
-  const char *layout = flags[F_LAYOUT].value;
-  int shared = !strcmp(layout, "shared");
+static struct rwsem_shared rs;
+static struct rwsem_split rsp;
+
+static int testcase_prepare(void) {
+  reader_spins = flag_is(policy, "spin");
+  spin_polls = flag_num(spin_polls);
+  cs_work = flag_num(cs_work);
+  int shared = flag_is(layout, "shared");
   if (shared) { count = &rs.count; owner = &rs.owner; wait_seq = &rs.wait_seq; waiters = &rs.waiters; }
   else { count = &rsp.count; owner = &rsp.owner; wait_seq = &rsp.wait_seq; waiters = &rsp.waiters; }
   touch_object(shared ? (void *)&rs : (void *)&rsp, shared ? sizeof rs : sizeof rsp);
+  return 0;
+}
 
-  run_threads(&run, worker, NULL, 0, NULL, NULL);
-
+static int testcase_report(void) {
   uint64_t ops = 0, sleeps = 0, spins = 0, reads = 0, writes = 0;
   for (int i = 0; i < run.threads; i++) {
     ops += stats[i].ops; sleeps += stats[i].sleeps; spins += stats[i].spins; reads += stats[i].reads; writes += stats[i].writes;
   }
   int ok = violations == 0 && *count == 0;
-  json_begin();
-  json_run("rwsem", &run, flags, NFLAGS(flags));
   json_u64("reads", reads);
   json_u64("writes", writes);
   json_u64("sleeps", sleeps);
   json_u64("spins", spins);
   json_u64("violations", violations);
   json_str("invariants", ok ? "ok" : "violated");
-  json_layout_begin(layout);
+  json_layout_begin(flag_text(layout));
+  int shared = flag_is(layout, "shared");
   json_object_begin("rwsem", shared ? (void *)&rs : (void *)&rsp, shared ? sizeof rs : sizeof rsp);
   json_field("count", count, sizeof *count);
   json_field("owner", owner, sizeof *owner);
   json_field("wait_seq", wait_seq, sizeof *wait_seq);
   json_object_end();
   json_layout_end();
-  json_end();
   return ok ? 0 : 1;
 }

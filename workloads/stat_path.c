@@ -1,43 +1,33 @@
-/* stat_path: stat(2) of one tmpfs file from every thread, following the kernel's path access by access
- * (seed 004: will-it-scale's stat2, "Same file stat" on /tmp/willitscale.XXXXXX, 20-way on tmpfs).
- * The functions are those of Linux 6.12 (fs/stat.c, fs/namei.c, fs/dcache.c, lib/lockref.c, mm/shmem.c);
- * the objects are in common/vfs.h.
+/* stat_path: stat(2) of one tmpfs file from every thread, following the kernel's path access by access (seed
+ * 004: will-it-scale's stat2, "Same file stat" on /tmp/willitscale.XXXXXX, 20-way on tmpfs). The functions are
+ * those of Linux 6.12 (fs/stat.c, fs/namei.c, fs/dcache.c, lib/lockref.c, mm/shmem.c); the objects are in
+ * common/vfs.h. The layouts: `shared`, every dentry as 6.1 .. 6.7 had it (d_lockref at 88, sharing cache line 1
+ * with the tail of d_iname, which the name compare of every lookup reads); `pre611`, as 6.8 .. 6.10 had it,
+ * just before the 6.11 reorder (seed 004's "before": d_lockref at 96, on the same line 1 with the tail of a
+ * 40-byte d_iname); `split`, after the reorder (6.11 on: d_lockref at 128, on a line of its own). Every layout
+ * is 192 bytes and every dentry starts a cache line, as in the kernel's slab. --files own is stat1 ("Separate
+ * file stat"), the control without sharing.
  *
- *   --layout  shared  every dentry as 6.1 .. 6.7 had it: d_lockref at 88, sharing cache line 1 with the
- *                     tail of d_iname, which the name compare of every lookup reads
- *             pre611  as 6.8 .. 6.10 had it, just before the 6.11 reorder (seed 004's "before"): d_lockref
- *                     at 96, on the same line 1 with the tail of a 40-byte d_iname
- *             split   as after the reorder (6.11 on): d_lockref at 128, on a line of its own
- *             Every layout is 192 bytes and every dentry starts a cache line, as in the kernel's slab.
- *   --files   same    one file for all threads (stat2)
- *             own     one file per thread (stat1, "Separate file stat": the control without sharing)
- *   --policy  locked | cmpxchg | retry100 | trywait | unified   how lockref updates d_lockref
- *   --intruder-period-us P --intruder-hold-ns H   one more thread takes the file's d_lock for H ns every
- *             P us: a transient lock holder, seed 004's trigger of the collapse. The seed does not know who
- *             took the lock ("ls /tmp" made it likely); this is that holder as an abstraction, not
- *             dcache_readdir's own sequence (which holds the *directory's* d_lock and takes the file's
- *             only around dget_dlock). --intruder-holds N stops it after N holds: one transient holder,
- *             after which a policy either recovers or stays collapsed
- */
+ * The intruder is a transient holder of the file's d_lock, seed 004's trigger of the collapse. The seed does
+ * not know who took the lock ("ls /tmp" made it likely); this is that holder as an abstraction, not
+ * dcache_readdir's own sequence (which holds the *directory's* d_lock and takes the file's only around
+ * dget_dlock). --intruder-holds N stops it after N holds: one transient holder, after which a policy either
+ * recovers or stays collapsed. */
 #include "common/vfs.h"
+
+static const char testcase_description[] = "stat(2) of one tmpfs file from every thread, access by access as Linux 6.12 walks the path";
 
 static const char *layouts[] = {[KDENTRY_SHARED] = "shared", [KDENTRY_PRE611] = "pre611", [KDENTRY_SPLIT] = "split", NULL};
 static const char *files_choices[] = {"same", "own", NULL};
-static struct flag flags[] = {
-    FLAG_THREADS,
-    FLAG_MEASURE("stat calls"),
-    {"policy", "lockref update policy", lockref_policies, "retry100"},
-    {"layout", "the dentries of 6.1-6.7 (shared), of 6.8-6.10 (pre611: before the 6.11 reorder) or of 6.11 on (split)", layouts,
-     "shared"},
-    {"files", "one file for all threads, or one each", files_choices, "same"},
-    LOCKREF_TUNING_FLAGS,
-    {"intruder-period-us", "an intruder takes the file's d_lock every P microseconds (0: no intruder)", NULL, "0"},
-    {"intruder-hold-ns", "how long the intruder holds the lock", NULL, "2000"},
-    {"intruder-holds", "how many times the intruder takes the lock (0: every period until the end)", NULL, "0"},
-    FLAG_M5,
-};
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_POLICY, F_LAYOUT, F_FILES, F_RETRIES, F_WAIT, F_SPINLOCK,
-       F_IPERIOD, F_IHOLD, F_IHOLDS, F_M5 };
+#define TESTCASE_FLAGS(X)                                                                                            \
+  X(policy, "policy", "lockref update policy", lockref_policies, "retry100")                                         \
+  X(layout, "layout", "the dentries of 6.1-6.7 (shared), of 6.8-6.10 (pre611: before the 6.11 reorder) or of 6.11 on (split)", \
+    layouts, "shared")                                                                                               \
+  X(files, "files", "one file for all threads, or one each", files_choices, "same")                                  \
+  LOCKREF_TUNING_FLAGS(X)                                                                                            \
+  X(intruder_period_us, "intruder-period-us", "an intruder takes the file's d_lock every P microseconds (0: no intruder)", NULL, "0") \
+  X(intruder_hold_ns, "intruder-hold-ns", "how long the intruder holds the lock", NULL, "2000")                      \
+  X(intruder_holds, "intruder-holds", "how many times the intruder takes the lock (0: every period until the end)", NULL, "0")
 
 static const char path_name[] = "/tmp/willitscale.XXXXXX";
 static const unsigned char *file_name = (const unsigned char *)path_name + 5;
@@ -71,10 +61,12 @@ static enum kdentry_layout layout;
 #define SLOT(i) kdentry_view(layout, &dentry_slots[i])
 static struct lockref_tuning tuning;
 static struct lockref_stats stats[MAX_THREADS];
-static struct bench_run run;
+BENCH_TESTCASE("stat_path", "stat calls", TESTCASE_FLAGS)
 static uint64_t intruder_period_ns, intruder_hold_ns, intruder_max_holds, intruder_holds;
 static volatile int stop_intruder;
 static uint64_t walk_failures[MAX_THREADS][8] __aligned_line;
+
+static int nfiles(void) { return own_files ? run.threads : 1; }   /* one file, or one per thread */
 
 /* One stat(2): vfs_fstatat -> vfs_statx -> filename_lookup -> path_lookupat, vfs_statx_path, path_put,
  * cp_new_stat. Returns 0, or -1 if the RCU walk failed (it never should: nothing renames). */
@@ -157,8 +149,7 @@ static int do_stat(int id, struct lockref_stats *st) {
   return 0;
 }
 
-static void worker(int id, void *arg) {
-  (void)arg;
+static void testcase(int id) {
   struct lockref_stats *st = &stats[id];
   for (struct bench_loop l = bench_loop(&run, id); bench_next_lockref(&l, st);) {
     uint64_t locked = st->locked_ops;
@@ -168,22 +159,21 @@ static void worker(int id, void *arg) {
   }
 }
 
-static void intruder(int id, void *arg) {   /* a transient holder of the file's d_lock */
-  (void)id; (void)arg;
+static void intruder(int id) {   /* a transient holder of the file's d_lock */
+  (void)id;
   intruder_holds = intruder_holds_lock(files[0].d_lockref, tuning.spinlock, intruder_period_ns, intruder_hold_ns, intruder_max_holds,
                                        &stop_intruder);
 }
 
-int main(int argc, char **argv) {
-  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
+static int testcase_prepare(void) {
   aux_name = "locked_ops";
-  tuning = lockref_tuning_from_flags(flags, NFLAGS(flags), F_POLICY, F_RETRIES);
-  own_files = !strcmp(flags[F_FILES].value, "own");
-  intruder_period_ns = flag_num(&flags[F_IPERIOD]) * 1000;
-  intruder_hold_ns = flag_num(&flags[F_IHOLD]);
-  intruder_max_holds = flag_num(&flags[F_IHOLDS]);
-  if (own_files && intruder_period_ns) usage(flags, NFLAGS(flags), "the intruder needs --files same");
-  while (strcmp(layouts[layout], flags[F_LAYOUT].value)) layout++;   /* bench_start checked it is one of them */
+  tuning = lockref_tuning_from_flags();
+  own_files = flag_is(files, "own");
+  intruder_period_ns = flag_num(intruder_period_us) * 1000;
+  intruder_hold_ns = flag_num(intruder_hold_ns);
+  intruder_max_holds = flag_num(intruder_holds);
+  if (own_files && intruder_period_ns) usage("the intruder needs --files same");
+  while (strcmp(layouts[layout], flag_text(layout))) layout++;   /* parse_flags checked it is one of them */
 
   root_inode = (struct inode){.i_mode = 040755, .i_ino = 1, .i_nlink = 2};
   tmpfs_root_inode.vfs_inode = (struct inode){.i_mode = 041777, .i_ino = 1, .i_nlink = 2};
@@ -194,8 +184,7 @@ int main(int argc, char **argv) {
                                .root_view = &tmpfs_root};
   fs_struct.root = &root;
   tmpfs_sb.s_dev = 0x2a;
-  int nfiles = own_files ? run.threads : 1;
-  for (int i = 0; i < nfiles; i++) {
+  for (int i = 0; i < nfiles(); i++) {
     char name[32];
     memcpy(name, file_name, strlen((const char *)file_name) + 1);
     if (own_files) name[strlen(name) - 1] = (char)('A' + i % 26);
@@ -204,36 +193,34 @@ int main(int argc, char **argv) {
     files[i] = dentry_init(SLOT(3 + i), name, &tmpfs_root, &buckets[3 + i].first, &file_inodes[i].vfs_inode, DCACHE_REGULAR_TYPE, &tmpfs_sb);
   }
   touch_object(mine, sizeof mine[0] * run.threads);
+  if (intruder_period_ns) { run.intruder = intruder; run.stop_intruder = &stop_intruder; }
+  return 0;
+}
 
-  int extra = intruder_period_ns ? 1 : 0;
-  run_threads(&run, worker, NULL, extra, intruder, &stop_intruder);
-
+static int testcase_report(void) {
   struct lockref_stats total = lockref_stats_total(stats, run.threads);
   uint64_t failures = 0;
   int ok = 1;
   for (int i = 0; i < run.threads; i++) failures += walk_failures[i][0];
-  for (int i = 0; i < nfiles; i++) ok &= files[i].d_lockref->count == 1;
+  for (int i = 0; i < nfiles(); i++) ok &= files[i].d_lockref->count == 1;
   ok &= failures == 0;
-  json_begin();
-  json_run("stat_path", &run, flags, NFLAGS(flags));
   json_lockref_stats(&total);
   json_u64("intruder_holds", intruder_holds);
   json_u64("walk_failures", failures);
   json_key("final_count"); printf("%d", files[0].d_lockref->count);
   json_u64("expected_count", 1);
   json_str("invariants", ok ? "ok" : "violated");
-  json_layout_begin(flags[F_LAYOUT].value);
+  json_layout_begin(flag_text(layout));
   json_kdentry("file", &files[0], dentry_size);
   json_kdentry("tmpfs_root", &tmpfs_root, dentry_size);
   json_kdentry("tmp", &tmp, dentry_size);
   json_kdentry("root", &root, dentry_size);
   json_object_begin("file_inode", &file_inodes[0], sizeof file_inodes[0]);
   json_object_end();
-  json_object_begin("hash_buckets", buckets, sizeof buckets[0] * (3 + nfiles));
+  json_object_begin("hash_buckets", buckets, sizeof buckets[0] * (3 + nfiles()));
   json_object_end();
   json_object_begin("per_thread", mine, sizeof mine[0] * run.threads);
   json_object_end();
   json_layout_end();
-  json_end();
   return ok ? 0 : 1;
 }

@@ -1,5 +1,16 @@
-/* Shared harness of the cohtb workloads: flags, a start barrier, timing, affinity, gem5 region-of-
- * interest markers and JSON output (one object on stdout). Header-only so each benchmark is one file. */
+/* The harness of the cohtb workloads, in will-it-scale's shape: this header owns main() and the flags;
+ * a workload (workloads/<name>.c) is its testcase and its description. It defines
+ *
+ *   static const char testcase_description[]   one line, shown by --help
+ *   #define TESTCASE_FLAGS(X)                   its own flags, one X(...) line each (flags below)
+ *   BENCH_TESTCASE(name, ops_help, TESTCASE_FLAGS)
+ *   static int testcase_prepare(void)           set-up from the parsed flags: 0, or an exit status
+ *   static void testcase(int id)                thread id's measured loop (bench_loop/bench_next below)
+ *   static int testcase_report(void)            its fields of the result JSON: 0, or 1 if its checks failed
+ *
+ * and main() parses the flags, prepares, runs the threads from a start barrier, measures, and prints the
+ * common head of the JSON before the workload's fields. Header-only, one translation unit per workload, so
+ * the measured loop compiles exactly as if it were written out in the workload. */
 #ifndef COHTB_BENCH_H
 #define COHTB_BENCH_H
 
@@ -27,41 +38,79 @@ static inline void cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory");
 #include "m5ops.h"
 
 /* ---------------------------------------------------------------- flags */
+/* A flag is one line of an X-macro table, X(id, name, help, choices, default):
+ *   id       the flag in C: flag_text(id), flag_num(id), flag_on(id), flag_is(id, "text")
+ *   name     on the command line, without the leading --
+ *   choices  a NULL-terminated list, NULL for a non-negative whole number, or FLAG_TEXT for any text
+ *   default  its text, or NULL for a switch (off unless given; it takes no value)
+ * Every workload has BENCH_HEAD_FLAGS first and BENCH_TAIL_FLAGS last, with its own TESTCASE_FLAGS between:
+ * the order of --help, --describe and the result's "flags". Code names a flag by its id, never by its
+ * position, so a workload adds or moves a flag on one line. */
 struct flag {
-  const char *name;   /* without the leading -- */
+  const char *name;
   const char *help;
-  const char **choices; /* NULL-terminated, or NULL for a number, or FLAG_TEXT for any text */
-  const char *value;  /* default, then the parsed text */
+  const char **choices;
+  const char *value;  /* the default, then the parsed text */
 };
 static const char *FLAG_TEXT[] __attribute__((unused)) = {NULL};   /* no choices listed: any text (a path) */
 
-/* The flags every workload has, in one wording. */
-#define FLAG_THREADS {"threads", "worker threads (thread 0 is the main thread)", NULL, "2"}
-#define FLAG_M5 {"m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL}
-/* How a run is measured (will-it-scale's way by default: every thread runs for a warm-up and then a
- * window of time, ops counted per thread and per interval; --ops N is fixed work instead). */
-#define FLAG_MEASURE(ops_help)                                                                              \
-  {"ops", ops_help " per thread, fixed work (0: run for --warmup-us + --window-us instead)", NULL, "0"},    \
-  {"warmup-us", "time every thread runs before the window (microseconds)", NULL, "100000"},                 \
-  {"window-us", "the measured window (microseconds; simulated time in gem5)", NULL, "1000000"},             \
-  {"interval-us", "ops are counted per interval of this length within the window", NULL, "100000"},         \
-  {"seed", "perturbs the start: thread i waits a seeded-random 0..--skew-ns before its first op (0: none)", NULL, "0"}, \
-  {"skew-ns", "largest start skew with --seed", NULL, "1000"}
+#ifndef BENCH_THREADS_HELP   /* a workload whose threads differ (rwsem: readers and writers) defines its own first */
+#define BENCH_THREADS_HELP "worker threads (thread 0 is the main thread)"
+#endif
 
+/* The threads, and how a run is measured (will-it-scale's way by default: every thread runs for a warm-up
+ * and then a window of time, ops counted per thread and per interval; --ops N is fixed work instead).
+ * ops_help says what one op of the workload is. */
+#define BENCH_HEAD_FLAGS(X, ops_help)                                                                                \
+  X(threads, "threads", BENCH_THREADS_HELP, NULL, "2")                                                               \
+  X(ops, "ops", ops_help " per thread, fixed work (0: run for --warmup-us + --window-us instead)", NULL, "0")       \
+  X(warmup_us, "warmup-us", "time every thread runs before the window (microseconds)", NULL, "100000")              \
+  X(window_us, "window-us", "the measured window (microseconds; simulated time in gem5)", NULL, "1000000")          \
+  X(interval_us, "interval-us", "ops are counted per interval of this length within the window", NULL, "100000")    \
+  X(seed, "seed", "perturbs the start: thread i waits a seeded-random 0..--skew-ns before its first op (0: none)", NULL, "0") \
+  X(skew_ns, "skew-ns", "largest start skew with --seed", NULL, "1000")
+#define BENCH_TAIL_FLAGS(X) X(m5, "m5", "mark the region of interest with gem5 work-begin/work-end", NULL, NULL)
+
+#define BENCH_FLAG_ID(id, name, help, choices, def) F_##id,
+#define BENCH_FLAG_ENTRY(id, name, help, choices, def) {name, help, choices, def},
+
+/* A workload's flags by id (macros: the ids F_<id> are the workload's, from BENCH_TESTCASE). */
+#define flag_text(id) (flags[F_##id].value)
+#define flag_num(id) flag_value_num(&flags[F_##id])
+#define flag_on(id) flag_value_on(&flags[F_##id])
+#define flag_is(id, text) (!strcmp(flags[F_##id].value, (text)))
+
+static long long flag_value_num(const struct flag *f) { return f->value ? atoll(f->value) : 0; }
+static int flag_value_on(const struct flag *f) { return f->value != NULL && strcmp(f->value, "off") != 0; }
+
+/* The running workload's table and description (main() sets them before anything else). */
+static struct flag *bench_flags;
+static int bench_nflags;
+static const char *bench_description;
 static const char *bench_name;
 
-static void usage(struct flag *flags, int n, const char *why, ...) {
+/* A flag the harness itself reads (every table has the head and tail flags; their ids are the workload's). */
+static struct flag *bench_flag(const char *name) {
+  for (int i = 0; i < bench_nflags; i++)
+    if (!strcmp(bench_flags[i].name, name)) return &bench_flags[i];
+  fprintf(stderr, "%s: no flag --%s in the table\n", bench_name, name);
+  exit(3);
+}
+
+/* A bad command line: why, then the flags; exit status 2. */
+static void usage(const char *why, ...) {
   va_list ap;
   fprintf(stderr, "%s: ", bench_name);
   va_start(ap, why);
   vfprintf(stderr, why, ap);
   va_end(ap);
-  fprintf(stderr, "\nusage: %s [flags]\n", bench_name);
-  for (int i = 0; i < n; i++) {
-    fprintf(stderr, "  --%-18s %s (default %s", flags[i].name, flags[i].help, flags[i].value ? flags[i].value : "off");
-    if (flags[i].choices && *flags[i].choices) {
+  fprintf(stderr, "\nusage: %s [flags]\n  %s\n", bench_name, bench_description);
+  for (int i = 0; i < bench_nflags; i++) {
+    const struct flag *f = &bench_flags[i];
+    fprintf(stderr, "  --%-18s %s (default %s", f->name, f->help, f->value ? f->value : "off");
+    if (f->choices && *f->choices) {
       fprintf(stderr, "; one of");
-      for (const char **c = flags[i].choices; *c; c++) fprintf(stderr, " %s", *c);
+      for (const char **c = f->choices; *c; c++) fprintf(stderr, " %s", *c);
     }
     fprintf(stderr, ")\n");
   }
@@ -69,16 +118,17 @@ static void usage(struct flag *flags, int n, const char *why, ...) {
 }
 
 /* --describe: the flags as JSON, so cohtb takes policies, layouts and defaults from the binary itself. */
-static void describe(struct flag *flags, int n) {
+static void describe(void) {
   printf("{\"benchmark\": \"%s\", \"flags\": [", bench_name);
-  for (int i = 0; i < n; i++) {
-    printf("%s{\"name\": \"%s\", \"help\": \"%s\", ", i ? ", " : "", flags[i].name, flags[i].help);
-    if (flags[i].value) printf("\"default\": \"%s\", ", flags[i].value); else printf("\"default\": null, ");
+  for (int i = 0; i < bench_nflags; i++) {
+    const struct flag *f = &bench_flags[i];
+    printf("%s{\"name\": \"%s\", \"help\": \"%s\", ", i ? ", " : "", f->name, f->help);
+    if (f->value) printf("\"default\": \"%s\", ", f->value); else printf("\"default\": null, ");
     printf("\"choices\": ");
-    if (!flags[i].choices) printf("null}");
+    if (!f->choices) printf("null}");
     else {
       printf("[");
-      for (const char **c = flags[i].choices; *c; c++) printf("%s\"%s\"", c == flags[i].choices ? "" : ", ", *c);
+      for (const char **c = f->choices; *c; c++) printf("%s\"%s\"", c == f->choices ? "" : ", ", *c);
       printf("]}");
     }
   }
@@ -86,38 +136,37 @@ static void describe(struct flag *flags, int n) {
   exit(0);
 }
 
-/* Parses --name value / --name=value; boolean flags (value NULL by default) take no value. */
-static void parse_flags(int argc, char **argv, struct flag *flags, int n) {
+/* Parses --name value / --name=value; switches (default NULL, no choices) take no value. */
+static void parse_flags(int argc, char **argv) {
   bench_name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+  struct flag *flags = bench_flags;
+  int n = bench_nflags;
   for (int a = 1; a < argc; a++) {
-    if (strncmp(argv[a], "--", 2) != 0) usage(flags, n, "unexpected argument '%s'", argv[a]);
-    if (!strcmp(argv[a], "--help")) usage(flags, n, "help");
-    if (!strcmp(argv[a], "--describe")) describe(flags, n);
+    if (strncmp(argv[a], "--", 2) != 0) usage("unexpected argument '%s'", argv[a]);
+    if (!strcmp(argv[a], "--help")) usage("help");
+    if (!strcmp(argv[a], "--describe")) describe();
     char *name = argv[a] + 2, *eq = strchr(name, '=');
     size_t len = eq ? (size_t)(eq - name) : strlen(name);
     int i;
     for (i = 0; i < n; i++)
       if (strlen(flags[i].name) == len && !strncmp(flags[i].name, name, len)) break;
-    if (i == n) usage(flags, n, "unknown flag '%s'", argv[a]);
+    if (i == n) usage("unknown flag '%s'", argv[a]);
     if (flags[i].value == NULL && !flags[i].choices && !eq) { flags[i].value = "on"; continue; }
     const char *v = eq ? eq + 1 : (a + 1 < argc ? argv[++a] : NULL);
-    if (!v) usage(flags, n, "--%s needs a value", flags[i].name);
+    if (!v) usage("--%s needs a value", flags[i].name);
     if (flags[i].choices) {
       const char **c;
       for (c = flags[i].choices; *c && strcmp(*c, v); c++) {}
-      if (!*c && *flags[i].choices) usage(flags, n, "--%s: '%s' is not a choice", flags[i].name, v);
+      if (!*c && *flags[i].choices) usage("--%s: '%s' is not a choice", flags[i].name, v);
     } else {
       char *end;
       errno = 0;
       long long x = strtoll(v, &end, 10);
-      if (errno || *end || x < 0) usage(flags, n, "--%s: '%s' is not a non-negative whole number", flags[i].name, v);
+      if (errno || *end || x < 0) usage("--%s: '%s' is not a non-negative whole number", flags[i].name, v);
     }
     flags[i].value = v;
   }
 }
-
-static long long flag_num(struct flag *f) { return f->value ? atoll(f->value) : 0; }
-static int flag_on(struct flag *f) { return f->value != NULL && strcmp(f->value, "off") != 0; }
 
 /* Writes every page of an object once, so its pages are mapped (and logged by gem5's TLB flag) during
  * set-up: a zero-initialized static object is otherwise first touched inside the measured region. */
@@ -176,6 +225,11 @@ struct bench_run {
   uint64_t t_release;
   int pinned;
   int window_mark;   /* the m5 markers of a timed window: WINDOW_* below */
+  /* Set by a workload's testcase_prepare, if it needs them (after the fields above, which the measured loop
+   * reads, so their lines stay as they were): */
+  void (*intruder)(int id);       /* one more thread beside the workers, released with them (a lock holder) */
+  volatile int *stop_intruder;    /* set once the workers are done, so the intruder leaves */
+  int (*cleanup)(int status);     /* after the result is printed; returns the exit status */
 };
 
 /* A timed window's m5 markers: the first thread to finish an op at or after the window's start marks it
@@ -202,34 +256,32 @@ static uint64_t interval_aux[MAX_THREADS][MAX_INTERVALS] __attribute__((aligned(
 static struct { uint64_t all_ops, window_ops, warmup_ops, skew_ns; } __aligned_line thread_ops[MAX_THREADS];
 static const char *aux_name;   /* what interval_aux counts, if the workload counts something */
 
-/* Parses the command line and starts a run from its FLAG_THREADS, FLAG_MEASURE and FLAG_M5 entries (at
- * f_threads, f_measure and f_m5 of flags); bad values end the program with the usage text. */
-static struct bench_run bench_start(int argc, char **argv, struct flag *flags, int nflags, int f_threads, int f_measure, int f_m5) {
-  parse_flags(argc, argv, flags, nflags);
-  struct bench_run run = {.threads = (int)flag_num(&flags[f_threads]), .m5 = flag_on(&flags[f_m5])};
-  if (run.threads < 1 || run.threads >= MAX_THREADS) usage(flags, nflags, "--threads must be 1..%d", MAX_THREADS - 1);
-  struct flag *m = &flags[f_measure];
-  struct bench_measure *ms = &run.measure;
-  ms->ops = flag_num(&m[0]);
-  ms->warmup_ns = flag_num(&m[1]) * 1000;
-  ms->window_ns = flag_num(&m[2]) * 1000;
-  ms->interval_ns = flag_num(&m[3]) * 1000;
-  ms->seed = flag_num(&m[4]);
-  ms->skew_ns = flag_num(&m[5]);
+/* Parses the command line and starts a run from the head and tail flags; bad values end the program with
+ * the usage text. */
+static void bench_start(struct bench_run *run, int argc, char **argv) {
+  parse_flags(argc, argv);
+  *run = (struct bench_run){.threads = (int)flag_value_num(bench_flag("threads")), .m5 = flag_value_on(bench_flag("m5"))};
+  if (run->threads < 1 || run->threads >= MAX_THREADS) usage("--threads must be 1..%d", MAX_THREADS - 1);
+  struct bench_measure *ms = &run->measure;
+  ms->ops = flag_value_num(bench_flag("ops"));
+  ms->warmup_ns = flag_value_num(bench_flag("warmup-us")) * 1000;
+  ms->window_ns = flag_value_num(bench_flag("window-us")) * 1000;
+  ms->interval_ns = flag_value_num(bench_flag("interval-us")) * 1000;
+  ms->seed = flag_value_num(bench_flag("seed"));
+  ms->skew_ns = flag_value_num(bench_flag("skew-ns"));
   if (ms->ops == 0) {
-    if (ms->window_ns == 0 || ms->interval_ns == 0) usage(flags, nflags, "--window-us and --interval-us must be positive (or give --ops)");
-    if (ms->window_ns % ms->interval_ns) usage(flags, nflags, "--window-us must be a whole number of --interval-us");
-    if (ms->window_ns / ms->interval_ns > MAX_INTERVALS) usage(flags, nflags, "at most %d intervals per window", MAX_INTERVALS);
-    if (ms->seed && ms->skew_ns >= ms->warmup_ns) usage(flags, nflags, "--skew-ns must be shorter than the warm-up");
+    if (ms->window_ns == 0 || ms->interval_ns == 0) usage("--window-us and --interval-us must be positive (or give --ops)");
+    if (ms->window_ns % ms->interval_ns) usage("--window-us must be a whole number of --interval-us");
+    if (ms->window_ns / ms->interval_ns > MAX_INTERVALS) usage("at most %d intervals per window", MAX_INTERVALS);
+    if (ms->seed && ms->skew_ns >= ms->warmup_ns) usage("--skew-ns must be shorter than the warm-up");
     ms->intervals = (int)(ms->window_ns / ms->interval_ns);
   } else {
-    if (ms->seed) usage(flags, nflags, "--seed perturbs a timed run; with --ops there is no warm-up to absorb it");
+    if (ms->seed) usage("--seed perturbs a timed run; with --ops there is no warm-up to absorb it");
     ms->intervals = 1;
   }
-  touch_object(interval_ops, sizeof interval_ops[0] * run.threads);
-  touch_object(interval_aux, sizeof interval_aux[0] * run.threads);
-  touch_object(thread_ops, sizeof thread_ops[0] * run.threads);
-  return run;
+  touch_object(interval_ops, sizeof interval_ops[0] * run->threads);
+  touch_object(interval_aux, sizeof interval_aux[0] * run->threads);
+  touch_object(thread_ops, sizeof thread_ops[0] * run->threads);
 }
 
 /* splitmix64: the seeded start skew of each thread, the same on every machine. */
@@ -301,12 +353,11 @@ static inline void bench_count_aux(struct bench_loop *l, uint64_t n) {
   else if (l->in_window) interval_aux[l->id][(l->op_start - l->begin) / ms->interval_ns] += n;
 }
 
-typedef void (*worker_fn)(int id, void *arg);
+typedef void (*worker_fn)(int id);
 
 struct worker_ctx {
   struct bench_run *run;
   worker_fn fn;
-  void *arg;
   int id;
   int cpu;      /* the thread's index: it pins itself to CPU cpu modulo the allowed ones */
   int pinned;   /* whether that worked */
@@ -319,15 +370,15 @@ static void *worker_trampoline(void *p) {
   w->pinned = pin_thread(pthread_self(), w->cpu);
   __atomic_add_fetch(&w->run->gate.arrived, 1, __ATOMIC_SEQ_CST);
   while (!READ_ONCE(w->run->gate.go)) cpu_relax();
-  w->fn(w->id, w->arg);
+  w->fn(w->id);
   return NULL;
 }
 
 /* Runs fn(0..threads-1) concurrently: thread 0 is the main thread, so N threads need N CPUs in gem5.
- * `extra` more threads (an intruder) run extra_fn and are released with the rest; stop_extra is set
- * once the workers are done so the extras can leave. */
-static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extra, worker_fn extra_fn, volatile int *stop_extra) {
-  int total = run->threads + extra;
+ * The intruder, if the workload set one, is one more thread, released with the rest; *stop_intruder is set
+ * once the workers are done so it can leave. */
+static void run_threads(struct bench_run *run, worker_fn fn) {
+  int total = run->threads + (run->intruder ? 1 : 0);
   int fixed = run->measure.ops != 0;
   pthread_t tid[MAX_THREADS];
   /* First marker (id 1): the contended objects are set up and their pages mapped; gem5's config stops
@@ -336,7 +387,7 @@ static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extr
   struct worker_ctx ctx[MAX_THREADS];
   run->pinned = 0;
   for (int i = 1; i < total; i++) {
-    ctx[i] = (struct worker_ctx){run, i < run->threads ? fn : extra_fn, arg, i < run->threads ? i : i - run->threads, i, 0};
+    ctx[i] = (struct worker_ctx){run, i < run->threads ? fn : run->intruder, i < run->threads ? i : i - run->threads, i, 0};
     int rc = pthread_create(&tid[i], NULL, worker_trampoline, &ctx[i]);
     if (rc != 0) {
       fprintf(stderr, "%s: pthread_create of thread %d failed: %s (in gem5 SE each thread needs its own CPU)\n",
@@ -356,7 +407,7 @@ static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extr
   if (run->m5 && fixed) m5_work_begin(0, 0);
   __atomic_store_n(&run->t_release, now_ns(), __ATOMIC_RELEASE);   /* before the gate opens */
   WRITE_ONCE(run->gate.go, 1);
-  fn(0, arg);
+  fn(0);
   for (int i = 1; i < run->threads; i++) pthread_join(tid[i], NULL);
   if (fixed) {
     run->t_start = run->t_release;
@@ -366,7 +417,7 @@ static void run_threads(struct bench_run *run, worker_fn fn, void *arg, int extr
     run->t_start = run->t_release + run->measure.warmup_ns;
     run->t_end = run->t_start + run->measure.window_ns;
   }
-  if (stop_extra) WRITE_ONCE(*stop_extra, 1);
+  if (run->stop_intruder) WRITE_ONCE(*run->stop_intruder, 1);
   for (int i = run->threads; i < total; i++) pthread_join(tid[i], NULL);
 }
 
@@ -437,14 +488,14 @@ static void json_intervals(const char *k, uint64_t (*counts)[MAX_INTERVALS], str
 
 /* The common head of every benchmark's JSON: what ran, how it was measured, and the ops of the measured
  * part (the window, or all of a fixed-work run) in total, per thread and per interval. */
-static void json_run(const char *benchmark, struct bench_run *run, struct flag *flags, int nflags) {
+static void json_run(const char *benchmark, struct bench_run *run) {
   const struct bench_measure *ms = &run->measure;
   uint64_t ops = 0, all = 0, per_thread[MAX_THREADS];
   for (int i = 0; i < run->threads; i++) { per_thread[i] = thread_ops[i].window_ops; ops += per_thread[i]; all += thread_ops[i].all_ops; }
   double secs = (run->t_end - run->t_start) / 1e9;
   json_str("benchmark", benchmark);
   json_open("flags", '{');
-  for (int i = 0; i < nflags; i++) json_str(flags[i].name, flags[i].value ? flags[i].value : "off");
+  for (int i = 0; i < bench_nflags; i++) json_str(bench_flags[i].name, bench_flags[i].value ? bench_flags[i].value : "off");
   json_close('}');
   json_u64("threads", run->threads);
   json_open("measure", '{');
@@ -476,6 +527,42 @@ static void json_run(const char *benchmark, struct bench_run *run, struct flag *
   json_u64("cache_line", CACHE_LINE);
 }
 
-#define NFLAGS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* ---------------------------------------------------------------- main */
+/* What main() does for every workload: flags, the workload's set-up, the threads, then one JSON object on
+ * stdout (the common head, then the workload's fields). Exit status: the workload's (0 ok, 1 a check failed,
+ * 3 a set-up failure), 2 for bad flags. */
+static int bench_main(int argc, char **argv, const char *name, const char *description, struct flag *flags, int nflags,
+                      struct bench_run *run, int (*prepare)(void), worker_fn testcase, int (*report)(void)) {
+  bench_flags = flags;
+  bench_nflags = nflags;
+  bench_description = description;
+  bench_start(run, argc, argv);
+  int status = prepare();
+  if (status) return status;
+  run_threads(run, testcase);
+  json_begin();
+  json_run(name, run);
+  status = report();
+  json_end();
+  return run->cleanup ? run->cleanup(status) : status;
+}
+
+/* A workload's table and main(): the ids F_<id> of its flags (head, its own, tail), the table, the run, and
+ * main() for the testcase_* functions it defines below. BENCH_TESTCASE stands among the workload's statics
+ * where `run` belongs: the compiler lays out a file's zero-initialized statics by their order in it, and
+ * gem5's home socket of a line is its address modulo the sockets, so a workload keeps its objects where its
+ * runs had them by keeping this line where it is. */
+#define BENCH_TESTCASE(name, ops_help, TABLE)                                                                      \
+  enum { BENCH_HEAD_FLAGS(BENCH_FLAG_ID, ops_help) TABLE(BENCH_FLAG_ID) BENCH_TAIL_FLAGS(BENCH_FLAG_ID) BENCH_NFLAGS };  \
+  static struct flag flags[BENCH_NFLAGS] = {BENCH_HEAD_FLAGS(BENCH_FLAG_ENTRY, ops_help) TABLE(BENCH_FLAG_ENTRY)     \
+                                                BENCH_TAIL_FLAGS(BENCH_FLAG_ENTRY)};                                    \
+  static struct bench_run run;                                                                                       \
+  static int testcase_prepare(void);                                                                                 \
+  static void testcase(int id);                                                                                      \
+  static int testcase_report(void);                                                                                  \
+  int main(int argc, char **argv) {                                                                                  \
+    return bench_main(argc, argv, name, testcase_description, flags, BENCH_NFLAGS, &run, testcase_prepare, testcase,   \
+                      testcase_report);                                                                              \
+  }
 
 #endif

@@ -120,18 +120,19 @@ static inline enum lockref_policy parse_policy(const char *s) {
   return POLICY_LOCKED;
 }
 
-/* The tuning flags every lockref benchmark takes, in this order (--wait-polls and --spinlock right after --retries). */
-#define LOCKREF_TUNING_FLAGS                                                                   \
-  {"retries", "cmpxchg attempts before locking (retry100, trywait, unified)", NULL, "100"}, \
-  {"wait-polls", "polls for unlock before locking (trywait)", NULL, "100"},                 \
-  {"spinlock", "the lock word's spinlock: tas (test-and-test-and-set: the uncontended shape), ticket (x86 2.6.25 .. 4.1) or qspinlock (x86 4.2+)", spinlock_kinds, "tas"}
+/* The tuning flags every lockref workload takes (in its TESTCASE_FLAGS, after its --policy). */
+#define LOCKREF_TUNING_FLAGS(X)                                                                                    \
+  X(retries, "retries", "cmpxchg attempts before locking (retry100, trywait, unified)", NULL, "100")               \
+  X(wait_polls, "wait-polls", "polls for unlock before locking (trywait)", NULL, "100")                           \
+  X(spinlock, "spinlock", "the lock word's spinlock: tas (test-and-test-and-set: the uncontended shape), ticket (x86 2.6.25 .. 4.1) or qspinlock (x86 4.2+)", \
+    spinlock_kinds, "tas")
 
-/* The tuning from the parsed flags, given the index of --policy and of --retries. */
-static inline struct lockref_tuning lockref_tuning_from_flags(struct flag *flags, int nflags, int f_policy, int f_retries) {
-  struct lockref_tuning t = {parse_policy(flags[f_policy].value), (int)flag_num(&flags[f_retries]),
-                             (int)flag_num(&flags[f_retries + 1]),
-                             parse_spinlock_kind(flags[f_retries + 2].value)};
-  if (t.retries < 1) usage(flags, nflags, "--retries must be at least 1");
+/* The tuning from the parsed flags: --policy and LOCKREF_TUNING_FLAGS (a macro: the flag ids are the workload's). */
+#define lockref_tuning_from_flags() lockref_tuning(flag_text(policy), flag_num(retries), flag_num(wait_polls), flag_text(spinlock))
+
+static inline struct lockref_tuning lockref_tuning(const char *policy, long long retries, long long wait_polls, const char *spinlock) {
+  struct lockref_tuning t = {parse_policy(policy), (int)retries, (int)wait_polls, parse_spinlock_kind(spinlock)};
+  if (t.retries < 1) usage("--retries must be at least 1");
   if (t.spinlock == SPIN_QSPINLOCK) qspinlock_setup();
   return t;
 }

@@ -1,30 +1,23 @@
-/* The full-system benchmark: N pinned threads call stat(2) -- or open(2)+close(2) -- on one file on
- * tmpfs, through the real kernel (seed 004's will-it-scale stat2: 20-way stat of one tmpfs file;
- * seed 000's open/close through dget_parent/dput). It runs natively too (any Linux, any file system).
+/* The full-system workload: N pinned threads call stat(2) -- or open(2)+close(2) -- on one file on tmpfs,
+ * through the real kernel (seed 004's will-it-scale stat2: 20-way stat of one tmpfs file; seed 000's
+ * open/close through dget_parent/dput). It runs natively too (any Linux, any file system). Built for the guest
+ * by kernel/guest/Makefile (static, into build/guest/), not with the SE workloads: cohtb hands it to each
+ * full-system run in the run's payload (cohtb/fs/initramfs.py).
  *
- * The measurement is the SE workloads' harness (common/bench.h): warm-up, window, per-thread ops per
- * interval, seeded start skew, m5 work-begin/end around the window with --m5. The file is named
- * "cohtb-<op>.<pid>" so the project's kernel patch (dcache-report-objects.patch) prints where its
- * dentry, its directory's dentry and its inode are; on a stock kernel nothing is printed.
+ * The file is named "cohtb-<op>.<pid>" so the project's kernel patch (dcache-report-objects.patch) prints
+ * where its dentry, its directory's dentry and its inode are; on a stock kernel nothing is printed.
  *
- *   --op   stat | open_close   what each operation is
- *   --dir  D                   where the file is created (default /tmp: tmpfs in the guest)
- *   --dentry-line-offset K     (guest) the file's dentry starts K bytes into a cache line (0, 8 .. 56; default
- *                              any: where the allocator puts it). A 184-byte dentry (hybrid184) starts at
- *                              any 8-byte offset of a line, and which lookup fields share d_lockref's line
- *                              depends on it (a 192-byte one starts a line). Pads cohtb-pad.<pid>.<i> are made
- *                              until the kernel's report says the next object of the CPU's slab starts at K
- *                              (slab objects are handed out in order); removed at the end.
- *   --pad-files N              creates N files (cohtb-pad.<pid>.<i>) before the file, so its dentry comes N slab
- *                              objects later: another address, another home socket for its lines (a source of
- *                              variation between repetitions; not with --dentry-line-offset); removed at the end.
- *   --guest                    in the gem5 guest: printk off the serial console (klogctl), the kernel's
- *                              cohtb-object lines for the file put into the JSON, and the JSON written
- *                              back to the host with m5 writefile (workload.json) instead of stdout. Every
- *                              extra process would cost milliseconds of simulated time. Once every
- *                              thread waits at the start gate, m5 switchcpu (cohtb_fs.py: atomic CPUs
- *                              run the set-up, timing CPUs and Ruby the warm-up and window).
- */
+ * --dentry-line-offset K (guest): a 184-byte dentry (hybrid184) starts at any 8-byte offset of a line, and
+ * which lookup fields share d_lockref's line depends on it (a 192-byte one starts a line). Pads
+ * cohtb-pad.<pid>.<i> are made until the kernel's report says the next object of the CPU's slab starts at K
+ * (slab objects are handed out in order); removed at the end. --pad-files N makes N pads first, so the file's
+ * dentry comes N slab objects later: another address, another home socket for its lines (a source of
+ * variation between repetitions).
+ *
+ * --guest: printk off the serial console (klogctl), the kernel's cohtb-object lines for the file put into the
+ * JSON, and the JSON written back to the host with m5 writefile (workload.json) instead of stdout: every extra
+ * process would cost milliseconds of simulated time. Once every thread waits at the start gate, m5 switchcpu
+ * (cohtb_fs.py: atomic CPUs run the set-up, timing CPUs and Ruby the warm-up and window). */
 #include "common/bench.h"   /* first: it defines _GNU_SOURCE */
 
 #include <fcntl.h>
@@ -32,19 +25,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static const char testcase_description[] = "every thread stat(2)s, or opens and closes, one file through the real kernel";
+
 static const char *ops_kinds[] = {"stat", "open_close", NULL};
 static const char *line_offsets[] = {"any", "0", "8", "16", "24", "32", "40", "48", "56", NULL};
-static struct flag flags[] = {
-    FLAG_THREADS,
-    FLAG_MEASURE("system calls (stat, or open+close pairs)"),
-    {"op", "what each operation is", ops_kinds, "stat"},
-    {"dir", "directory of the file (tmpfs in the guest)", FLAG_TEXT, "/tmp"},
-    {"dentry-line-offset", "the file's dentry starts this many bytes into a cache line (guest only)", line_offsets, "any"},
-    {"pad-files", "create this many other files first: the file's dentry comes that many slab objects later", NULL, "0"},
-    {"guest", "in the gem5 guest: quiet console, the kernel's object lines in the JSON, JSON via m5 writefile", NULL, NULL},
-    FLAG_M5,
-};
-enum { F_THREADS, F_OPS, F_WARMUP, F_WINDOW, F_INTERVAL, F_SEED, F_SKEW, F_OP, F_DIR, F_SLOT, F_PADS, F_GUEST, F_M5 };
+#define TESTCASE_FLAGS(X)                                                                                                   \
+  X(op, "op", "what each operation is", ops_kinds, "stat")                                                                  \
+  X(dir, "dir", "directory of the file (tmpfs in the guest)", FLAG_TEXT, "/tmp")                                            \
+  X(dentry_line_offset, "dentry-line-offset", "the file's dentry starts this many bytes into a cache line (guest only)", line_offsets, "any") \
+  X(pad_files, "pad-files", "create this many other files first: the file's dentry comes that many slab objects later", NULL, "0") \
+  X(guest, "guest", "in the gem5 guest: quiet console, the kernel's object lines in the JSON, JSON via m5 writefile", NULL, NULL)
 
 /* The kernel log's "cohtb-object <name> ..." lines for this file, as a JSON array of strings. */
 static void json_kernel_objects(const char *name) {
@@ -126,13 +116,13 @@ static int pad_dentries(const char *dir, int want) {
   return -1;
 }
 
-static struct bench_run run;
+BENCH_TESTCASE("stat_file", "system calls (stat, or open+close pairs)", TESTCASE_FLAGS)
 static char path[256];
+static int guest, pads;
 static int open_close;
 static uint64_t failures[MAX_THREADS][8] __aligned_line;
 
-static void worker(int id, void *arg) {
-  (void)arg;
+static void testcase(int id) {
   struct stat st;
   for (struct bench_loop l = bench_loop(&run, id); bench_next(&l);) {
     if (open_close) {
@@ -155,20 +145,25 @@ static int write_back(const char *file, const char *name) {
   return m5_write_file(buf, n, 0, name) == n ? 0 : 1;
 }
 
-int main(int argc, char **argv) {
-  run = bench_start(argc, argv, flags, NFLAGS(flags), F_THREADS, F_OPS, F_M5);
-  int guest = flag_on(&flags[F_GUEST]);
+/* Hands the result to the host (--guest): m5 writefile of what went to /result.json. */
+static int write_back_result(int status) {
+  return write_back("/result.json", "workload.json") != 0 ? 3 : status;
+}
+
+static int testcase_prepare(void) {
+  guest = flag_on(guest);
   if (guest) {
     klogctl(8 /* SYSLOG_ACTION_CONSOLE_LEVEL */, NULL, 1);   /* printk to the log only: the console is slow */
     if (!freopen("/result.json", "w", stdout)) { perror("stat_file: /result.json"); return 3; }
+    run.cleanup = write_back_result;
   }
-  open_close = !strcmp(flags[F_OP].value, "open_close");
-  snprintf(path, sizeof path, "%s/cohtb-%s.%d", flags[F_DIR].value, flags[F_OP].value, (int)getpid());
-  int want = strcmp(flags[F_SLOT].value, "any") ? atoi(flags[F_SLOT].value) : -1, pads = 0;
-  int extra_files = (int)flag_num(&flags[F_PADS]);
-  if (want >= 0 && extra_files) usage(flags, NFLAGS(flags), "--pad-files and --dentry-line-offset both place the dentry");
-  if (want >= 0 && (pads = pad_dentries(flags[F_DIR].value, want)) < 0) return 3;
-  if (extra_files && (pads = pad_files(flags[F_DIR].value, extra_files)) < 0) return 3;
+  open_close = flag_is(op, "open_close");
+  snprintf(path, sizeof path, "%s/cohtb-%s.%d", flag_text(dir), flag_text(op), (int)getpid());
+  int want = flag_is(dentry_line_offset, "any") ? -1 : atoi(flag_text(dentry_line_offset));
+  int extra_files = (int)flag_num(pad_files);
+  if (want >= 0 && extra_files) usage("--pad-files and --dentry-line-offset both place the dentry");
+  if (want >= 0 && (pads = pad_dentries(flag_text(dir), want)) < 0) return 3;
+  if (extra_files && (pads = pad_files(flag_text(dir), extra_files)) < 0) return 3;
   int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);   /* shmem_mknod -> d_instantiate: the kernel reports it */
   if (fd < 0) { fprintf(stderr, "stat_file: cannot create %s: %s\n", path, strerror(errno)); return 3; }
   close(fd);
@@ -177,7 +172,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "stat_file: --dentry-line-offset %d: the file's dentry came at %#lx (offset %lu), not in the "
                     "slab slot after the last pad\n", want, (unsigned long)dentry, (unsigned long)(dentry % 64));
     unlink(path);
-    unlink_pads(flags[F_DIR].value, pads);
+    unlink_pads(flag_text(dir), pads);
     return 3;
   }
 
@@ -191,20 +186,18 @@ int main(int argc, char **argv) {
   if (sched_getaffinity(0, sizeof every, &every) == 0 && pin_thread(pthread_self(), 0))
     sched_setaffinity(0, sizeof every, &every);
   run.switch_cpu = guest;   /* cohtb_fs.py restores its checkpoint into atomic CPUs: the set-up is fast */
-  run_threads(&run, worker, NULL, 0, NULL, NULL);
+  return 0;
+}
 
+static int testcase_report(void) {
   uint64_t failed = 0;
   for (int i = 0; i < run.threads; i++) failed += failures[i][0];
   unlink(path);
-  unlink_pads(flags[F_DIR].value, pads);
-  json_begin();
-  json_run("stat_file", &run, flags, NFLAGS(flags));
+  unlink_pads(flag_text(dir), pads);
   json_str("path", path);
   json_u64("pad_dentries", (uint64_t)pads);
   json_u64("failures", failed);
   json_str("invariants", failed ? "violated" : "ok");
   if (guest) json_kernel_objects(strrchr(path, '/') + 1);
-  json_end();
-  if (guest && write_back("/result.json", "workload.json") != 0) return 3;
   return failed ? 1 : 0;
 }
