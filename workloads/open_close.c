@@ -159,12 +159,11 @@ static int testcase_prepare(void) {
 }
 
 static int testcase_report(void) {
-  struct lockref_stats total = lockref_stats_total(stats, run.threads);
   uint64_t failed = 0;
   int ok = dir.d_lockref->count == 1;
   for (int i = 0; i < run.threads; i++) { failed += failures[i][0]; ok &= files[i].d_lockref->count == 1; }
   ok &= failed == 0;
-  json_lockref_stats(&total);
+  json_lockref_stats(stats, run.threads);
   json_u64("walk_failures", failed);
   json_key("final_count"); printf("%d", dir.d_lockref->count);
   json_u64("expected_count", 1);

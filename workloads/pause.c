@@ -46,11 +46,7 @@ static int testcase_report(void) {
   json_str("invariants", sum == 0 ? "ok" : "violated");   /* nobody writes the polled lines */
   json_layout_begin(flag_text(layout));
   json_object_begin("polled", polled, sizeof polled[0] * run.threads);
-  for (int i = 0; i < run.threads && i < 64; i++) {
-    char name[32];
-    snprintf(name, sizeof name, "polled[%d]", i);
-    json_field(name, &polled[i].word, sizeof polled[i].word);
-  }
+  json_indexed_fields("polled", &polled[0].word, sizeof polled[0], sizeof polled[0].word, run.threads);
   json_object_end();
   json_layout_end();
   return sum == 0 ? 0 : 1;

@@ -65,12 +65,9 @@ static int testcase_report(void) {
   json_object_begin("global_count", &global_count, sizeof global_count);
   json_field("value", &global_count, sizeof global_count);
   json_object_end();
-  json_object_begin("local_counters", local_of[0], padded ? sizeof padded_local[0] * run.threads : sizeof packed_local[0] * run.threads);
-  for (int i = 0; i < run.threads && i < 64; i++) {
-    char name[32];
-    snprintf(name, sizeof name, "local[%d]", i);
-    json_field(name, local_of[i], sizeof *local_of[i]);
-  }
+  size_t stride = padded ? sizeof padded_local[0] : sizeof packed_local[0];
+  json_object_begin("local_counters", local_of[0], stride * run.threads);
+  json_indexed_fields("local", local_of[0], stride, sizeof *local_of[0], run.threads);
   json_object_end();
   json_layout_end();
   return ok ? 0 : 1;

@@ -198,13 +198,12 @@ static int testcase_prepare(void) {
 }
 
 static int testcase_report(void) {
-  struct lockref_stats total = lockref_stats_total(stats, run.threads);
   uint64_t failures = 0;
   int ok = 1;
   for (int i = 0; i < run.threads; i++) failures += walk_failures[i][0];
   for (int i = 0; i < nfiles(); i++) ok &= files[i].d_lockref->count == 1;
   ok &= failures == 0;
-  json_lockref_stats(&total);
+  json_lockref_stats(stats, run.threads);
   json_u64("intruder_holds", intruder_holds);
   json_u64("walk_failures", failures);
   json_key("final_count"); printf("%d", files[0].d_lockref->count);

@@ -441,6 +441,16 @@ static void json_field(const char *name, const void *addr, size_t size) {
   json_first = 0;
 }
 
+/* Layout-map entries name[0..n-1] for the elements of an array, stride bytes apart (the first 64: enough to
+ * see which share a line). */
+static __attribute__((unused)) void json_indexed_fields(const char *name, const void *first, size_t stride, size_t size, int n) {
+  for (int i = 0; i < n && i < 64; i++) {
+    char field[64];
+    snprintf(field, sizeof field, "%s[%d]", name, i);
+    json_field(field, (const char *)first + i * stride, size);
+  }
+}
+
 /* The layout map: {"cache_line", "layout", "objects": [{"name", "address", "size", "fields": [...]}]}. */
 static void json_layout_begin(const char *layout) {
   json_open("layout_map", '{');

@@ -162,8 +162,8 @@ static inline int bench_next_lockref(struct bench_loop *l, struct lockref_stats 
   return r;
 }
 
-/* Sums the per-thread statistics and writes them into the result JSON. */
-static inline struct lockref_stats lockref_stats_total(const struct lockref_stats *st, int threads) {
+/* The threads' statistics, summed, into the result JSON. */
+static inline void json_lockref_stats(const struct lockref_stats *st, int threads) {
   struct lockref_stats total = {0, 0, 0, 0, 0};
   for (int i = 0; i < threads; i++) {
     total.ops += st[i].ops;
@@ -172,13 +172,10 @@ static inline struct lockref_stats lockref_stats_total(const struct lockref_stat
     total.cmpxchg_fails += st[i].cmpxchg_fails;
     total.waits += st[i].waits;
   }
-  return total;
-}
-static inline void json_lockref_stats(const struct lockref_stats *total) {
-  json_u64("lockref_updates", total->updates);
-  json_u64("locked_ops", total->locked_ops);
-  json_u64("cmpxchg_failures", total->cmpxchg_fails);
-  json_u64("unlock_waits", total->waits);
+  json_u64("lockref_updates", total.updates);
+  json_u64("locked_ops", total.locked_ops);
+  json_u64("cmpxchg_failures", total.cmpxchg_fails);
+  json_u64("unlock_waits", total.waits);
 }
 
 #endif
