@@ -89,7 +89,7 @@ static int bench_nflags;
 static const char *bench_description;
 static const char *bench_name;
 
-/* A flag the harness itself reads (every table has the head and tail flags; their ids are the workload's). */
+/* A flag the harness itself reads, by name: this code comes before the workload's table and its ids. */
 static struct flag *bench_flag(const char *name) {
   for (int i = 0; i < bench_nflags; i++)
     if (!strcmp(bench_flags[i].name, name)) return &bench_flags[i];
@@ -293,8 +293,8 @@ static inline uint64_t splitmix64(uint64_t x) {
 }
 
 /* One thread's measurement loop:  for (struct bench_loop l = bench_loop(run, id); bench_next(&l);) { op }
- * An op belongs to the phase (warm-up, window, after) and interval in which it started. Thread 0 marks
- * the window for gem5 (m5 work-begin when it first sees the window open, work-end when it sees it close). */
+ * An op belongs to the phase (warm-up, window, after) and interval in which it started. With --m5 the
+ * first thread to see the window open marks it for gem5, and the first to see it close ends it (mark_window). */
 struct bench_loop {
   struct bench_run *run;
   int id, started, in_window, window_opened;
