@@ -28,11 +28,12 @@ from cohtb.analysis.analyse import analyse
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.monitor import live, rtl
 from cohtb.report import html as report
-from cohtb.sim import gem5 as gem5_finder
-from cohtb.sim import launch, runs
-from cohtb.experiments.seeds import SKEW_NS
-from cohtb.sim.plans import RunSpec
-from cohtb.sim.workloads import binary
+from cohtb import launch
+from cohtb.experiments.plans import workload_runs
+from cohtb.run import gem5 as gem5_tool, runs
+from cohtb.run.recorder import Live
+from cohtb.run.spec import RunSpec
+from cohtb.se import runner as se_runner
 
 GOAL_VS_UNTRACED = 1.3
 
@@ -40,10 +41,8 @@ GOAL_VS_UNTRACED = 1.3
 def bare(spec: RunSpec, gem5: Path, tmp: Path, traced: bool) -> float:
     """The run's own gem5 command line, alone: untraced (--no-trace, no debug file), or traced with the text thrown
     away (--debug-file=/dev/null: what gem5's formatting of ProtocolTrace costs, whatever reads it)."""
-    cmd = [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", *(["--debug-file=/dev/null"] if traced else []),
-           str(gem5_finder.CONFIG), *([] if traced else ["--no-trace"]),
-           "--sockets", str(spec.sockets), "--cores-per-socket", str(spec.cores_per_socket), "--cpu", spec.cpu,
-           "--binary", str(binary(spec.workload)), "--out", str(tmp), "--", *spec.workload_args()]
+    cmd = se_runner.command(spec, tmp, gem5, trace="/dev/null" if traced else None,
+                            config_args=() if traced else ("--no-trace",))
     t0 = time.monotonic()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     seconds = time.monotonic() - t0
@@ -53,7 +52,7 @@ def bare(spec: RunSpec, gem5: Path, tmp: Path, traced: bool) -> float:
     return seconds
 
 
-def recorded(spec: RunSpec, into: Path, live: launch.Live | None) -> tuple[float, Path]:
+def recorded(spec: RunSpec, into: Path, live: Live | None) -> tuple[float, Path]:
     t0 = time.monotonic()
     [o] = launch.launch([spec], into, jobs=1, live=live)
     if o.status != "done":
@@ -80,19 +79,18 @@ def main() -> None:
     ap.add_argument("--workload", default="lockref")
     ap.add_argument("--policy", default="retry100")
     ap.add_argument("--layout", default="split")
-    ap.add_argument("--warmup-us", type=int, default=50)
-    ap.add_argument("--window-us", type=int, default=200)
-    ap.add_argument("--interval-us", type=int, default=10)
+    ap.add_argument("--warmup-us", type=int, default=None, help="default: as the seeds declare")
+    ap.add_argument("--window-us", type=int, default=None, help="default: as the seeds declare")
+    ap.add_argument("--interval-us", type=int, default=None, help="default: as the seeds declare")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each way (the median is reported)")
     ap.add_argument("--report", type=Path, help="write the report of the last live run here")
     args = ap.parse_args()
-    gem5 = gem5_finder.require()
+    gem5 = gem5_tool.require()
     # As the seeds' runs are: a seeded start skew (without one, 32 threads starting at once can starve thread 0,
     # which marks the window, through all of it)
-    spec = RunSpec(args.workload, args.policy, args.layout, args.sockets, args.cores_per_socket,
-                   warmup_us=args.warmup_us, window_us=args.window_us, interval_us=args.interval_us, seed=1,
-                   skew_ns=SKEW_NS)
-    spec.validate()
+    [spec] = workload_runs(args.workload, [args.policy], [args.layout], args.sockets, args.cores_per_socket, seed=1,
+                           warmup_us=args.warmup_us, window_us=args.window_us, interval_us=args.interval_us)
+    launch.check([spec])
     times: dict[str, list[float]] = {"untraced": [], "traced to /dev/null": [], "file: gem5": [],
                                      "file: gem5 + ingest + replay": [], "live": []}
     for k in range(args.repeat):
@@ -111,7 +109,7 @@ def main() -> None:
             times["file: gem5"].append(total - manifest["ingest"]["host_seconds"])
             times["file: gem5 + ingest + replay"].append(total + replay)
             print(f"[{k + 1}/{args.repeat}] live...", flush=True)
-            live_s, live_dir = recorded(spec, tmp / "live", launch.Live())
+            live_s, live_dir = recorded(spec, tmp / "live", Live())
             times["live"].append(live_s)
             ingested = json.loads((live_dir / "manifest.json").read_text())["ingest"]
             events, lines = ingested["events"], ingested["lines"]

@@ -7,20 +7,19 @@ import textwrap
 import time
 from pathlib import Path
 
+from cohtb.analysis.pipeline import metrics_for, standard_comparisons
 from cohtb.atomic import writable_dir
-from cohtb.sim import gem5
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
-from cohtb.sim.plans import PLANS
-from cohtb.analysis.pipeline import metrics_for, standard_comparisons
+from cohtb.experiments.plans import plan
+from cohtb.launch import launch
+from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.report.html import summary_table, write
 from cohtb.report.results import fairness_table, headline, point_table, seed_history, shown
-from cohtb.report.tables import TERMINAL_WIDTH
-from cohtb.sim.runs import discover, load
-from cohtb.toolchain import ROOT
+from cohtb.tables import TERMINAL_WIDTH
+from cohtb.run import gem5
+from cohtb.run.runs import discover, load
 from cohtb.trace.events import LEGACY_NOTE
-
-REFERENCE_RUNS = ROOT / "reference-runs"
 
 
 def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: float = 3600) -> int:
@@ -28,9 +27,7 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     writable_dir(out)   # now, not after the replays
     found = gem5.find()
     if found is not None:
-        from cohtb.sim.launch import launch
-
-        specs = PLANS[matrix]()
+        specs = plan(matrix)
         declared = declarations.records_for(specs)
         print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({len(specs)} runs) into {out / 'runs'}", flush=True)
         outcomes = launch(specs, out / "runs", jobs, timeout, declared=declared)

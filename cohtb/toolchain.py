@@ -13,8 +13,8 @@ import shutil
 from pathlib import Path
 
 from cohtb.errors import CohtbError
+from cohtb.places import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 RTL_BUILD = ROOT / "build" / "rtl"
 VERILATOR_MAKE_OVERRIDES = "CFG_CXXFLAGS_PCH_I=-include PYTHON3=python3"
 

@@ -23,13 +23,11 @@ Writes OUT/roi.json (ticks, machine, controllers) like cohtb_se.py.
 """
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 import m5
-from m5 import debug
 
 from gem5.components.boards.x86_board import X86Board
 from gem5.components.processors.cpu_types import CPUTypes
@@ -39,7 +37,8 @@ from gem5.simulate.exit_event import ExitEvent
 from gem5.simulate.simulator import Simulator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory, machine_record  # noqa: E402
+from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory  # noqa: E402
+from multisocket.region import Region  # noqa: E402
 
 HZ = 100   # the guest's CONFIG_HZ (kernel/config-fragment)
 
@@ -86,54 +85,30 @@ if opts.mode == "run":
     board._checkpoint = Path(opts.checkpoint).absolute()
 
 os.makedirs(opts.out, exist_ok=True)
-roi = {"mode": opts.mode, "kernel_args": kernel_args}
+region = Region(mode=opts.mode, kernel_args=kernel_args)   # the work-begins and -end as in SE
 
 
 def on_checkpoint():
     # /init is up: save the boot and end this run (a restored run starts after the m5 op).
-    roi["checkpoint_tick"] = m5.curTick()
+    region.mark("checkpoint_tick")
     m5.checkpoint(os.path.abspath(opts.checkpoint))
     yield True
 
 
 def on_switch_cpu():
     # Every benchmark thread waits at the start gate: timing CPUs and Ruby's caches from here on.
-    roi["switch_tick"] = m5.curTick()
+    region.mark("switch_tick")
     processor.switch()
     yield False
 
 
-def on_work_begin():
-    # As in SE: the first work-begin marks the benchmark set up, the second opens the window.
-    roi["setup_tick"] = m5.curTick()
-    yield False
-    roi["begin_tick"] = m5.curTick()
-    debug.flags["ProtocolTrace"].enable()
-    yield False
-
-
-def on_work_end():
-    roi["end_tick"] = m5.curTick()
-    debug.flags["ProtocolTrace"].disable()
-    yield False   # run on, untraced: the benchmark writes its result, /init ends the simulation
-
-
 handlers = {ExitEvent.CHECKPOINT: on_checkpoint()} if opts.mode == "boot" else \
-    {ExitEvent.SWITCHCPU: on_switch_cpu(), ExitEvent.WORKBEGIN: on_work_begin(), ExitEvent.WORKEND: on_work_end()}
+    {ExitEvent.SWITCHCPU: on_switch_cpu(), ExitEvent.WORKBEGIN: region.work_begin(), ExitEvent.WORKEND: region.work_end()}
 simulator = Simulator(board=board, on_exit_event=handlers, max_ticks=int(opts.max_seconds * 1e12))
 simulator.run()
 
-roi.update({
-    "exit_cause": simulator.get_last_exit_event_cause(),
-    "final_tick": m5.curTick(),
-    "params": {k: v for k, v in vars(opts).items() if k not in ("out",)},
-    **machine_record(opts, hierarchy, "atomic" if opts.mode == "boot" else "timing"),
-})
-if opts.mode == "run" and "switch_tick" not in roi:
-    roi["error"] = "the benchmark never asked for switchcpu: the whole run was atomic"
-if "begin_tick" in roi and "end_tick" in roi:
-    roi["roi_seconds"] = (roi["end_tick"] - roi["begin_tick"]) / 1e12
-with open(os.path.join(opts.out, "roi.json.tmp"), "w") as f:
-    json.dump(roi, f, indent=1)
-os.replace(os.path.join(opts.out, "roi.json.tmp"), os.path.join(opts.out, "roi.json"))
+error = {"error": "the benchmark never asked for switchcpu: the whole run was atomic"} \
+    if opts.mode == "run" and "switch_tick" not in region.roi else {}
+roi = region.write(opts.out, simulator, opts, hierarchy, "atomic" if opts.mode == "boot" else "timing",
+                   {k: v for k, v in vars(opts).items() if k not in ("out",)}, **error)
 print(f"cohtb_fs.py: {opts.mode}: exit '{roi['exit_cause']}' at tick {roi['final_tick']}")

@@ -7,7 +7,6 @@ mappings of the set-up. Writes OUT/roi.json (region ticks, controller map, param
 """
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -24,7 +23,8 @@ from gem5.simulate.exit_event import ExitEvent
 from gem5.simulate.simulator import Simulator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory, machine_record  # noqa: E402
+from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory  # noqa: E402
+from multisocket.region import Region  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__)
 add_machine_args(ap)
@@ -48,43 +48,15 @@ out_dir = Path(opts.out).absolute()
 board.set_se_binary_workload(BinaryResource(local_path=os.path.abspath(opts.binary)), arguments=workload_args,
                              stdout_file=out_dir / "workload.stdout", stderr_file=out_dir / "workload.stderr")
 
-roi = {}
-
-
-def on_work_begin():
-    # First work-begin: the workload's objects are set up (their page mappings are logged); stop the
-    # TLB log before thread creation and the start barrier flood it. Second: the region of interest.
-    roi["setup_tick"] = m5.curTick()
-    debug.flags["TLB"].disable()
-    yield False
-    roi["begin_tick"] = m5.curTick()
-    if not opts.no_trace:
-        debug.flags["ProtocolTrace"].enable()
-    yield False
-
-
-def on_work_end():
-    roi["end_tick"] = m5.curTick()
-    debug.flags["ProtocolTrace"].disable()
-    yield False   # run on, untraced, so the workload can print its result and exit
-
-
+# The first work-begin: the workload's objects are set up (their page mappings are logged); the TLB log stops
+# before thread creation and the start barrier flood it.
+region = Region(trace=not opts.no_trace, on_setup=lambda: debug.flags["TLB"].disable())
 if not opts.no_trace:
     debug.flags["TLB"].enable()
-simulator = Simulator(board=board, on_exit_event={ExitEvent.WORKBEGIN: on_work_begin(), ExitEvent.WORKEND: on_work_end()},
+simulator = Simulator(board=board, on_exit_event={ExitEvent.WORKBEGIN: region.work_begin(), ExitEvent.WORKEND: region.work_end()},
                       max_ticks=int(opts.max_seconds * 1e12))
 simulator.run()
 
-roi.update({
-    "exit_cause": simulator.get_last_exit_event_cause(),
-    "final_tick": m5.curTick(),
-    "params": {k: v for k, v in vars(opts).items() if k not in ("args", "out")},
-    "workload_args": workload_args,
-    **machine_record(opts, hierarchy, opts.cpu),
-})
-if "begin_tick" in roi and "end_tick" in roi:
-    roi["roi_seconds"] = (roi["end_tick"] - roi["begin_tick"]) / 1e12
-with open(os.path.join(opts.out, "roi.json.tmp"), "w") as f:
-    json.dump(roi, f, indent=1)
-os.replace(os.path.join(opts.out, "roi.json.tmp"), os.path.join(opts.out, "roi.json"))
+roi = region.write(opts.out, simulator, opts, hierarchy, opts.cpu,
+                   {k: v for k, v in vars(opts).items() if k not in ("args", "out")}, workload_args=workload_args)
 print(f"cohtb_se.py: exit '{roi['exit_cause']}' at tick {roi['final_tick']}, region {roi.get('roi_seconds')} s")

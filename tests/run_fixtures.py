@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from cohtb.trace import events as ev
-from cohtb.sim.plans import RunSpec
+from cohtb.run.spec import RunSpec
 
 LOOKUP_LINE, COUNT_LINE = 0x1000, 0x1002
 
@@ -31,7 +31,8 @@ def make_run(root: Path, layout: str, ops: int, roi_seconds: float, rounds: int,
     fields = [("d_name", LOOKUP_LINE * 64 + 32, 16), ("d_lockref", count_line * 64 + (48 if layout == "shared" else 0), 8)]
     manifest = {
         "cohtb_run": 1, "id": spec.id, "spec": spec.to_json(),
-        "gem5": {"version": "fixture"}, "system": {"sockets": 2, "cores_per_socket": 2, "cores": 4, "cpu": "timing",
+        "gem5": {"binary": "fixture", "version": "fixture", "command": [], "host_seconds": 0.0},
+        "ingest": {"events": len(rows)}, "system": {"sockets": 2, "cores_per_socket": 2, "cores": 4, "cpu": "timing",
                                                   "clock": "3GHz", "params": {"local_latency": 20, "socket_latency": 300}},
         "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate([0, 0, 1, 1])]}, "roi": {"begin_tick": 0, "end_tick": int(roi_seconds * 1e12), "seconds": roi_seconds},
         # threads 0-3 did 40%, 30%, 20%, 10% of the ops (fairness 0.25; sockets 70% / 30%)

@@ -147,7 +147,7 @@ def layout_pair_and_one_more() -> list[str]:
     """Three bundled runs of the smallest machine: a shared/split layout pair, and another run of that size."""
     from dataclasses import replace
 
-    from cohtb.sim.runs import discover
+    from cohtb.run.runs import discover
 
     specs = sorted((r.spec for r in discover([REFERENCE])), key=lambda s: (s.cores, s.id))
     ids = {s.id for s in specs}

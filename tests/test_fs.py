@@ -14,9 +14,10 @@ import pytest
 
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf, initramfs, kernel, symbols
-from cohtb.fs import launch as fs_launch
-from cohtb.sim import launch
-from cohtb.sim.plans import RunSpec
+from cohtb import launch
+from cohtb.experiments import plans
+from cohtb.fs import runner as fs_runner
+from cohtb.run.spec import RunSpec
 from cohtb.toolchain import ROOT
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kernel"
@@ -268,20 +269,26 @@ def test_the_guest_m5_tool_refuses_unknown_commands():
     assert r.returncode == 2 and "usage" in r.stderr
 
 
+def fs_specs(kernels, sockets, cores, warmup_us, window_us, interval_us, seeds, offsets=(None,)):
+    """One-off full-system runs with every measurement parameter given (none from the declaration), no skew."""
+    return plans.full_system_runs(kernels, sockets, cores, seeds, offsets=offsets, warmup_us=warmup_us,
+                                  window_us=window_us, interval_us=interval_us, skew_ns=0)
+
+
 def test_full_system_specs_take_their_kernels_policy_and_layout():
-    specs = fs_launch.fs_specs(["pre611", "stock-6.12"], 2, 2, 500, 100, 20, [1, 2])
+    specs = fs_specs(["pre611", "stock-6.12"], 2, 2, 500, 100, 20, [1, 2])
     assert [(s.kernel, s.policy, s.layout, s.seed) for s in specs] == [
         ("pre611", "retry100", "shared", 1), ("pre611", "retry100", "shared", 2),
         ("stock-6.12", "retry100", "split", 1), ("stock-6.12", "retry100", "split", 2)]
     assert specs[0].id == "fs-stat_file-pre611-2x2-warm500-win100-int20-opstat-s1"
     for s in specs:
-        s.validate()
+        launch.check([s])
         assert "--policy" not in s.workload_args() and "--op" in s.workload_args()
     with pytest.raises(CohtbError, match="its kernel's policy"):
-        RunSpec("stat_file", "locked", "shared", 2, 2, window_us=100, interval_us=20, kernel="pre611").validate()
+        launch.check([RunSpec("stat_file", "locked", "shared", 2, 2, window_us=100, interval_us=20, kernel="pre611")])
     with pytest.raises(CohtbError, match="unknown"):
-        fs_launch.fs_specs(["nope"], 2, 2, 500, 100, 20, [1])
-    placed = fs_launch.fs_specs(["pre611"], 8, 4, 500, 2000, 100, [1], offsets=(None, 24))
+        fs_specs(["nope"], 2, 2, 500, 100, 20, [1])
+    placed = fs_specs(["pre611"], 8, 4, 500, 2000, 100, [1], offsets=(None, 24))
     assert placed[0].extra == ("--op", "stat") and placed[1].extra == ("--op", "stat", "--dentry-line-offset", "24")
     assert placed[1].id == "fs-stat_file-pre611-8x4-warm500-win2000-int100-opstatdentrylineoffset24-s1"
 
@@ -309,7 +316,7 @@ def fake_full_system(monkeypatch, tmp_path):
 
 def test_launch_fs_records_runs_like_se(fake_full_system):
     runs = fake_full_system / "runs"
-    specs = fs_launch.fs_specs(["stock-6.12", "pre611"], 2, 2, 2000, 20000, 5000, [1])
+    specs = fs_specs(["stock-6.12", "pre611"], 2, 2, 2000, 20000, 5000, [1])
     outcomes = launch.launch(specs, runs, jobs=2, timeout=120)
     assert [o.status for o in outcomes] == ["done", "done"], [o.error for o in outcomes]
     for s in specs:
@@ -323,11 +330,11 @@ def test_launch_fs_records_runs_like_se(fake_full_system):
         want = 0x743000 + kernel.variant(s.kernel).d_lockref_offset
         assert lockref["paddr"] == want and lockref["how"] == "kernel-report"
         assert {"tmpfs_root.d_seq", "file_inode.i_mode"} <= set(fields)
-        assert (runs / s.id / "gem5" / fs_launch.CONSOLE).exists() and (runs / s.id / "events.cohtb").exists()
+        assert (runs / s.id / "gem5" / fs_runner.CONSOLE).exists() and (runs / s.id / "events.cohtb").exists()
     # one boot per kernel and machine, cached: a second launch of new runs boots nothing
     boots = sorted((fake_full_system / "cache" / "checkpoints").iterdir())
     assert len(boots) == 2 and all((b / "boot.json").exists() for b in boots)
-    more = fs_launch.fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [2])
+    more = fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [2])
     assert launch.launch(more, runs, jobs=1, timeout=120)[0].status == "done"
     assert sorted((fake_full_system / "cache" / "checkpoints").iterdir()) == boots
 
@@ -335,7 +342,7 @@ def test_launch_fs_records_runs_like_se(fake_full_system):
 def test_a_kernel_that_reports_no_objects_fails_the_run_clearly(fake_full_system, monkeypatch):
     monkeypatch.setenv("FAKE_GEM5_NO_OBJECTS", "1")
     runs = fake_full_system / "runs"
-    spec = fs_launch.fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [1])[0]
+    spec = fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [1])[0]
     o = launch.launch([spec], runs, jobs=1, timeout=120)[0]
     assert o.status == "failed" and "did not report" in o.error and "cohtb-object" in o.error
     assert not (runs / spec.id).exists() and (runs / f"{spec.id}.failed.json").exists()
@@ -353,7 +360,7 @@ def test_kernel_globals_are_named_on_every_line_they_cover():
 def test_a_run_that_never_left_the_atomic_cpus_fails_clearly(fake_full_system, monkeypatch):
     monkeypatch.setenv("FAKE_GEM5_NO_SWITCH", "1")
     runs = fake_full_system / "runs"
-    spec = fs_launch.fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [1])[0]
+    spec = fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [1])[0]
     o = launch.launch([spec], runs, jobs=1, timeout=120)[0]
     assert o.status == "failed" and "switchcpu" in o.error
     assert not (runs / spec.id).exists()

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from cohtb.analysis.reconcile import reconcile
-from cohtb.sim import gem5
-from cohtb.sim.launch import launch
-from cohtb.sim.plans import RunSpec
-from cohtb.sim.runs import load
+from cohtb.run import gem5
+from cohtb.launch import launch
+from cohtb.run.spec import RunSpec
+from cohtb.run.runs import load
 
 pytestmark = [pytest.mark.gem5, pytest.mark.skipif(gem5.find() is None, reason=gem5.why_missing())]
 
@@ -70,7 +70,7 @@ def test_live_2x2_counts_what_the_traced_run_replays(tmp_path):
     """The same run twice, traced to a file and live: gem5 SE is deterministic, so the live run's snapshots and
     final counters are the offline replay of the traced run's events, interval by interval."""
     from cohtb.monitor import live, rtl
-    from cohtb.sim.launch import Live
+    from cohtb.run.recorder import Live
 
     spec = RunSpec("lockref", "retry100", "shared", 2, 2, warmup_us=5, window_us=20, interval_us=5, seed=1)
     [traced] = launch([spec], tmp_path / "traced", jobs=1, timeout=1800)
@@ -92,15 +92,15 @@ def test_full_system_2x2_boot_and_measure(tmp_path, monkeypatch):
     """The real kernel on 2x2: built (cached), booted to a checkpoint (about 2.5 minutes), restored into timing
     CPUs and Ruby, stat(2) on one tmpfs file measured in a window; the dentry the kernel reported is where the
     trace shows the file's count word ping-ponging, and the monitor agrees with gem5's evidence."""
-    from cohtb.fs.launch import fs_specs
+    from cohtb.experiments.plans import full_system_runs
 
-    [spec] = fs_specs(["pre611"], 2, 2, 300, 60, 20, [1])
+    [spec] = full_system_runs(["pre611"], 2, 2, [1], warmup_us=300, window_us=60, interval_us=20, skew_ns=0)
     [outcome] = launch([spec], tmp_path, jobs=1, timeout=3600)
     assert outcome.status == "done", outcome.error
     run = load(tmp_path / spec.id)
     m, w = run.manifest, run.manifest.workload
     assert w.benchmark == "stat_file" and w.invariants == "ok" and w.ops > 0 and len(w.intervals.total) == 3
-    assert (m.model_extra or {})["kernel"]["variant"] == "pre611"
+    assert m.kernel["variant"] == "pre611"
     fields = {f"{f.object}.{f.name}": f for f in m.layout}
     lref = fields["file.d_lockref"]
     assert lref.how == "kernel-report" and lref.paddr - fields["file.d_flags"].paddr == 88

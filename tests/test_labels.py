@@ -2,8 +2,8 @@
 placement for full-system runs, the lock model for SE runs, and the repetition."""
 
 from cohtb.analysis.metrics import run_label
-from cohtb.mainjob import REFERENCE_RUNS
-from cohtb.sim.runs import discover
+from cohtb.places import REFERENCE_RUNS
+from cohtb.run.runs import discover
 
 
 def test_every_bundled_run_has_a_label_of_its_own():

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cohtb.trace import events as ev
-from cohtb.sim import launch
-from cohtb.sim.plans import RunSpec
+from cohtb import launch
+from cohtb.run.spec import RunSpec
 
 FAKE = Path(__file__).with_name("fake_gem5.py")
 
@@ -83,7 +83,7 @@ def test_a_timed_run_measures_its_window(fake_gem5, tmp_path):
     [o] = launch.launch([spec], tmp_path, jobs=1)
     assert o.status == "done", o.error
     from cohtb.analysis.steady import fairness, series
-    from cohtb.sim.runs import load
+    from cohtb.run.runs import load
 
     run = load(tmp_path / spec.id)
     w = run.manifest.workload

@@ -12,8 +12,9 @@ from cohtb.atomic import MARKER
 from cohtb.monitor import live, rtl
 from cohtb.monitor.config import variant as load_variant
 from cohtb.monitor.counters import diff_counters
-from cohtb.sim import launch
-from cohtb.sim.plans import RunSpec
+from cohtb import launch
+from cohtb.run.recorder import Live
+from cohtb.run.spec import RunSpec
 from cohtb.trace import events as ev
 from cohtb.trace.random_events import random_stream
 
@@ -49,7 +50,7 @@ def spec(policy="locked"):
 
 def test_a_live_run_counts_what_an_offline_replay_counts(fake_gem5, tmp_path):
     s = spec()
-    [o] = launch.launch([s], tmp_path, jobs=1, live=launch.Live())
+    [o] = launch.launch([s], tmp_path, jobs=1, live=Live())
     assert o.status == "done", o.error
     run = tmp_path / s.id
     m = json.loads((run / "manifest.json").read_text())
@@ -68,7 +69,7 @@ def test_a_live_run_counts_what_an_offline_replay_counts(fake_gem5, tmp_path):
 
 def test_a_live_run_can_keep_its_trace(fake_gem5, tmp_path):
     s = spec()
-    [o] = launch.launch([s], tmp_path, jobs=1, live=launch.Live(keep_trace=True))
+    [o] = launch.launch([s], tmp_path, jobs=1, live=Live(keep_trace=True))
     assert o.status == "done", o.error
     m = json.loads((tmp_path / s.id / "manifest.json").read_text())
     assert m["files"]["trace"] == "trace.gz" and (tmp_path / s.id / "trace.gz").stat().st_size > 0
@@ -81,7 +82,7 @@ def test_a_gem5_that_dies_fails_the_live_run_cleanly(fake_gem5, tmp_path, monkey
     written, and no ingest is left waiting on the pipe."""
     monkeypatch.setenv(how, "locked")
     s = spec()
-    [o] = launch.launch([s], tmp_path, jobs=1, timeout=60, live=launch.Live())
+    [o] = launch.launch([s], tmp_path, jobs=1, timeout=60, live=Live())
     assert o.status == "failed" and says in o.error
     assert not (tmp_path / s.id).exists() and (tmp_path / f"{s.id}.failed.json").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
@@ -94,7 +95,7 @@ def test_an_ingest_that_refuses_the_trace_stops_gem5_and_says_why(fake_gem5, tmp
     monkeypatch.setenv("FAKE_GEM5_BAD_LINE", "1")
     s = spec()
     t0 = time.monotonic()
-    [o] = launch.launch([s], tmp_path, jobs=1, timeout=120, live=launch.Live())
+    [o] = launch.launch([s], tmp_path, jobs=1, timeout=120, live=Live())
     assert o.status == "failed" and "not a ProtocolTrace line" in o.error and "gem5 stopped" in o.error
     assert time.monotonic() - t0 < 60   # the fake gem5 would go on for two minutes (a bound with room for a loaded host)
     assert not (tmp_path / s.id).exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
@@ -106,7 +107,7 @@ def test_a_monitor_that_stops_reading_fails_the_run(fake_gem5, tmp_path, monkeyp
 
     monkeypatch.setattr(live.Counting, "feed", broken)
     s = spec()
-    [o] = launch.launch([s], tmp_path, jobs=1, timeout=60, live=launch.Live())
+    [o] = launch.launch([s], tmp_path, jobs=1, timeout=60, live=Live())
     assert o.status == "failed" and "the harness broke" in o.error
     assert not (tmp_path / s.id).exists()
 
@@ -117,11 +118,11 @@ def test_the_report_of_a_live_run_plots_its_snapshots(fake_gem5, tmp_path, monke
     from cohtb.analysis.pipeline import metrics_for
     from cohtb.report import html as report
     from cohtb.report import plots
-    from cohtb.sim.runs import load
+    from cohtb.run.runs import load
 
     monkeypatch.setenv("FAKE_GEM5_TICK_STEP", "400000")   # 40 stores over 16 µs: three whole 5 µs intervals
     s = spec("retry100")
-    [streamed] = launch.launch([s], tmp_path / "live", jobs=1, live=launch.Live())
+    [streamed] = launch.launch([s], tmp_path / "live", jobs=1, live=Live())
     [recorded] = launch.launch([s], tmp_path / "file", jobs=1)
     assert streamed.status == recorded.status == "done", (streamed.error, recorded.error)
     ms = metrics_for([load(tmp_path / "live" / s.id), load(tmp_path / "file" / s.id)], tmp_path / "analysis",

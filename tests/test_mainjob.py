@@ -9,8 +9,8 @@ from html import escape as html_escape
 import pytest
 
 from cohtb.analysis.metrics import run_label
-from cohtb.mainjob import REFERENCE_RUNS
-from cohtb.sim.runs import discover
+from cohtb.places import REFERENCE_RUNS
+from cohtb.run.runs import discover
 
 pytestmark = pytest.mark.skipif(not any(REFERENCE_RUNS.glob("*/manifest.json")), reason="no bundled reference runs yet")
 

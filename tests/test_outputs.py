@@ -17,11 +17,13 @@ from pathlib import Path
 import pytest
 
 from cohtb import cli, mainjob, toolchain
+from cohtb.report import pages
 from cohtb.atomic import MARKER, atomic_dir, owned, write_text_atomic
 from cohtb.errors import CohtbError
-from cohtb.monitor import ecp5
-from cohtb.sim import gem5, native
-from cohtb.sim.plans import RunSpec
+from cohtb.fpga import ecp5
+from cohtb.run import gem5
+from cohtb.se import native
+from cohtb.run.spec import RunSpec
 from run_fixtures import make_run
 
 FAKE_GEM5 = Path(__file__).with_name("fake_gem5.py")
@@ -343,8 +345,8 @@ def docs_root(tmp_path, monkeypatch):
     (root / "docs" / "results").mkdir(parents=True)
     for page in ("README.md", "docs/fs.md"):   # the pages with a results block
         (root / page).write_text((toolchain.ROOT / page).read_text())
-    monkeypatch.setattr(toolchain, "ROOT", root)
-    monkeypatch.setattr(mainjob, "REFERENCE_RUNS", tmp_path / "no-runs")   # every seed's runs missing: a quick page
+    monkeypatch.setattr(pages, "ROOT", root)
+    monkeypatch.setattr(pages, "REFERENCE_RUNS", tmp_path / "no-runs")   # every seed's runs missing: a quick page
     (tmp_path / "no-runs").mkdir()
     return root
 

@@ -23,8 +23,8 @@ from cohtb.analysis.pipeline import metrics_for
 from cohtb.mainjob import REFERENCE_RUNS
 from cohtb.report import html as report
 from cohtb.report import palette, plots
-from cohtb.report.tables import csv_cell, slug
-from cohtb.sim.runs import discover
+from cohtb.tables import csv_cell, slug
+from cohtb.run.runs import discover
 
 pytestmark = pytest.mark.skipif(not any(REFERENCE_RUNS.glob("*/manifest.json")), reason="no bundled reference runs")
 KINDS = ("throughput", "pingpong", "fields", "matrices", "scaling", "checks", "intervals")

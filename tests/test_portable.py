@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from cohtb.fs.kernel import kernel_cache
-from cohtb.mainjob import REFERENCE_RUNS
-from cohtb.sim import launch
-from cohtb.sim.plans import RunSpec
-from cohtb.sim.portable import portable, roots
+from cohtb.places import kernel_cache
+from cohtb import launch
+from cohtb.places import REFERENCE_RUNS
+from cohtb.run.spec import RunSpec
+from cohtb.run.portable import portable, roots
 from cohtb.toolchain import ROOT
 
 FAKE = Path(__file__).with_name("fake_gem5.py")

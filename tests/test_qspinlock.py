@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from cohtb.sim.workloads import BIN_DIR, run_native
+from cohtb.se.workloads import BIN_DIR, run_native
 from cohtb.toolchain import ROOT
 
 CPUS = len(os.sched_getaffinity(0))

@@ -12,7 +12,7 @@ from cohtb.analysis import pipeline
 
 from cohtb.report import html as report
 from cohtb.errors import CohtbError
-from cohtb.sim.runs import load
+from cohtb.run.runs import load
 from run_fixtures import make_run
 
 ROUNDS, OPS = 50, 100

@@ -12,7 +12,7 @@ from cohtb.atomic import MARKER
 from cohtb.errors import CohtbError
 from cohtb.report import html as report
 from cohtb.report import plots
-from cohtb.sim.runs import load
+from cohtb.run.runs import load
 from run_fixtures import make_run
 
 

@@ -8,13 +8,14 @@ from types import SimpleNamespace
 
 import pytest
 
+from cohtb import launch
 from cohtb.experiments import declarations
 from cohtb.experiments.magnitude import predicted
 from cohtb.experiments.published import SHARES, Published
 from cohtb.experiments.reproduce import Ratio, Spread, point_results, series_result
 from cohtb.experiments.rules import collapse_locked_level, collapse_trough, sign_2x, sign_effect_band
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
-from cohtb.sim.plans import RunSpec
+from cohtb.run.spec import RunSpec
 
 PLUS_55 = Published("20-way stat", 5038006, 7842883, "ops/s", True)
 E004 = HISTORY["004"][1]   # the collapse series as recorded (3 repetitions), judged by collapse-trough
@@ -114,7 +115,7 @@ def test_every_experiment_is_valid_runs_repeated_as_declared():
             specs = e.specs()
             assert len({s.id for s in specs}) == len(specs)
             for s in specs:
-                s.validate()
+                launch.check([s])
                 assert s.timed and 1 <= s.seed <= d.repetitions and s.declaration == (d.id if d.tagged else "")
             groups = {}
             for s in specs:
@@ -155,7 +156,7 @@ def test_a_reconstructed_declarations_runs_are_all_kept():
             if d.reconstructed:
                 used = {s.id for s in [*e.specs(), *e.sensitivity] if s.seed <= (d.recorded_repetitions or s.seed)}
                 assert used <= have, (e.declaration.id, sorted(used - have)[:3])
-    from cohtb.sim.bundle import recorded
+    from cohtb.run.bundle import recorded
 
     import json
 

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from cohtb.monitor import synth
+from cohtb.fpga import synth
 
 
 def test_default_configuration_synthesizes(capsys):
@@ -37,7 +37,7 @@ def test_the_small_monitor_places_and_routes_on_ecp5_and_its_fmax_is_reported(tm
     assert doc["utilization"]["TRELLIS_FF"]["used"] == doc["cells"]["TRELLIS_FF"]
     assert doc["critical_path"][0].startswith("from ") and "logic steps" in doc["critical_path"][2]
     # the same netlist against a constraint no ECP5 meets: reported, and the command fails
-    from cohtb.monitor import ecp5
+    from cohtb.fpga import ecp5
     fmax, _, _ = ecp5.parse_report(json.loads((tmp_path / "work" / "nextpnr-seed1.json").read_text()))
     report = ecp5.Ecp5Report("small", "85k", "CABGA381", 1000.0, 1, doc["cells"], {}, fmax)
     assert not report.meets and "MISSED" in report.summary()
@@ -50,7 +50,7 @@ def test_a_design_that_does_not_fit_fails_clearly(tmp_path: Path):
     import pytest
 
     from cohtb.errors import CohtbError
-    from cohtb.monitor import ecp5
+    from cohtb.fpga import ecp5
 
     (tmp_path / "wide.v").write_text("module wide(input clock, input d, output reg [399:0] q);\n"
                                      "  always @(posedge clock) q <= {q[398:0], d};\nendmodule\n")
@@ -63,7 +63,7 @@ def test_an_unknown_speed_grade_is_refused_before_synthesis():
     import pytest
 
     from cohtb.errors import CohtbError
-    from cohtb.monitor import ecp5
+    from cohtb.fpga import ecp5
 
     with pytest.raises(CohtbError, match=r"--speed 5: one of 6, 7, 8"):
         ecp5.place_and_route("small", speed=5, progress=lambda s: None)
@@ -108,7 +108,7 @@ def _cells(netlist: dict, kind: str) -> list[dict]:
 def test_the_register_after_a_block_ram_read_becomes_its_output_register(tmp_path: Path):
     """The flow moves a plain register after a DP16KD's read into the RAM (REGMODE OUTREG): the same logic, the
     data leaving the RAM ~1 ns after the clock instead of ~6 (docs/monitor.md, "On an FPGA")."""
-    from cohtb.monitor import ebr_outreg
+    from cohtb.fpga import ebr_outreg
 
     netlist = _synthesized_ram(tmp_path, "always @(posedge clock) q2 <= q;\n  assign peek = 0;")
     ram, = _cells(netlist, "DP16KD")
@@ -127,7 +127,7 @@ def test_the_register_after_a_block_ram_read_becomes_its_output_register(tmp_pat
 def test_a_register_that_is_not_a_plain_copy_of_the_read_stays_in_the_fabric(tmp_path: Path):
     """An enable, a reset, a read that also goes elsewhere, or a RAM that does not read on every clock: the output
     register could not do the same, or might not."""
-    from cohtb.monitor import ebr_outreg
+    from cohtb.fpga import ebr_outreg
 
     for after_read, read in (("always @(posedge clock) if (en) q2 <= q;\n  assign peek = 0;", "q <= m[ra];"),
                              ("always @(posedge clock) if (en) q2 <= 0; else q2 <= q;\n  assign peek = 0;", "q <= m[ra];"),

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from cohtb.report.tables import TERMINAL_WIDTH, Table
+from cohtb.tables import TERMINAL_WIDTH, Table
 from cohtb.toolchain import ROOT
 
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from cohtb.sim.workloads import WORKLOADS, binary, run_native
+from cohtb.se.workloads import WORKLOADS, binary, run_native
 from cohtb.trace.layout import translate
 
 THREADS = 4

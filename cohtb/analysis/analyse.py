@@ -19,7 +19,7 @@ from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import Counters, diff_counters
 from cohtb.analysis.reconcile import CONTENDED, TOLERANCE, LineCheck, reconcile
 from cohtb.monitor.models import LineStats
-from cohtb.sim.runs import Run
+from cohtb.run.runs import Run
 from cohtb.trace.events import LEGACY_NOTE, LEGACY_VERSION, Header, read_all
 from cohtb.trace.layout import regions_for
 

@@ -10,15 +10,8 @@ import os
 from pathlib import Path
 
 from cohtb.monitor.ondemand import rtl_sources_digest
-from cohtb.sim.runs import Run
-from cohtb.toolchain import ROOT
-
-
-def cache_root() -> Path:
-    """$COHTB_CACHE, else $XDG_CACHE_HOME/cohtb, else ~/.cache/cohtb."""
-    if os.environ.get("COHTB_CACHE"):
-        return Path(os.environ["COHTB_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cohtb"
+from cohtb.run.runs import Run
+from cohtb.places import ROOT, analysis_cache
 
 
 @functools.cache
@@ -39,4 +32,4 @@ def run_key(run: Run) -> str:
 
 
 def cached_counters_path(run: Run) -> Path:
-    return cache_root() / "analysis" / f"{run.id}-{run_key(run)}" / "counters.json"
+    return analysis_cache() / "analysis" / f"{run.id}-{run_key(run)}" / "counters.json"

@@ -3,11 +3,12 @@ attribution of the throughput change to the cache lines whose traffic changed.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics, lock_model, placement
-from cohtb.report.tables import Table, num, pct
+from cohtb.run.spec import RunSpec
+from cohtb.tables import Table, num, pct
 
 METRICS = [("throughput (ops/sim µs)", lambda m: m.throughput / 1e6),
            ("transfers/op", lambda m: m.per_op["transfers"]),
@@ -137,15 +138,23 @@ def line_stats(m: RunMetrics, key: str) -> tuple[float, float]:
     return xs / m.run.ops, dr / m.run.ops
 
 
+def parse_by(text: str) -> tuple[str, str, str]:
+    """`--by KEY=BASE,NEW` -> (key, base value, new value); KEY is a field of the runs' spec."""
+    try:
+        key, values = text.split("=", 1)
+        base_value, new_value = values.split(",", 1)
+    except ValueError:
+        raise CohtbError(f"--by wants KEY=BASE,NEW (e.g. layout=shared,split), got '{text}'") from None
+    keys = [f.name for f in fields(RunSpec)]
+    if key not in keys:
+        raise CohtbError(f"--by {key}: runs have no '{key}' (keys: {', '.join(keys)})")
+    return key, base_value, new_value
+
+
 def pair_by_key(ms: list[RunMetrics], key: str, base_value: str, new_value: str) -> list[tuple[RunMetrics, RunMetrics]]:
-    """Pairs runs that differ only in `key` (a RunSpec field), base_value vs new_value."""
+    """Pairs runs that differ only in `key` (a RunSpec field, as parse_by checks), base_value vs new_value."""
     def rest(m: RunMetrics) -> tuple:
-        d = m.run.spec.to_json()
-        if key not in d:
-            raise CohtbError(f"compare: runs have no '{key}' (keys: {', '.join(d)})")
-        return tuple((k, str(v)) for k, v in sorted(d.items()) if k != key)
-    if ms and key not in ms[0].run.spec.to_json():
-        raise CohtbError(f"compare --by: runs have no '{key}' (keys: {', '.join(ms[0].run.spec.to_json())})")
+        return tuple((k, str(v)) for k, v in sorted(m.run.spec.to_json().items()) if k != key)
     bases = {rest(m): m for m in ms if str(m.run.spec.to_json()[key]) == base_value}
     pairs = [(bases[rest(m)], m) for m in ms if str(m.run.spec.to_json()[key]) == new_value and rest(m) in bases]
     if not pairs:

@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 
 from cohtb.analysis.analyse import Analysis
 from cohtb.analysis.reconcile import LineCheck
+from cohtb.analysis.steady import fairness
 from cohtb.fs.kernel import built_label
 from cohtb.monitor.models import LineStats
-from cohtb.sim.runs import Run
+from cohtb.run.runs import Run
 
 
 @dataclass
@@ -39,8 +40,6 @@ class RunMetrics:
 
     @property
     def fairness(self):
-        from cohtb.analysis.steady import fairness
-
         return fairness(self.run)
 
     def to_json(self) -> dict:
@@ -79,7 +78,7 @@ def lock_model(run: Run) -> str | None:
 
 def kernel_name(run: Run) -> str:
     """A full-system run's kernel variant, and the dentry its build had when the name means another now."""
-    return built_label(run.spec.kernel, (run.manifest.model_extra or {}).get("kernel", {}))
+    return built_label(run.spec.kernel, run.manifest.kernel or {})
 
 
 def placement(spec) -> str:

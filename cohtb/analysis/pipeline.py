@@ -11,8 +11,8 @@ from cohtb.analysis.cache import cached_counters_path
 from cohtb.analysis.compare import attribution, configuration_tables, pair_by_key, pair_table
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics, compute
-from cohtb.sim.runs import Run
-from cohtb.report.tables import Table
+from cohtb.run.runs import Run
+from cohtb.tables import Table
 
 
 def counters_path(run: Run, analysis_dir: Path | None) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cohtb.sim.runs import Run
+from cohtb.run.runs import Run
 
 
 @dataclass(frozen=True)

@@ -183,5 +183,5 @@ def record(declaration_id: str) -> dict:
 
 
 def records_for(specs) -> dict[str, dict]:
-    """The record of every declaration the runs are declared under (cohtb.sim.launch.launch takes them)."""
+    """The record of every declaration the runs are declared under (cohtb.launch.launch takes them)."""
     return {d: record(d) for d in sorted({s.declaration for s in specs if s.declaration})}

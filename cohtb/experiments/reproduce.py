@@ -9,7 +9,7 @@ from typing import Protocol
 
 from cohtb.analysis.steady import series
 from cohtb.experiments.seeds import Point, Series
-from cohtb.sim.plans import RunSpec
+from cohtb.run.spec import RunSpec
 
 
 class Measured(Protocol):

@@ -14,7 +14,7 @@ from cohtb.experiments import declarations
 from cohtb.experiments.declarations import Declaration
 from cohtb.experiments.published import PUBLISHED, Published
 from cohtb.fs.kernel import FS_WORKLOAD, variant
-from cohtb.sim.plans import RunSpec
+from cohtb.run.spec import RunSpec
 
 # The workloads' --spinlock for each declared lock model (workloads/common/spinlock.h); "tas" is their default.
 LOCK_FLAGS = {"tas": (), "ticket": ("--spinlock", "ticket"), "qspinlock": ("--spinlock", "qspinlock")}
@@ -272,8 +272,3 @@ BUILDERS = {"000": e000, "001": e001, "002": e002, "003": e003, "004": e004, "00
 HISTORY = {seed: tuple(build(d) for d in declarations.versions(seed)) for seed, build in BUILDERS.items()}
 # The experiments new runs are recorded under: the newest declaration of each.
 EXPERIMENTS = {seed: versions[-1] for seed, versions in HISTORY.items()}
-
-# The seeds' warm-ups, for the CLI's defaults.
-WARMUP_US = declarations.current("000").warmup_us
-FS_WARMUP_US, FS_WINDOW_US, FS_INTERVAL_US = (lambda d: (d.warmup_us, d.window_us, d.interval_us))(
-    declarations.current("004-fs"))

@@ -22,7 +22,8 @@ from pathlib import Path
 from cohtb.atomic import atomic_dir, write_json_atomic
 from cohtb.digest import inputs_digest
 from cohtb.errors import CohtbError
-from cohtb.toolchain import ROOT
+from cohtb.fs import dwarf
+from cohtb.places import ROOT, kernel_cache
 
 KERNEL_DIR = ROOT / "kernel"
 FRAGMENT = KERNEL_DIR / "config-fragment"
@@ -186,15 +187,6 @@ REQUIRED = {"CONFIG_SMP": "y", "CONFIG_ARCH_USE_CMPXCHG_LOCKREF": "y", "CONFIG_T
             "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE": "y"}
 
 
-def kernel_cache() -> Path:
-    """COHTB_KERNEL_CACHE, or cohtb-kernel in the user's cache directory. Separate from the analysis cache
-    (COHTB_CACHE, private to every test run): kernels and boots take minutes, are keyed by all their inputs,
-    and are worth sharing between the user's runs and the kernel tests."""
-    if os.environ.get("COHTB_KERNEL_CACHE"):
-        return Path(os.environ["COHTB_KERNEL_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cohtb-kernel"
-
-
 def source_tarball() -> Path:
     path = Path(os.environ.get("COHTB_LINUX_SOURCE", SOURCE_TARBALL))
     if not path.exists():
@@ -321,7 +313,6 @@ class Built:
 
 def build(name: str, initramfs_list: Path, initramfs_digest: str, jobs: int | None = None) -> Built:
     """The variant's vmlinux with this initramfs, from the cache or built (minutes the first time)."""
-    from cohtb.fs import dwarf
 
     v = variant(name)
     dentry = variant_dentry(v)   # refuses a dcache.h patch missing from RECORDED_DENTRIES

@@ -8,6 +8,7 @@ series are identical to feeding its event file through `series()` afterwards (te
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -18,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from cohtb.errors import CohtbError
-from cohtb.monitor import rtl
+from cohtb.monitor import ondemand, rtl
 from cohtb.monitor.counters import Counters
 from cohtb.trace.events import RECORD
 
@@ -105,10 +106,6 @@ def series(recs: np.ndarray, variant: str, regions: list[tuple[int, int]], inter
 def of_run(run) -> dict:
     """A run's counters over simulated time (live.json's form): what the live monitor took while gem5 ran, or,
     for a run recorded to a file, the same counting of its event file now (identical: test_live.py)."""
-    import json
-
-    from cohtb.monitor import ondemand
-
     live_file = run.path / "live.json"
     if live_file.exists():
         try:
@@ -189,8 +186,6 @@ class LiveIngest:
 
     def finish(self, timeout: float = 600) -> tuple[dict, Series]:
         """After gem5 ended well: the ingest's counts and the series; CohtbError if either side failed."""
-        import json
-
         out, _ = self._collect(timeout)
         self.thread.join(timeout)
         if self.thread.is_alive():

@@ -11,7 +11,7 @@ from cohtb.analysis.analyse import Analysis
 from cohtb.atomic import atomic_dir
 from cohtb.report.html import render
 from cohtb.report.lines import line_table
-from cohtb.report.tables import Table
+from cohtb.tables import Table
 
 
 def counters_table(docs: list[Analysis]) -> Table:

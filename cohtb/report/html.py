@@ -12,7 +12,7 @@ from cohtb.report import plots
 from cohtb.atomic import atomic_dir
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.reconcile import LineCheck
-from cohtb.report.tables import Table, num, slug
+from cohtb.tables import Table, num, slug
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px}

@@ -4,7 +4,7 @@ pairing with gem5's evidence (what `cohtb replay` prints, for a run or a bare ev
 from __future__ import annotations
 
 from cohtb.analysis.analyse import Analysis
-from cohtb.report.tables import Table
+from cohtb.tables import Table
 
 
 def line_table(doc: Analysis, n: int) -> Table:

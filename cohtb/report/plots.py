@@ -25,6 +25,8 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from cohtb.analysis.metrics import RunMetrics, extra_text  # noqa: E402
+from cohtb.analysis.steady import series  # noqa: E402
+from cohtb.monitor import live  # noqa: E402
 from cohtb.report.palette import (EDGE, LAYOUT_HATCH, LAYOUT_LINE, LAYOUT_MARKER, LAYOUT_ORDER, POLICY_ORDER,  # noqa: E402
                                   hatch_colour, policy_colour)
 
@@ -630,7 +632,6 @@ def checks(ms: list[RunMetrics], path: Path) -> Path:
 def interval_panels(ms: list[RunMetrics]) -> list[tuple[str, list]]:
     """Timed runs' first repetitions with their series, by workload and machine size, at most len(MARKERS)
     configurations a panel (a panel cut into parts "(1 of 3)"): [(title, [(run, series)])]."""
-    from cohtb.analysis.steady import series
 
     timed = [(m, s) for m in ordered(first_repetitions(ms)) if (s := series(m.run)) is not None]
     groups: dict[str, list] = {}
@@ -691,8 +692,6 @@ def monitor_series(m: RunMetrics) -> tuple[np.ndarray, dict[str, np.ndarray]] | 
     """A live run's snapshots as rates: each whole interval's middle (µs from the first traced event) and, per
     panel of MONITOR_SERIES, its counts per simulated µs. The last interval ends with the stream, part way: left
     out. None for a run counted afterwards (no live.json: the report does not replay it a second time)."""
-    from cohtb.monitor import live
-
     if not (m.run.path / "live.json").exists():
         return None
     doc = live.of_run(m.run)

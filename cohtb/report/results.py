@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cohtb.analysis.compare import attribution
+from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
@@ -22,7 +23,9 @@ from cohtb.experiments.published import SHARES
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point_results, series_result
 from cohtb.experiments.rules import __doc__ as RULES, Verdict, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
-from cohtb.report.tables import Table
+from cohtb.places import REFERENCE_RUNS, ROOT
+from cohtb.tables import Table
+from cohtb.run.runs import kept
 
 COMMAND = "cohtb results"
 BEGIN, END = f"<!-- results: written by `{COMMAND}`; do not edit -->", "<!-- end of results -->"
@@ -50,8 +53,8 @@ def recorded_under(m: RunMetrics, d: Declaration) -> bool:
     a reconstructed version carries no record (it predates declarations)."""
     if d.reconstructed:
         return True
-    rec = (m.run.manifest.model_extra or {}).get("declaration") or {}
-    return rec.get("id") == d.id and rec.get("digest") == d.digest()
+    rec = m.run.manifest.declaration
+    return rec is not None and (rec.id, rec.digest) == (d.id, d.digest())
 
 
 def seed_result(e: Experiment, ms: list[RunMetrics]) -> SeedResult:
@@ -71,6 +74,17 @@ def seed_results(ms: list[RunMetrics]) -> list[SeedResult]:
 def seed_history(ms: list[RunMetrics]) -> dict[str, list[SeedResult]]:
     """Each seed under every version of its declaration, oldest first."""
     return {seed: [seed_result(e, ms) for e in versions] for seed, versions in HISTORY.items()}
+
+
+def history_in(seed: str, dirs: list[Path]) -> list[SeedResult]:
+    """One seed under every version of its declaration, from the runs kept in `dirs` (the first that has each).
+    A reconstructed version's runs are the bundle's: a run recorded since under the same id (a kernel variant
+    whose name now builds another dentry, say) is not one of them."""
+    history = []
+    for version in HISTORY[seed]:
+        runs, _ = kept(version.specs(), [REFERENCE_RUNS] if version.declaration.reconstructed else dirs)
+        history.append(seed_result(version, metrics_for(runs, None, check_model=False) if runs else []))
+    return history
 
 
 def _fmt(v: float) -> str:
@@ -244,11 +258,10 @@ def provenance(ms: list[RunMetrics]) -> str:
     """Where the runs are and which gem5 recorded them, from their manifests."""
     if not ms:
         return "no runs are recorded yet"
-    from cohtb.toolchain import ROOT
 
     dirs = sorted({str(m.run.path.parent.relative_to(ROOT)) if m.run.path.is_relative_to(ROOT) else str(m.run.path.parent)
                    for m in ms})
-    versions = sorted({str((m.run.manifest.model_extra or {}).get("gem5", {}).get("version", "?")) for m in ms})
+    versions = sorted({m.run.manifest.gem5.version for m in ms})
     return f"{len(ms)} runs in {', '.join(f'`{d}/`' for d in dirs)}, recorded with gem5 {', '.join(versions)}"
 
 
@@ -383,7 +396,7 @@ def readme_block(history: dict[str, list[SeedResult]]) -> str:
 
 def _kernel_label(variant_name: str, runs: list[RunMetrics]) -> str:
     """A kernel variant as its runs' builds had it (cohtb/fs/kernel.py: built_label)."""
-    return " / ".join(sorted({built_label(variant_name, (m.run.manifest.model_extra or {}).get("kernel", {}))
+    return " / ".join(sorted({built_label(variant_name, m.run.manifest.kernel or {})
                               for m in runs}))
 
 

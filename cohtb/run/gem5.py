@@ -1,4 +1,5 @@
-"""Finding gem5: the GEM5 environment variable (path of a gem5.opt), else gem5.opt on PATH."""
+"""gem5 itself: finding it (the GEM5 environment variable, the path of a gem5.opt, else gem5.opt on PATH) and
+its command line, the same for every run and boot (each config adds its own arguments)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,9 @@ import shutil
 from pathlib import Path
 
 from cohtb.errors import CohtbError
-from cohtb.toolchain import ROOT
 
-CONFIG = ROOT / "gem5-configs" / "cohtb_se.py"
 WANTED = "gem5 v24.0.0.1, X86 build (build/X86/gem5.opt, protocol MESI_Two_Level)"
+TRACE = "trace.gz"   # ProtocolTrace, in gem5's output directory (gzip: gem5 compresses a .gz debug file itself)
 
 
 def find() -> Path | None:
@@ -34,3 +34,10 @@ def require() -> Path:
     if path is None:
         raise CohtbError(why_missing())
     return path
+
+
+def command(gem5: Path, run_dir: Path, config: Path, args: list[str], trace: str | None = TRACE) -> list[str]:
+    """gem5 running `config` with `args`, its own files in run_dir/gem5 (-re: stdout and stderr there too), the
+    trace into run_dir/gem5/<trace> (a name, /dev/null, or None: no debug file)."""
+    return [str(gem5), "-re", f"--outdir={run_dir / 'gem5'}", *([f"--debug-file={trace}"] if trace else []),
+            str(config), *args]

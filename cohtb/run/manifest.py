@@ -1,5 +1,5 @@
-"""The run manifest (manifest.json in every run directory): one schema, validated on reading, every
-failure one line naming the file and the field."""
+"""The run manifest (manifest.json in every run directory): one schema, used to write it (the recorder builds a
+Manifest) and to read it (validated, every failure one line naming the file and the field), its version checked."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Optional
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, conint
 
 from cohtb.errors import CohtbError
-from cohtb.sim.plans import RunSpec
+from cohtb.run.spec import RunSpec
 from cohtb.trace.layout import Field as LayoutField
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 1   # a change to what a field means is a new version, and load() reads every version it knows
 
 
 class _Open(BaseModel):
@@ -111,17 +111,60 @@ class LineSymbols(BaseModel):
     symbols: list[str]
 
 
+class Gem5Record(_Open):
+    """How gem5 ran: its binary and command line (paths portable: cohtb/run/portable.py), its version and exit."""
+
+    binary: str
+    version: str
+    command: list[str]
+    host_seconds: float
+    exit_cause: Optional[str] = None
+
+
+class FileRecord(BaseModel):
+    path: str
+    sha256: str
+
+
+class DeclarationRecord(BaseModel):
+    """The declaration a run was recorded under (cohtb/experiments/declarations.py: record): it counts for that
+    declaration only while the digest is the declaration's."""
+
+    id: str
+    digest: str
+    commit: str
+
+
+class Checkpoint(_Open):
+    """A full-system run's boot checkpoint: where it is and what the boot cost."""
+
+    path: str
+    host_seconds: float
+    simulated_seconds: float
+    bytes: conint(ge=0)
+
+
 class Manifest(_Open):
     cohtb_run: int
     id: str
     spec: RunSpec
+    gem5: Gem5Record
     system: System
     controllers: Controllers
     roi: Roi
     workload: WorkloadResult
+    ingest: dict                               # the ingest's counts (cohtb/trace/ingest.py)
     files: Files
     layout: list[LayoutRecord]
-    kernel_symbols: list[LineSymbols] = []   # full-system runs: vmlinux data symbols by line
+    workload_binary: Optional[FileRecord] = None   # absent in runs recorded before it was kept
+    declaration: Optional[DeclarationRecord] = None
+    # Full-system runs: the kernel's inputs, the boot checkpoint, the atomic-CPU set-up after it, and the vmlinux
+    # data symbols by line.
+    kernel: Optional[dict] = None
+    checkpoint: Optional[Checkpoint] = None
+    atomic_setup: Optional[dict] = None
+    kernel_symbols: list[LineSymbols] = []
+    bundled: Optional[dict] = None             # where `cohtb bundle` took the run from, and what it left out
 
     @property
     def socket_of_core(self) -> list[int]:
@@ -149,6 +192,9 @@ def load(path: Path) -> Manifest:
         err = e.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
         raise CohtbError(f"{path}: field '{where}': {err['msg']}") from None
+    if m.cohtb_run != MANIFEST_VERSION:
+        raise CohtbError(f"{path}: field 'cohtb_run': manifest version {m.cohtb_run}; this cohtb reads version "
+                         f"{MANIFEST_VERSION} (a newer cohtb wrote it?)")
     by_core = {c.core for c in m.controllers.l1}
     if by_core != set(range(len(by_core))):
         raise CohtbError(f"{path}: field 'controllers.l1': cores are not numbered 0..{len(by_core) - 1}")
@@ -156,4 +202,5 @@ def load(path: Path) -> Manifest:
 
 
 def dump(m: Manifest) -> dict:
-    return json.loads(m.model_dump_json())
+    """The manifest as JSON data: what was read or given, nothing added (an older run stays as it was written)."""
+    return json.loads(m.model_dump_json(exclude_unset=True))

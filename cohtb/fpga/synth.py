@@ -1,5 +1,5 @@
 """FPGA readiness of the emitted monitor: Yosys synthesis to Xilinx 7-series primitives (an estimate; the
-real place-and-route flow, on a Lattice ECP5, is cohtb/monitor/ecp5.py).
+real place-and-route flow, on a Lattice ECP5, is cohtb/fpga/ecp5.py).
 
 Fails on simulation-only constructs outside `ifndef SYNTHESIS` guards and on any inferred latch;
 reports LUTs, flip-flops, carry chains and distributed/block RAM cells.

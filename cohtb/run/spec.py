@@ -1,4 +1,5 @@
-"""Run specifications and the named run plans (sets of runs) that `cohtb launch --matrix` and `cohtb run` use."""
+"""What one run is: a value, compared, hashed, written into its manifest and read back. Which workloads and kernels
+exist is the runners' to check (cohtb/se/runner.py, cohtb/fs/runner.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from pydantic import NonNegativeInt, PositiveInt
 
-from cohtb.sim.workloads import WORKLOADS
+from cohtb.errors import CohtbError
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,9 @@ class RunSpec:
         return self.ops == 0
 
     def machine_args(self) -> list[str]:
-        """What the gem5 config takes beyond sockets, cores and CPU (gem5-configs/multisocket/machine.py)."""
-        return ["--home-socket", str(self.home_socket)] if self.home_socket else []
+        """The machine, as both gem5 configs take it (gem5-configs/multisocket/machine.py)."""
+        return ["--sockets", str(self.sockets), "--cores-per-socket", str(self.cores_per_socket),
+                *(["--home-socket", str(self.home_socket)] if self.home_socket else [])]
 
     def workload_args(self) -> list[str]:
         args = ["--threads", str(self.threads), "--m5"]
@@ -110,26 +112,13 @@ class RunSpec:
             args += ["--pad-files", str(self.placement)]
         return args + list(self.extra)
 
-    def validate(self) -> None:
-        from cohtb.errors import CohtbError
+    @property
+    def kind(self) -> str:
+        """Which runner records it: "fs" (a full-system run of a guest kernel) or "se" (a workload under SE)."""
+        return "fs" if self.kernel else "se"
 
-        if self.kernel:
-            from cohtb.fs.kernel import FS_WORKLOAD, variant
-
-            v = variant(self.kernel)
-            if self.workload != FS_WORKLOAD or (self.policy, self.layout) != (v.policy, v.layout):
-                raise CohtbError(f"run {self.id}: a full-system run is {FS_WORKLOAD} with its kernel's policy and layout "
-                                 f"({v.policy}, {v.layout})")
-            if self.intruder_period_us or self.ops:
-                raise CohtbError(f"run {self.id}: a full-system run is timed and has no intruder")
-            if self.home_socket:   # its boot checkpoint is of one machine; the placement moves its lines instead
-                raise CohtbError(f"run {self.id}: a full-system run keeps every line's home (home_socket 0)")
-        else:
-            w = WORKLOADS.get(self.workload)
-            if w is None:
-                raise CohtbError(f"run {self.id}: unknown workload '{self.workload}'")
-            if self.policy not in w.policies or self.layout not in w.layouts:
-                raise CohtbError(f"run {self.id}: {self.workload} takes policies {w.policies} and layouts {w.layouts}")
+    def check(self) -> None:
+        """What any run must be, whatever runs it; its runner checks the rest (runner.check)."""
         if self.sockets < 1 or self.sockets & (self.sockets - 1):
             raise CohtbError(f"run {self.id}: sockets must be a power of two (gem5 interleaves memory channels by address bits)")
         if self.placement and not self.kernel:
@@ -149,36 +138,3 @@ class RunSpec:
     @staticmethod
     def from_json(d: dict) -> "RunSpec":
         return RunSpec(**{**d, "extra": tuple(d.get("extra", ()))})
-
-
-def lockref_plan(sockets: int, cores_per_socket: int, ops: int, policies: tuple[str, ...], layouts: tuple[str, ...],
-                   intruder: bool) -> list[RunSpec]:
-    specs = [RunSpec("lockref", p, l, sockets, cores_per_socket, ops) for p in policies for l in layouts]
-    if intruder:
-        # Seed 004: a transient lock holder degrades retry100 to locked-only; the 2024 rework recovers.
-        specs += [RunSpec("lockref", p, "split", sockets, cores_per_socket, ops, intruder_period_us=2, intruder_hold_ns=500)
-                  for p in ("retry100", "unified")]
-    return specs
-
-
-def seeds_plan(*seeds: str) -> list[RunSpec]:
-    """The runs of the seed experiments (cohtb/experiments/seeds.py), all or the ones named."""
-    from cohtb.experiments.seeds import EXPERIMENTS
-
-    return [s for k, e in EXPERIMENTS.items() if not seeds or k in seeds for s in e.specs()]
-
-
-PLANS = {
-    # What the main job shows: every seed's SE experiment, each configuration 3 times (the full-system one needs
-    # the kernel source and its boots: `seed004-fs`, or `cohtb seeds --seed 004-fs --launch`).
-    "default": lambda: [s for s in seeds_plan() if not s.kernel],
-    **{f"seed{k}": (lambda k=k: seeds_plan(k)) for k in ("000", "001", "002", "003", "004", "004-fs")},
-    # The earlier fixed-work lockref matrix (60 get+put pairs per thread), 2x4 to 8x4.
-    "lockref-ops60": lambda: (lockref_plan(8, 4, 60, ("locked", "cmpxchg", "retry100", "unified"), ("shared", "split"), True)
-                              + [s for n in (2, 4) for s in lockref_plan(n, 4, 60, ("locked", "retry100"), ("shared", "split"), False)]),
-    # What a spin-wait poll costs in gem5 (PAUSE is a no-op there): 100-poll waits with and without PAUSE, 1x2.
-    "pause": lambda: [RunSpec("pause", p, "private", 1, 2, warmup_us=20, window_us=100, interval_us=10)
-                      for p in ("pause", "plain")],
-    # A quick check of the whole path.
-    "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
-}

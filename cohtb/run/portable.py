@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cohtb.fs.kernel import kernel_cache
-from cohtb.toolchain import ROOT
+from cohtb.places import ROOT, kernel_cache
 
 
 def roots(run_dir: Path, gem5_binary: Path | None) -> dict[str, Path]:

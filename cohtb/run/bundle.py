@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 from cohtb.atomic import atomic_dir, writable_dir, write_text_atomic
-from cohtb.sim.manifest import dump
-from cohtb.sim.portable import portable
-from cohtb.sim.runs import Run
+from cohtb.run.manifest import dump
+from cohtb.run.portable import portable
+from cohtb.run.runs import Run
 from cohtb.toolchain import ROOT
 
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from cohtb.atomic import writable_dir, write_text_atomic
-from cohtb.sim.workloads import WORKLOADS, run_native
+from cohtb.se.workloads import WORKLOADS, run_native
 
 
 def run_matrix(names: list[str], threads: int, ops: int | None, repeat: int, out: Path | None) -> list[dict]:

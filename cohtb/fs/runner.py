@@ -14,13 +14,17 @@ import sys
 import time
 from pathlib import Path
 
+from concurrent.futures import ThreadPoolExecutor
+
 from cohtb.atomic import atomic_dir, write_json_atomic
 from cohtb.digest import file_sha256, inputs_digest
 from cohtb.errors import CohtbError
 from cohtb.fs import initramfs, kernel, symbols
-from cohtb.sim.launch import Live, Outcome, finished_run, record, tail
-from cohtb.sim.plans import RunSpec
-from cohtb.toolchain import ROOT
+from cohtb.places import ROOT
+from cohtb.run import gem5 as gem5_tool
+from cohtb.run.manifest import LineSymbols, Manifest
+from cohtb.run.recorder import manifest_of, tail
+from cohtb.run.spec import RunSpec
 from cohtb.trace import events
 
 CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
@@ -38,10 +42,6 @@ def _say(msg: str) -> None:
     sys.stdout.flush()
 
 
-def machine_args(spec: RunSpec) -> list[str]:
-    return ["--sockets", str(spec.sockets), "--cores-per-socket", str(spec.cores_per_socket)]
-
-
 def prepare_kernels(specs: list[RunSpec]) -> dict[str, kernel.Built]:
     """Every variant the runs need, built (or found in the cache) one after another: make uses every core."""
     ramfs = initramfs.build()
@@ -57,8 +57,8 @@ def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -
     _say(f"booting {built.variant.name} on {spec.sockets}x{spec.cores_per_socket} for its checkpoint (minutes)")
     t0 = time.monotonic()
     with atomic_dir(final) as tmp:
-        cmd = [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", str(CONFIG), "--mode", "boot", *machine_args(spec),
-               "--kernel", str(built.vmlinux), "--checkpoint", str(tmp / "ckpt"), "--out", str(tmp)]
+        cmd = gem5_tool.command(gem5, tmp, CONFIG, ["--mode", "boot", *spec.machine_args(), "--kernel", str(built.vmlinux),
+                                                    "--checkpoint", str(tmp / "ckpt"), "--out", str(tmp)], trace=None)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         last = time.monotonic()
         while proc.poll() is None:
@@ -118,15 +118,47 @@ def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kerne
     return {"cache_line": 64, "layout": variant.layout, "objects": out}
 
 
-def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built: kernel.Built,
-               ckpt: Path, live: Live | None = None, declaration: dict | None = None) -> Outcome:
-    def command(tmp: Path) -> list[str]:
-        initramfs.payload(guest_script(spec), tmp / "payload.tar")
-        return [str(gem5), "-re", f"--outdir={tmp / 'gem5'}", "--debug-file=trace.gz", str(CONFIG), "--mode", "run",
-                *machine_args(spec), "--kernel", str(built.vmlinux), "--checkpoint", str(ckpt / "ckpt"),
-                "--payload", str(tmp / "payload.tar"), "--out", str(tmp)]
+class FSRunner:
+    def check(self, spec: RunSpec) -> None:
+        v = kernel.variant(spec.kernel)
+        if spec.workload != kernel.FS_WORKLOAD or (spec.policy, spec.layout) != (v.policy, v.layout):
+            raise CohtbError(f"run {spec.id}: a full-system run is {kernel.FS_WORKLOAD} with its kernel's policy and "
+                             f"layout ({v.policy}, {v.layout})")
+        if spec.intruder_period_us or spec.ops:
+            raise CohtbError(f"run {spec.id}: a full-system run is timed and has no intruder")
+        if spec.home_socket:   # its boot checkpoint is of one machine; the placement moves its lines instead
+            raise CohtbError(f"run {spec.id}: a full-system run keeps every line's home (home_socket 0)")
 
-    def finish(tmp: Path, roi: dict, cmd: list[str], t0: float) -> dict:
+    def prepare(self, specs: list[RunSpec], gem5: Path, timeout: float, workers: int) -> dict:
+        """Run id -> (kernel build, checkpoint), or the error that prevents the run: the kernels built first (each
+        uses every core), then one boot per (kernel, machine), `workers` at a time."""
+        if not specs:
+            return {}
+        built = prepare_kernels(specs)
+        boots = {(s.kernel, s.sockets, s.cores_per_socket): s for s in specs}
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {k: pool.submit(checkpoint, built[k[0]], s, gem5, timeout) for k, s in boots.items()}
+        ready: dict = {}
+        for s in specs:
+            fut = futures[s.kernel, s.sockets, s.cores_per_socket]
+            err = fut.exception()
+            ready[s.id] = (f"no checkpoint: {err}" if isinstance(err, CohtbError) else
+                           f"no checkpoint: {type(err).__name__}: {err}") if err else (built[s.kernel], fut.result())
+        return ready
+
+    def command(self, spec: RunSpec, run_dir: Path, gem5: Path, prepared: tuple[kernel.Built, Path]) -> list[str]:
+        built, ckpt = prepared
+        initramfs.payload(guest_script(spec), run_dir / "payload.tar")
+        return gem5_tool.command(gem5, run_dir, CONFIG, [
+            "--mode", "run", *spec.machine_args(), "--kernel", str(built.vmlinux), "--checkpoint", str(ckpt / "ckpt"),
+            "--payload", str(run_dir / "payload.tar"), "--out", str(run_dir)])
+
+    def pagemap(self, run_dir: Path) -> None:
+        return None   # the trace's addresses are physical
+
+    def finish(self, spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float,
+               prepared: tuple[kernel.Built, Path]) -> Manifest:
+        built, ckpt = prepared
         if roi.get("error"):
             raise CohtbError(f"{spec.id}: {roi['error']}")
         try:
@@ -138,7 +170,7 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
                                  f"{spec.id}: gem5/{RESULT} kernel_objects")
         workload["layout_map"] = layout_map(objects, built.layout, built.variant)
         boot = json.loads((ckpt / "boot.json").read_text())
-        manifest = finished_run(
+        manifest = manifest_of(
             spec, tmp, roi, cmd, t0, workload, initramfs.GUEST_BUILD / "stat_file", None, layout_how="kernel-report",
             files={"console": f"gem5/{CONSOLE}"},
             kernel={**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
@@ -146,24 +178,7 @@ def run_fs_one(spec: RunSpec, runs_dir: Path, gem5: Path, timeout: float, built:
             # The set-up on atomic CPUs, from the checkpoint to the switch to timing ones.
             atomic_setup={"simulated_seconds": round(roi["switch_tick"] / 1e12 - boot["simulated_seconds"], 9)})
         # The kernel's globals among the trace's lines, by name (the reported objects' fields are the layout).
-        _, recs = events.read_all(tmp / manifest["files"]["events"])
-        manifest["kernel_symbols"] = symbols.name_lines(set(recs["line"].tolist()), symbols.data_symbols(built.vmlinux))
+        _, recs = events.read_all(tmp / manifest.files.events)
+        manifest.kernel_symbols = [LineSymbols.model_validate(x) for x in
+                                   symbols.name_lines(set(recs["line"].tolist()), symbols.data_symbols(built.vmlinux))]
         return manifest
-
-    return record(spec, runs_dir, timeout, command, finish, live, declaration)
-
-
-def fs_specs(kernels: list[str], sockets: int, cores_per_socket: int, warmup_us: int, window_us: int, interval_us: int,
-             seeds: list[int], op: str = "stat", skew_ns: int = 0, offsets: tuple[int | None, ...] = (None,)) -> list[RunSpec]:
-    """kernel x dentry line offset x seed. offsets: stat_file --dentry-line-offset (None: where the allocator puts
-    the file's dentry)."""
-    out = []
-    for name in kernels:
-        v = kernel.variant(name)
-        for offset in offsets:
-            extra = ("--op", op) + (("--dentry-line-offset", str(offset)) if offset is not None else ())
-            for seed in seeds:
-                out.append(RunSpec(kernel.FS_WORKLOAD, v.policy, v.layout, sockets, cores_per_socket, extra=extra,
-                                   warmup_us=warmup_us, window_us=window_us, interval_us=interval_us, seed=seed,
-                                   skew_ns=skew_ns, kernel=name))
-    return out

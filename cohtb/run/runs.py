@@ -11,9 +11,10 @@ import numpy as np
 from cohtb.trace import events as ev
 from cohtb.errors import CohtbError
 from cohtb.trace.layout import Field
-from cohtb.sim.manifest import Manifest
-from cohtb.sim.manifest import load as load_manifest
-from cohtb.sim.plans import RunSpec
+from cohtb.run.manifest import Manifest
+from cohtb.run.manifest import load as load_manifest
+from cohtb.places import REFERENCE_RUNS, ROOT, RUNS
+from cohtb.run.spec import RunSpec
 
 
 @dataclass
@@ -90,7 +91,7 @@ def load(path: Path | str) -> Run:
     return Run(path, load_manifest(mpath))
 
 
-RUN_DIRS = ("results/runs", "reference-runs")   # where a run named by its id is looked for
+RUN_DIRS = (RUNS, REFERENCE_RUNS.relative_to(ROOT))   # where a run named by its id is looked for
 
 
 def resolve(name: Path | str) -> Path:
@@ -99,13 +100,27 @@ def resolve(name: Path | str) -> Path:
     p = Path(name)
     if p.exists():
         return p
-    from cohtb.toolchain import ROOT
-
     for base in dict.fromkeys((Path.cwd(), ROOT)):
         for d in RUN_DIRS:
             if (base / d / p / "manifest.json").exists():
                 return base / d / p
-    raise CohtbError(f"{name}: no such run directory or file, nor a run of that id in {' or '.join(RUN_DIRS)}/")
+    raise CohtbError(f"{name}: no such run directory or file, nor a run of that id in {' or '.join(map(str, RUN_DIRS))}/")
+
+
+def kept(specs: list[RunSpec], dirs: list[Path]) -> tuple[list[Run], list[str]]:
+    """The finished runs of these specs found in the first of `dirs` that has each, and the ids not found.
+    A run of that id recorded from another spec (an older warm-up, say) is an error, not a match."""
+    runs, missing = [], []
+    for spec in specs:
+        found = next((d / spec.id for d in dirs if (d / spec.id / "manifest.json").exists()), None)
+        if found is None:
+            missing.append(spec.id)
+            continue
+        run = load(found)
+        if run.spec != spec:
+            raise CohtbError(f"{run.path}: recorded from another spec than the experiment's ({run.spec} != {spec})")
+        runs.append(run)
+    return runs, missing
 
 
 def discover(paths: list[Path]) -> list[Run]:

@@ -1,0 +1,25 @@
+"""What several verbs' options and output share."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+from cohtb.tables import TERMINAL_WIDTH
+
+RUNS_HELP = "run directories, directories of runs, or run ids (looked up in results/runs/ and reference-runs/)"
+ANALYSIS_HELP = "where RUN_ID/counters.json are kept (default: the analysis cache, $COHTB_CACHE or ~/.cache/cohtb)"
+JOBS_HELP = "parallel gem5 runs (default: the machine's cores)"
+
+
+def wrap(prose: str) -> str:
+    """A line of prose at the width of the tables around it."""
+    return textwrap.fill(prose, TERMINAL_WIDTH, break_on_hyphens=False, subsequent_indent="  ")
+
+
+def report_failures(outcomes) -> int:
+    """Each failed run on a line of its own; 1 if any failed."""
+    failed = [o for o in outcomes if o.status == "failed"]
+    for o in failed:
+        print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,31 @@
+"""`cohtb results`: docs/results.md, its figures and the generated results blocks, from the bundled runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cohtb.report import pages
+
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--check", action="store_true", help="only say whether they are current (exit 1 if not)")
+
+
+def run(args: argparse.Namespace) -> int:
+    built = pages.build()   # of this checkout, from its bundled runs
+    if built.missing:
+        print(f"cohtb results: {built.missing} of {built.missing + built.runs} runs are not recorded; their "
+              "declarations say so on the page", file=sys.stderr)
+    if args.check:
+        stale = built.stale()
+        if stale:
+            print(f"not what the kept runs give: {', '.join(map(str, stale))} (run `cohtb results`)", file=sys.stderr)
+            return 1
+        print(f"{pages.RESULTS} and the results blocks of {pages.README} and {pages.FS_DOC} match the kept runs")
+        return 0
+    built.write()
+    print(f"{built.root / pages.RESULTS}: written from {built.runs} runs; figures in {pages.FIGURES}/; the results "
+          f"blocks of {pages.README} and {pages.FS_DOC} updated")
+    return 0

@@ -1,0 +1,21 @@
+"""`cohtb run`: the main job."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cohtb import mainjob
+from cohtb.commands._shared import JOBS_HELP
+
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default="results", help="where runs, counters and the report go (its report is replaced)")
+    p.add_argument("--matrix", default="default", help="the run plan to launch when gem5 is found")
+    p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
+    p.add_argument("--timeout", type=float, default=3600, help="seconds per gem5 run")
+
+
+def run(args: argparse.Namespace) -> int:
+    return mainjob.run(Path(args.out), args.matrix, args.jobs, args.timeout)

@@ -1,0 +1,70 @@
+"""`cohtb seeds`: the experiment of each seed: list them, record one's runs, print published vs simulated."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cohtb.atomic import writable_dir
+from cohtb.commands._shared import JOBS_HELP, report_failures, wrap
+from cohtb.errors import CohtbError
+from cohtb.experiments import declarations
+from cohtb.experiments.seeds import EXPERIMENTS
+from cohtb.launch import launch
+from cohtb.places import REFERENCE_RUNS, RUNS
+from cohtb.report.results import history_in, latest_complete, point_table, verdict_rows
+from cohtb.run import gem5
+from cohtb.run.runs import kept
+
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", help=f"the seed: {', '.join(EXPERIMENTS)} or all (each in turn); without: list the "
+                   "experiments")
+    p.add_argument("--launch", action="store_true", help="first record the runs that are missing (needs gem5)")
+    p.add_argument("--runs", default=str(RUNS), help="where --launch puts run directories")
+    p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
+    p.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+
+
+def run(args: argparse.Namespace) -> int:
+    dirs = list(dict.fromkeys([Path(args.runs), RUNS, REFERENCE_RUNS]))
+    if args.seed is None:
+        for e in EXPERIMENTS.values():
+            runs, _ = kept(e.specs(), dirs)
+            print(f"seed {e.seed}: {e.title} — {e.base_name} vs {e.new_name}; declaration {e.declaration.id}; "
+                  f"{len(runs)}/{len(e.specs())} runs kept")
+        return 0
+    if args.seed == "all":   # every seed in turn, the full-system one last (its boots are the longest)
+        return max(one_seed(k, args, dirs) for k in EXPERIMENTS)
+    if args.seed not in EXPERIMENTS:
+        raise CohtbError(f"--seed {args.seed}: no such experiment (known: {', '.join(EXPERIMENTS)}, all)")
+    return one_seed(args.seed, args, dirs)
+
+
+def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
+    e = EXPERIMENTS[seed]
+    if args.launch:
+        if gem5.find() is None:
+            raise CohtbError(f"--launch needs gem5: {gem5.why_missing()}")
+        declared = declarations.records_for(e.specs())   # committed before its runs, or refused here
+        _, missing = kept(e.specs(), dirs)
+        todo = [s for s in e.specs() if s.id in missing]
+        writable_dir(args.runs)
+        print(f"cohtb seeds: seed {e.seed}, declaration {e.declaration.id}: {len(todo)} of {len(e.specs())} runs to "
+              f"record into {args.runs}", flush=True)
+        if report_failures(launch(todo, Path(args.runs), args.jobs, args.timeout, declared=declared)):
+            return 1
+    history = history_in(seed, dirs)
+    res = history[-1]
+    if not res.complete:
+        print(wrap(f"seed {e.seed}: {len(res.missing)} runs of declaration {e.declaration.id} are not recorded (first: "
+                   f"{res.missing[0]}); `cohtb seeds --seed {e.seed} --launch` records them with gem5"))
+        res = latest_complete(history[:-1])
+        if res is None:
+            return 2
+        print(wrap(f"Under the earlier declaration {res.declaration.id}, whose runs are kept:"))
+    print(point_table(res).text())
+    for row in verdict_rows(res)[1 if res.points else 0:]:
+        print(wrap(f"{row[0]}: {row[-1]}"))
+    return 0

@@ -1,0 +1,91 @@
+"""Sets of runs to launch: the named plans (`cohtb launch --matrix`, `cohtb run`) and one-off runs built from the
+command line's options. A measurement parameter a one-off run is not given comes from the declaration of the seed
+its workload stands for, so that a one-off run and a declared one measure alike; the command line holds none."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cohtb.errors import CohtbError
+from cohtb.experiments import declarations
+from cohtb.experiments.declarations import Declaration
+from cohtb.experiments.seeds import EXPERIMENTS, full_system
+from cohtb.run.spec import RunSpec
+
+FS_SEED = "004-fs"     # the full-system experiment: one-off full-system runs measure as it declares
+SE_SEED = "000"        # the experiment whose measurement a workload no seed experiment runs takes
+
+
+def lockref_plan(sockets: int, cores_per_socket: int, ops: int, policies: tuple[str, ...], layouts: tuple[str, ...],
+                 intruder: bool) -> list[RunSpec]:
+    specs = [RunSpec("lockref", p, l, sockets, cores_per_socket, ops) for p in policies for l in layouts]
+    if intruder:
+        # Seed 004: a transient lock holder degrades retry100 to locked-only; the 2024 rework recovers.
+        specs += [RunSpec("lockref", p, "split", sockets, cores_per_socket, ops, intruder_period_us=2, intruder_hold_ns=500)
+                  for p in ("retry100", "unified")]
+    return specs
+
+
+def seeds_plan(*seeds: str) -> list[RunSpec]:
+    """The runs of the seed experiments (cohtb/experiments/seeds.py), all or the ones named."""
+    return [s for k, e in EXPERIMENTS.items() if not seeds or k in seeds for s in e.specs()]
+
+
+PLANS = {
+    # What the main job shows: every seed's SE experiment as declared (the full-system one needs the kernel source
+    # and its boots: `seed004-fs`, or `cohtb seeds --seed 004-fs --launch`).
+    "default": lambda: [s for s in seeds_plan() if not s.kernel],
+    **{f"seed{k}": (lambda k=k: seeds_plan(k)) for k in EXPERIMENTS},
+    # The earlier fixed-work lockref matrix (60 get+put pairs per thread), 2x4 to 8x4.
+    "lockref-ops60": lambda: (lockref_plan(8, 4, 60, ("locked", "cmpxchg", "retry100", "unified"), ("shared", "split"), True)
+                              + [s for n in (2, 4) for s in lockref_plan(n, 4, 60, ("locked", "retry100"), ("shared", "split"), False)]),
+    # What a spin-wait poll costs in gem5 (PAUSE is a no-op there): 100-poll waits with and without PAUSE, 1x2.
+    "pause": lambda: [RunSpec("pause", p, "private", 1, 2, warmup_us=20, window_us=100, interval_us=10)
+                      for p in ("pause", "plain")],
+    # A quick check of the whole path.
+    "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
+}
+
+
+def plan(name: str) -> list[RunSpec]:
+    if name not in PLANS:
+        raise CohtbError(f"unknown run plan '{name}' (known: {', '.join(PLANS)})")
+    return PLANS[name]()
+
+
+def measuring(workload: str) -> Declaration:
+    """The declaration whose measurement (warm-up, window, interval, skew) a one-off run of this workload takes:
+    that of the seed experiment that runs it, else seed 000's."""
+    for e in EXPERIMENTS.values():
+        if any(s.workload == workload for s in e.specs()):
+            return e.declaration
+    return declarations.current(SE_SEED)
+
+
+def _measure(d: Declaration, warmup_us: int | None, window_us: int | None, interval_us: int | None,
+             skew_ns: int | None) -> dict:
+    given = {"warmup_us": warmup_us, "window_us": window_us, "interval_us": interval_us, "skew_ns": skew_ns}
+    return {k: getattr(d, k) if v is None else v for k, v in given.items()}
+
+
+def workload_runs(workload: str, policies: list[str], layouts: list[str], sockets: int, cores_per_socket: int, *,
+                  ops: int = 0, intruder_period_us: int = 0, cpu: str = "timing", seed: int = 0,
+                  warmup_us: int | None = None, window_us: int | None = None, interval_us: int | None = None,
+                  skew_ns: int | None = None) -> list[RunSpec]:
+    """One-off SE runs: policy x layout. ops > 0: fixed work per thread; else a timed window measured as
+    `measuring(workload)` declares, unless given."""
+    timed = {} if ops else {"seed": seed, **_measure(measuring(workload), warmup_us, window_us, interval_us, skew_ns)}
+    return [RunSpec(workload, p, l, sockets, cores_per_socket, ops, intruder_period_us, cpu=cpu, **timed)
+            for p in policies for l in layouts]
+
+
+def full_system_runs(kernels: list[str], sockets: int, cores_per_socket: int, seeds: list[int], op: str = "stat",
+                     offsets: tuple[int | None, ...] = (None,), *, warmup_us: int | None = None,
+                     window_us: int | None = None, interval_us: int | None = None,
+                     skew_ns: int | None = None) -> list[RunSpec]:
+    """One-off full-system runs: kernel x dentry line offset x seed, measured as seed 004-fs declares unless given.
+    offsets: stat_file --dentry-line-offset (None: where the allocator puts the file's dentry)."""
+    d = replace(declarations.current(FS_SEED), **_measure(declarations.current(FS_SEED), warmup_us, window_us,
+                                                          interval_us, skew_ns))
+    return [replace(full_system(d, k, sockets, cores_per_socket, op, offset), seed=seed)
+            for k in kernels for offset in offsets for seed in seeds]

@@ -1,0 +1,57 @@
+"""The pages `cohtb results` writes from the bundled runs, the same on every checkout: docs/results.md and its
+figures, and the generated results blocks of README.md and docs/fs.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from cohtb.analysis.pipeline import metrics_for
+from cohtb.atomic import write_text_atomic, writing
+from cohtb.experiments.seeds import HISTORY
+from cohtb.places import REFERENCE_RUNS, ROOT
+from cohtb.report import results, seed_plots
+from cohtb.report.results import SeedResult
+from cohtb.run.runs import kept
+
+RESULTS, README, FS_DOC, FIGURES = "docs/results.md", "README.md", "docs/fs.md", "docs/results"   # in the checkout
+
+
+@dataclass
+class Pages:
+    root: Path                         # the checkout they are written into
+    page: str                          # docs/results.md
+    blocks: list[tuple[Path, str]]     # (page, its generated block)
+    history: dict[str, list[SeedResult]]
+    runs: int                          # runs the pages are written from
+    missing: int                       # runs declared but not recorded (their declarations say so on the page)
+
+    def stale(self) -> list[Path]:
+        """The pages that are not what the kept runs give."""
+        page = self.root / RESULTS
+        out = [] if page.exists() and page.read_text() == self.page else [page]
+        return out + [p for p, b in self.blocks if not results.write_block(p, b, check=True)]
+
+    def write(self) -> None:
+        figures = self.root / FIGURES
+        with writing(figures):   # the figures are written by their own means
+            seed_plots.write_all([r for r in map(results.shown, self.history.values()) if r is not None], figures,
+                                 self.history)
+        write_text_atomic(self.root / RESULTS, self.page)
+        for path, block in self.blocks:
+            with writing(path):
+                results.write_block(path, block, check=False)
+
+
+def build(root: Path | None = None, reference_runs: Path | None = None) -> Pages:
+    """The pages of the checkout at `root` (default: this one) from the runs bundled in `reference_runs`."""
+    root, reference_runs = root or ROOT, reference_runs or REFERENCE_RUNS
+    specs = list(dict.fromkeys(s for versions in HISTORY.values() for e in versions
+                               for s in [*e.specs(), *e.sensitivity]))
+    runs, missing = kept(specs, [reference_runs])
+    ms = metrics_for(runs, None, check_model=False)
+    history = results.seed_history(ms)
+    drawn = [r for r in map(results.shown, history.values()) if r is not None]
+    page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history))
+    blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms))]
+    return Pages(root, page, blocks, history, len(runs), len(missing))

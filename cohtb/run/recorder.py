@@ -1,0 +1,227 @@
+"""One gem5 run recorded into its run directory, whatever runs it: a temporary directory, gem5's process, the
+trace ingested (afterwards, or live through a pipe), the manifest, and the rename into place.
+
+A run directory with a manifest is always whole: the directory is renamed into place only once its manifest is
+written, and a re-run skips it. A failed run leaves <id>.failed.json with the tail of gem5's own error and
+nothing else. What differs between an SE and a full-system run is its Runner's."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from cohtb.atomic import install, write_json_atomic
+from cohtb.contract import block_socket_map
+from cohtb.digest import file_sha256
+from cohtb.errors import CohtbError
+from cohtb.monitor import live as live_monitor, ondemand, rtl
+from cohtb.run import gem5 as gem5_tool
+from cohtb.run.manifest import MANIFEST_VERSION, DeclarationRecord, Manifest, dump
+from cohtb.run.portable import portable, roots
+from cohtb.run.spec import RunSpec
+from cohtb.trace import ingest
+from cohtb.trace.layout import load_pagemap, translate
+
+ROI = "roi.json"   # what the gem5 config writes into the run directory: ticks, machine, controllers, exit
+
+
+class Runner(Protocol):
+    """What records one kind of run (SE: cohtb/se/runner.py; full system: cohtb/fs/runner.py)."""
+
+    def check(self, spec: RunSpec) -> None:
+        """Refuse a spec this runner cannot record (one line naming the run), before anything runs."""
+
+    def prepare(self, specs: list[RunSpec], gem5: Path, timeout: float, workers: int) -> dict[str, Any]:
+        """Run id -> what its command needs (built once for all the runs: a kernel, a boot checkpoint), or the
+        error, as a string, that prevents the run."""
+
+    def command(self, spec: RunSpec, run_dir: Path, gem5: Path, prepared: Any) -> list[str]:
+        """gem5's command line, writing into the (temporary) run directory."""
+
+    def pagemap(self, run_dir: Path) -> Path | None:
+        """The TLB mappings that turn the trace's addresses physical (SE), or None: they are physical already."""
+
+    def finish(self, spec: RunSpec, run_dir: Path, roi: dict, cmd: list[str], t0: float, prepared: Any) -> Manifest:
+        """The manifest, from what gem5 and the workload left in the run directory (manifest_of does the common part)."""
+
+
+@dataclass
+class Outcome:
+    spec: RunSpec
+    status: str          # "done", "skipped", "failed"
+    seconds: float = 0.0
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Live:
+    """A live run (cohtb launch --live): the trace goes through a pipe into the ingest and the monitor while gem5
+    runs (cohtb/monitor/live.py), with a snapshot every interval of the run's (its --interval-us of simulated
+    time); no trace file is kept unless keep_trace."""
+
+    keep_trace: bool = False
+
+
+def tail(path: Path, lines: int = 25) -> str:
+    if not path.exists():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def gem5_version(simout: Path) -> str:
+    m = re.search(r"gem5 version (\S+)", simout.read_text(errors="replace")) if simout.exists() else None
+    return m.group(1) if m else "unknown"
+
+
+def build_live_monitors(specs: list[RunSpec]) -> None:
+    """Each monitor the live runs need, built once before they start, not in parallel inside them."""
+    for cores, sockets in sorted({(s.cores, s.sockets) for s in specs}):
+        rtl.build_library(ondemand.config_for(cores, sockets)[0])
+
+
+def start_live(spec: RunSpec, tmp: Path, live: Live, pagemap: Path | None) -> live_monitor.LiveIngest:
+    """The pipe gem5 will write its trace into, and the ingest and the monitor reading it."""
+    variant, _ = ondemand.config_for(spec.cores, spec.sockets)
+    (tmp / "gem5").mkdir(exist_ok=True)
+    cmd = ingest.command(tmp / "gem5" / "trace.pipe", tmp / "events.cohtb", tmp / "gem5",
+                         block_socket_map(spec.cores_per_socket, spec.cores), {"run": spec.id, "trace": "live"},
+                         pagemap=pagemap)
+    if live.keep_trace:
+        cmd += ["--copy-input", str(tmp / "gem5" / gem5_tool.TRACE)]
+    # No regions: the fields' addresses are known only once the run has ended (its layout map); the totals, the
+    # socket matrix and the hot-line table need none. The report's replay adds the regions.
+    session = live_monitor.LiveIngest(tmp / "gem5" / "trace.pipe", cmd, variant, lambda: [],
+                                      int((spec.interval_us or 10) * 1_000_000))   # µs -> ticks (ps); fixed work: 10 µs
+    session.start()
+    return session
+
+
+def record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: Path, timeout: float,
+           live: Live | None = None, declaration: dict | None = None) -> Outcome:
+    """One run into runs_dir/<id>; `declaration` the record of the declaration the run is recorded under, kept in
+    the manifest."""
+    final = runs_dir / spec.id
+    failed = runs_dir / f"{spec.id}.failed.json"
+    if (final / "manifest.json").exists():
+        return Outcome(spec, "skipped")
+    t0 = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.id}.", dir=runs_dir))
+    cmd: list[str] = []
+    session = None
+    try:
+        cmd = runner.command(spec, tmp, gem5, prepared)
+        if live:
+            session = start_live(spec, tmp, live, runner.pagemap(tmp))
+            cmd = ["--debug-file=trace.pipe" if a == f"--debug-file={gem5_tool.TRACE}" else a for a in cmd]
+        rc, stderr = run_gem5(cmd, timeout, session)
+        if rc != 0:
+            first = session.abort() if session else None   # a monitor that failed first took gem5 down with it
+            session = None
+            raise CohtbError(first or f"gem5 exited {rc}:\n{tail(tmp / 'gem5' / 'simerr.txt') or stderr[-3000:]}")
+        if session:
+            try:
+                counts, series = session.finish()
+            except CohtbError:
+                roi_error = json.loads((tmp / ROI).read_text()).get("error") if (tmp / ROI).exists() else None
+                if roi_error:   # nothing traced because of it: say that, not what the ingest made of no trace
+                    raise CohtbError(f"{spec.id}: {roi_error}") from None
+                raise
+            session.fifo.unlink()   # a run directory holds files only, and only the run's
+            (tmp / "gem5" / "sockets").unlink()
+            write_json_atomic(tmp / "ingest.json", counts)
+            write_json_atomic(tmp / "live.json", {"variant": session.variant, "regions": [], **series.to_json()})
+            session = None
+        roi = json.loads((tmp / ROI).read_text()) if (tmp / ROI).exists() else {}
+        if "roi_seconds" not in roi:
+            raise CohtbError(f"the workload never reached work-end (gem5 exit: {roi.get('exit_cause', 'unknown')}):\n"
+                             f"{tail(tmp / 'workload.stderr') or tail(tmp / 'gem5' / 'workload.stderr')}\n"
+                             f"{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
+                             f"{tail(tmp / 'gem5' / 'simerr.txt')}")
+        manifest = runner.finish(spec, tmp, roi, cmd, t0, prepared)
+        if declaration:
+            manifest.declaration = DeclarationRecord(**declaration)
+        write_json_atomic(tmp / "manifest.json", portable(dump(manifest), roots(tmp, Path(cmd[0]))))
+        # Over an incomplete leftover (no manifest), replacing only what cohtb wrote there; the manifest last, since
+        # it is what says the run is whole.
+        install(tmp, final, last=("manifest.json",))
+        failed.unlink(missing_ok=True)
+        return Outcome(spec, "done", time.monotonic() - t0)
+    except (CohtbError, OSError, KeyError, json.JSONDecodeError) as e:
+        msg = str(e) if isinstance(e, CohtbError) else f"{type(e).__name__}: {e}"
+        write_json_atomic(failed, {"id": spec.id, "spec": spec.to_json(), "command": cmd, "error": msg})
+        return Outcome(spec, "failed", time.monotonic() - t0, msg)
+    finally:
+        if session:
+            session.abort()
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_gem5(cmd: list[str], timeout: float, session=None) -> tuple[int, str]:
+    """gem5's exit status and stderr; killed at the timeout. A live run's gem5 is also stopped as soon as its live
+    side fails: gem5 ignores SIGPIPE and would simulate on, writing into a pipe nobody reads."""
+    deadline = time.monotonic() + timeout
+    with tempfile.TemporaryFile("w+") as err:   # a file, not a pipe: nothing to drain while polling
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        while True:
+            try:
+                rc = proc.wait(timeout=1)
+                break
+            except subprocess.TimeoutExpired:
+                why = session.failure() if session else None
+                if why or time.monotonic() > deadline:
+                    proc.kill()
+                    proc.wait()
+                    raise CohtbError(why + " (gem5 stopped)" if why else f"gem5 ran past the {timeout:.0f} s timeout")
+        err.seek(0)
+        return rc, err.read()
+
+
+def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, workload: dict,
+                workload_binary: Path, pagemap: Path | None, layout_how: str | None = None, files: dict | None = None,
+                **extra) -> Manifest:
+    """What every run does with gem5's output: the trace ingested (pagemap: the TLB mappings of an SE run; None:
+    the trace's addresses are physical already), the layout map placed, the trace kept, and the manifest."""
+    trace = tmp / "gem5" / gem5_tool.TRACE
+    source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
+    socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
+    if (tmp / "ingest.json").exists():   # a live run: ingested while gem5 ran, with the spec's socket map
+        counts = json.loads((tmp / "ingest.json").read_text())
+        (tmp / "ingest.json").unlink()   # now in the manifest
+        if socket_of_core != block_socket_map(spec.cores_per_socket, len(socket_of_core)):
+            raise CohtbError("gem5's cores are not numbered socket by socket: a live run's socket map was wrong")
+    else:
+        t_ingest = time.monotonic()
+        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=pagemap)
+        counts["host_seconds"] = round(time.monotonic() - t_ingest, 2)
+    fields = translate(workload["layout_map"], load_pagemap(pagemap) if pagemap else None, f"{spec.id}: layout map")
+    if layout_how:
+        fields = [replace(f, how=layout_how) for f in fields]
+    kept_trace = trace.exists()   # a live run keeps it only with --keep-trace
+    if kept_trace:
+        shutil.move(str(trace), tmp / "trace.gz")
+    return Manifest.model_validate({
+        "cohtb_run": MANIFEST_VERSION,
+        "id": spec.id,
+        "spec": spec.to_json(),
+        **extra,
+        "workload_binary": {"path": str(workload_binary), "sha256": file_sha256(workload_binary)},
+        "gem5": {"binary": cmd[0], "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
+                 "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause")},
+        "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
+        "controllers": roi["controllers"],
+        "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
+        "workload": workload,
+        "ingest": counts,
+        "files": {"events": "events.cohtb", **({"trace": "trace.gz"} if kept_trace else {}),
+                  **({"pagemap": "pagemap.txt"} if pagemap else {}),
+                  **({"live": "live.json"} if (tmp / "live.json").exists() else {}), **(files or {}), "gem5": "gem5/"},
+        "layout": [f.to_json() for f in fields],
+    })

@@ -1,0 +1,50 @@
+"""The SE runner: a workload binary on gem5-configs/cohtb_se.py, its addresses made physical by the TLB mappings
+gem5 traced."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cohtb.errors import CohtbError
+from cohtb.places import ROOT
+from cohtb.run import gem5
+from cohtb.run.manifest import Manifest
+from cohtb.run.recorder import manifest_of, tail
+from cohtb.run.spec import RunSpec
+from cohtb.se.workloads import WORKLOADS, binary
+
+CONFIG = ROOT / "gem5-configs" / "cohtb_se.py"
+
+
+def command(spec: RunSpec, run_dir: Path, gem5_binary: Path, trace: str | None = gem5.TRACE,
+            config_args: tuple[str, ...] = ()) -> list[str]:
+    """The run's gem5 command line (config_args: more of cohtb_se.py's, e.g. --no-trace)."""
+    return gem5.command(gem5_binary, run_dir, CONFIG, [
+        *config_args, *spec.machine_args(), "--cpu", spec.cpu, "--binary", str(binary(spec.workload)),
+        "--out", str(run_dir), "--", *spec.workload_args()], trace)
+
+
+class SERunner:
+    def check(self, spec: RunSpec) -> None:
+        w = WORKLOADS.get(spec.workload)
+        if w is None:
+            raise CohtbError(f"run {spec.id}: unknown workload '{spec.workload}'")
+        if spec.policy not in w.policies or spec.layout not in w.layouts:
+            raise CohtbError(f"run {spec.id}: {spec.workload} takes policies {w.policies} and layouts {w.layouts}")
+
+    def prepare(self, specs: list[RunSpec], gem5_binary: Path, timeout: float, workers: int) -> dict:
+        return {s.id: None for s in specs}   # the binaries are built by the set-up (check found them)
+
+    def command(self, spec: RunSpec, run_dir: Path, gem5_binary: Path, prepared: None) -> list[str]:
+        return command(spec, run_dir, gem5_binary)
+
+    def pagemap(self, run_dir: Path) -> Path:
+        return run_dir / "pagemap.txt"
+
+    def finish(self, spec: RunSpec, run_dir: Path, roi: dict, cmd: list[str], t0: float, prepared: None) -> Manifest:
+        try:
+            workload = json.loads((run_dir / "workload.stdout").read_text())
+        except (OSError, json.JSONDecodeError):
+            raise CohtbError(f"the workload printed no JSON result:\n{tail(run_dir / 'workload.stderr')}") from None
+        return manifest_of(spec, run_dir, roi, cmd, t0, workload, binary(spec.workload), self.pagemap(run_dir))

@@ -1,0 +1,52 @@
+"""The region of interest both cohtb configs mark, and roi.json, what they leave for the recorder
+(cohtb/run/recorder.py): the region's ticks, the machine and its controllers, how gem5 exited.
+
+The workload calls m5 work-begin twice (set up, then the window opens) and work-end once (the window closed);
+ProtocolTrace is on between the second work-begin and the work-end. gem5 runs on after work-end, untraced, so
+the workload can write its result."""
+
+import json
+import os
+
+import m5
+from m5 import debug
+
+from .machine import machine_record
+
+
+class Region:
+    def __init__(self, trace: bool = True, on_setup=None, **record):
+        self.trace, self.on_setup = trace, on_setup
+        self.roi = dict(record)
+
+    def mark(self, name: str) -> None:
+        self.roi[name] = m5.curTick()
+
+    def work_begin(self):
+        """gem5's exit-event handler for work-begin."""
+        self.mark("setup_tick")
+        if self.on_setup:
+            self.on_setup()
+        yield False
+        self.mark("begin_tick")
+        if self.trace:
+            debug.flags["ProtocolTrace"].enable()
+        yield False
+
+    def work_end(self):
+        self.mark("end_tick")
+        debug.flags["ProtocolTrace"].disable()
+        yield False
+
+    def write(self, out: str, simulator, opts, hierarchy, cpu: str, params: dict, **more) -> dict:
+        """roi.json into out, written whole under a temporary name and renamed."""
+        roi = self.roi
+        roi.update({"exit_cause": simulator.get_last_exit_event_cause(), "final_tick": m5.curTick(), "params": params,
+                    **more, **machine_record(opts, hierarchy, cpu)})
+        if "begin_tick" in roi and "end_tick" in roi:
+            roi["roi_seconds"] = (roi["end_tick"] - roi["begin_tick"]) / 1e12
+        tmp = os.path.join(out, "roi.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(roi, f, indent=1)
+        os.replace(tmp, os.path.join(out, "roi.json"))
+        return roi

@@ -1,0 +1,102 @@
+"""The import graph of the cohtb package: stages in one order, each importing only its own and earlier ones; no
+import cycle between modules; no cohtb import inside a function, where it could hide a cycle (the CLI imports a
+verb's module by name, with importlib, only when the verb is given). docs/architecture.md describes the stages."""
+
+import ast
+from pathlib import Path
+
+from cohtb.places import ROOT
+
+PACKAGE = ROOT / "cohtb"
+# Earliest first. A module may import from its own stage and from earlier ones, never from a later one.
+STAGES = [
+    {"errors", "places", "atomic", "digest", "toolchain", "tables"},   # what every stage uses
+    {"contract"},      # the event format and the counting rules, generated into Python, C and Scala
+    {"trace"},         # gem5's ProtocolTrace -> event files
+    {"monitor"},       # counting: the models and the Verilated RTL, offline and live
+    {"fpga"},          # the FPGA flow of the monitor's Verilog
+    {"run"},           # a run: its spec, manifest, directory; the recorder and the scheduler
+    {"se", "fs"},      # the two runners: syscall emulation and full system
+    {"launch"},        # the runners put together
+    {"analysis"},      # a run's counters, reconciled with gem5, and its metrics
+    {"experiments"},   # the seeds' declared experiments, their rules and plans
+    {"report"},        # tables, plots, pages
+    {"mainjob"},       # cohtb run
+    {"commands"},      # one module per verb
+    {"cli"},
+]
+STAGE_OF = {name: i for i, names in enumerate(STAGES) for name in names}
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for p in PACKAGE.rglob("*.py"):
+        name = ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        out[name] = p
+    return out
+
+
+def imports(tree: ast.AST, known: dict[str, Path]) -> list[str]:
+    """The cohtb modules a syntax tree (a file's, a function's) imports."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "cohtb":
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                out.append(full if full in known else node.module)
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names if a.name.split(".")[0] == "cohtb"]
+    return out
+
+
+def tree(path: Path) -> ast.AST:
+    return ast.parse(path.read_text())
+
+
+def stage(module: str) -> int:
+    parts = module.split(".")
+    assert len(parts) > 1 and parts[1] in STAGE_OF, f"{module}: in no stage of STAGES"
+    return STAGE_OF[parts[1]]
+
+
+def test_every_module_is_in_a_stage():
+    for m in modules():
+        if m != "cohtb":
+            stage(m)
+
+
+def test_no_stage_imports_a_later_one():
+    known = modules()
+    upward = [f"{m} imports {t}" for m, p in known.items() if m != "cohtb"
+              for t in imports(tree(p), known) if t != "cohtb" and stage(t) > stage(m)]
+    assert not upward, upward
+
+
+def test_no_import_cycle_between_modules():
+    known = modules()
+    graph = {m: {t for t in imports(tree(p), known) if t in known and t != m} for m, p in known.items()}
+    state: dict[str, int] = {}   # 1: on the path, 2: done
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(path[path.index(t):] + [t]))
+            if t not in state:
+                visit(t, path + [t])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+
+
+def test_no_cohtb_import_inside_a_function():
+    known = modules()
+    hidden = []
+    for m, p in known.items():
+        for fn in ast.walk(tree(p)):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                hidden += [f"{m}.{fn.name} imports {t}" for t in imports(fn, known)]
+    assert not hidden, hidden
+
