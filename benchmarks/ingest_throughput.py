@@ -17,7 +17,7 @@ from pathlib import Path
 from cohtb.contract import contiguous_socket_map
 from cohtb.trace import ingest
 
-from cohtb.trace import synthetic_trace
+from cohtb.verify import synthetic_trace
 
 
 def main() -> None:

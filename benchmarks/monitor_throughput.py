@@ -14,7 +14,7 @@ import time
 
 from cohtb.monitor import config, replay, rtl
 from cohtb.monitor.counters import diff_counters
-from cohtb.trace import random_events as streams
+from cohtb.verify import random_events as streams
 
 # The replay harness's speed goal: events per second through the Verilated monitor on one core. ~5 M is what the
 # issue asks to keep; the replay is not the bottleneck (gem5 produces coherence events thousands of times slower),

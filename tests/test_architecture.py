@@ -14,6 +14,7 @@ STAGES = [
     {"contract"},      # the event format and the counting rules, generated into Python, C and Scala
     {"trace"},         # gem5's ProtocolTrace -> event files
     {"monitor"},       # counting: the models and the Verilated RTL, offline and live
+    {"verify"},        # the soak, and the generators of test streams
     {"fpga"},          # the FPGA flow of the monitor's Verilog
     {"run"},           # a run: its spec, manifest, directory; the recorder and the scheduler
     {"se", "fs"},      # the two runners: syscall emulation and full system

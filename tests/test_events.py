@@ -106,7 +106,7 @@ def test_bad_core_map_is_an_error():
 
 def test_random_streams_are_reproducible_and_carry_every_kind():
     from cohtb.contract import Kind
-    from cohtb.trace import random_events
+    from cohtb.verify import random_events
 
     h, a = random_events.random_stream(5000, cores=8, sockets=2, seed=7)
     _, b = random_events.random_stream(5000, cores=8, sockets=2, seed=7)

@@ -11,7 +11,7 @@ import pytest
 from cohtb.trace import events as ev
 from cohtb.contract import L1_STATES, Kind, contiguous_socket_map
 from cohtb.trace import ingest
-from cohtb.trace import synthetic_trace
+from cohtb.verify import synthetic_trace
 from cohtb.errors import CohtbError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"

@@ -1,6 +1,7 @@
 """cohtb launch: parallel runs, atomic results, failures recorded, re-runs skip what is done.
 The orchestration is tested with a stand-in for gem5 (tests/fake_gem5.py); test_gem5.py runs the real one."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -10,6 +11,9 @@ import pytest
 
 from cohtb.trace import events as ev
 from cohtb import launch
+from cohtb.errors import CohtbError
+from cohtb.places import REFERENCE_RUNS
+from cohtb.run.manifest import MANIFEST_VERSION, Manifest, load as load_manifest
 from cohtb.run.spec import RunSpec
 
 FAKE = Path(__file__).with_name("fake_gem5.py")
@@ -97,8 +101,6 @@ def test_a_timed_run_measures_its_window(fake_gem5, tmp_path):
 def test_a_declared_run_keeps_its_declarations_record(fake_gem5, tmp_path):
     """A run declared under a seed's declaration needs the declaration's record, taken before the launch (the
     experiments layer takes it: cohtb seeds --launch); the manifest keeps it as given."""
-    from cohtb.errors import CohtbError
-
     spec = RunSpec("lockref", "locked", "split", 2, 2, 50, declaration="003v2")
     with pytest.raises(CohtbError, match="need the declaration's record"):
         launch.launch([spec], tmp_path, jobs=1)
@@ -106,3 +108,18 @@ def test_a_declared_run_keeps_its_declarations_record(fake_gem5, tmp_path):
     [o] = launch.launch([spec], tmp_path, jobs=1, declared={"003v2": rec})
     assert o.status == "done"
     assert json.loads((tmp_path / spec.id / "manifest.json").read_text())["declaration"] == rec
+
+
+def test_the_manifest_schema_is_pinned_with_its_version():
+    """What a manifest holds is pinned: a field added as optional re-pins the digest alone; a field whose meaning
+    changes is a new MANIFEST_VERSION (and load() must still read the older ones)."""
+    schema = json.dumps(Manifest.model_json_schema(), sort_keys=True).encode()
+    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "b290874f47088036")
+
+
+def test_a_manifest_of_another_version_is_refused(tmp_path):
+    [run] = [p for p in sorted(REFERENCE_RUNS.iterdir()) if (p / "manifest.json").exists()][:1]
+    doc = json.loads((run / "manifest.json").read_text())
+    (tmp_path / "manifest.json").write_text(json.dumps({**doc, "cohtb_run": MANIFEST_VERSION + 1}))
+    with pytest.raises(CohtbError, match="field 'cohtb_run': manifest version 2"):
+        load_manifest(tmp_path / "manifest.json")

@@ -16,7 +16,7 @@ from cohtb import launch
 from cohtb.run.recorder import Live
 from cohtb.run.spec import RunSpec
 from cohtb.trace import events as ev
-from cohtb.trace.random_events import random_stream
+from cohtb.verify.random_events import random_stream
 
 FAKE = Path(__file__).with_name("fake_gem5.py")
 

@@ -9,7 +9,7 @@ from cohtb.contract import Kind
 
 from cohtb.monitor.models import BoundedModel, IdealModel
 from cohtb.monitor.config import MonitorParams
-from cohtb.trace import random_events as streams
+from cohtb.verify import random_events as streams
 
 R, W, E = Kind.READ, Kind.WRITE, Kind.EVICT
 BIG = MonitorParams(cores=8, sockets=2, sets=256, ways=8, hotEntries=8, regions=2)

@@ -7,7 +7,7 @@ from cohtb.errors import CohtbError
 from cohtb.monitor import config, replay
 from cohtb.monitor.counters import diff_counters
 from cohtb.trace import events as ev
-from cohtb.trace import random_events as streams
+from cohtb.verify import random_events as streams
 
 
 @pytest.mark.parametrize("variant", ["default", "small", "lru"])
@@ -80,7 +80,7 @@ def test_a_trace_bigger_than_the_default_monitor_gets_its_own_variant(tmp_path, 
 
 
 def test_soak_finds_no_mismatch_and_would_see_one(monkeypatch):
-    from cohtb.monitor import soak as soak_mod
+    from cohtb.verify import soak as soak_mod
 
     result = soak_mod.soak(30_000, seed=2, variant="small", chunk=10_000, progress=False)
     assert (result.events, result.chunks, result.mismatched_chunks) == (30_000, 3, 0)

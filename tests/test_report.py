@@ -101,7 +101,7 @@ def test_report_of_bare_event_files(tmp_path):
     from cohtb.cli import main
     from cohtb.contract import Kind
     from cohtb.trace import events as ev
-    from cohtb.trace import random_events as streams
+    from cohtb.verify import random_events as streams
 
     path = tmp_path / "t.cohtb"
     header, recs = streams.random_stream(3000, cores=4, sockets=2, seed=9, kinds=(Kind.READ, Kind.WRITE, Kind.EVICT))

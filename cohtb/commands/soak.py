@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from cohtb.errors import CohtbError
-from cohtb.monitor.soak import soak
+from cohtb.verify.soak import soak
 
 
 

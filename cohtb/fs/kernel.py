@@ -30,7 +30,7 @@ FRAGMENT = KERNEL_DIR / "config-fragment"
 PATCHES = KERNEL_DIR / "patches"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")   # Debian's linux-source-6.12
 COMMON_PATCHES = ("boot-lapic-timer-period", "dcache-report-objects")
-FS_WORKLOAD = "stat_file"   # the guest benchmark (kernel/guest/stat_file.c)
+FS_WORKLOAD = "stat_file"   # the guest benchmark (workloads/stat_file.c, built for the guest by kernel/guest/Makefile)
 
 
 @dataclass(frozen=True)

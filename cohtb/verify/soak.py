@@ -14,7 +14,7 @@ from cohtb.monitor.config import variant as load_variant
 from cohtb.monitor.counters import diff_counters
 from cohtb.monitor.models import BoundedModel
 from cohtb.monitor.rtl import VerilatedMonitor
-from cohtb.trace.contention_patterns import COLD, HOT, mixed_chunk
+from cohtb.verify.contention_patterns import COLD, HOT, mixed_chunk
 
 
 @dataclass

@@ -44,5 +44,5 @@ def random_stream(n: int, cores: int = 32, sockets: int = 8, hot_lines: int = 8,
     for k, states in _L1_STATES.items():
         mine = recs["kind"] == k
         recs["l1_state"][mine] = np.array(states, dtype=np.uint16)[pick[mine] % len(states)]
-    header = ev.Header(DEFAULT_LINE_SIZE, cores, smap.tolist(), {"generator": "cohtb.trace.random_events", "seed": seed})
+    header = ev.Header(DEFAULT_LINE_SIZE, cores, smap.tolist(), {"generator": "cohtb.verify.random_events", "seed": seed})
     return header, recs
