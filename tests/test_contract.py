@@ -45,6 +45,25 @@ DEFINITIONS = [
     ("the L1 state list", r"\"IS_I\",\s*\"M_I\"", {"rtl/src/cohtb/EventFile.scala"}),
     ("a default line size", r"line_size\s*(:\s*int)?\s*=\s*64|--line-size\", \"64", set()),
 ]
+
+
+def _monitor_limit_copies() -> list[tuple[str, str, set[str]]]:
+    """A comparison of a monitor parameter with its upper limit written out (`cores <= 64`, `2 <= self.cores <= 64`,
+    `64 >= p.cores`): the limits are MonitorParams.scala's table, which Python reads from the contract."""
+    out = []
+    for limit in ct.MONITOR_LIMITS.values():
+        name, most = re.escape(limit.name), limit.most
+        out.append((f"the monitor's limit on {limit.name}",
+                    rf"\b{name}\b\s*(<=|<|>=|>)\s*{most}\b|\b{most}\s*(>=|>)\s*[\w.]*\b{name}\b", set()))
+    return out
+
+
+DEFINITIONS += [
+    ("a monitor parameter's limits", r"ParamLimit\(\"|must be (a power of two, )?\d+\.\.\d+", {"rtl/src/cohtb/MonitorParams.scala"}),
+    ("a contract limit as a constant",
+     r"\bMAX_(CORES|SOCKETS|LINE_BITS)\b[\w, ]*=\s*\d|#define\s+\w*MAX_(CORES|SOCKETS|LINE_BITS)\s+\d", set()),
+    *_monitor_limit_copies(),
+]
 GENERATED = {"cohtb/contract/generated.py", "native/include/cohtb_contract.h"}
 SOURCE = re.compile(r"\.(py|c|h|cpp|hpp|scala|sc)$")
 
@@ -62,3 +81,24 @@ def test_no_hand_written_copy(what, pattern, allowed):
     hits = [f"{f}:{n}: {line.strip()}" for f in tracked_sources() if f not in allowed
             for n, line in enumerate((ROOT / f).read_text(errors="replace").splitlines(), 1) if rx.search(line)]
     assert not hits, f"{what} written out by hand (take it from the contract):\n" + "\n".join(hits)
+
+
+def test_monitor_limits_are_the_contracts():
+    """The Python side refuses what MonitorParams.scala's limits refuse, with the same rule, and takes a monitor up
+    to them; its defaults are the Scala ones."""
+    from dataclasses import replace
+
+    from cohtb.errors import CohtbError
+    from cohtb.monitor import ondemand
+
+    base = config.MonitorParams()
+    assert {f: getattr(base, f) for f in ct.MONITOR_DEFAULTS} == ct.MONITOR_DEFAULTS
+    top = replace(base, **{limit.name: limit.most for limit in ct.MONITOR_LIMITS.values()})
+    for limit in ct.MONITOR_LIMITS.values():
+        bad = [limit.least - 1, limit.most + 1] + ([limit.most - 1] if limit.power_of_two else [])
+        for value in bad:
+            with pytest.raises(CohtbError, match=re.escape(limit.rule)):
+                replace(top, **{limit.name: value})
+    with pytest.raises(CohtbError, match=re.escape(ct.MONITOR_LIMITS["sockets"].rule)):
+        replace(base, cores=4, sockets=5)
+    assert (ondemand.CORES, ondemand.SOCKETS) == (ct.MONITOR_LIMITS["cores"], ct.MONITOR_LIMITS["sockets"])

@@ -24,7 +24,7 @@ C_TYPES = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t"}
 
 def python_source(c: dict) -> str:
     f, csr = c["eventFile"], c["csr"]
-    lines = [f'"""{BANNER}"""', "", "from enum import IntEnum", "", "",
+    lines = [f'"""{BANNER}"""', "", "from enum import IntEnum", "from typing import NamedTuple", "", "",
              "class Kind(IntEnum):", '    """Event kinds (docs/event-format.md)."""', ""]
     lines += [f"    {k['name']} = {k['code']}  # {k['meaning']}" for k in c["eventKinds"]]
     lines += ["", "", "class L1State(IntEnum):",
@@ -55,6 +55,18 @@ def python_source(c: dict) -> str:
     for key, name in (("globalCounters", "GLOBAL_COUNTERS"), ("regionCounters", "REGION_COUNTERS"),
                       ("hotFields", "HOT_FIELDS"), ("indexings", "INDEXINGS"), ("replacements", "REPLACEMENTS")):
         lines.append(f"{name} = {tuple(csr[key])!r}")
+    mp = c["monitorParams"]
+    lines += ["", "", "class ParamLimit(NamedTuple):",
+              '    """A monitor parameter\'s range: least..most, a power of two if power_of_two, at most the parameter',
+              '    at_most if given; rule: the range as the error that breaks it says it."""', "",
+              "    name: str", "    least: int", "    most: int", "    power_of_two: bool", "    at_most: str | None",
+              "    rule: str", "",
+              "", "# The monitor's parameters (rtl/src/cohtb/MonitorParams.scala): their defaults, and the limits of the integer ones.",
+              f"MONITOR_DEFAULTS = {mp['defaults']!r}",
+              "MONITOR_LIMITS = {"]
+    lines += [f"    {x['name']!r}: ParamLimit({x['name']!r}, {x['least']}, {x['most']}, {x['powerOfTwo']}, {x['atMost']!r}, "
+              f"{x['rule']!r})," for x in mp["limits"]]
+    lines += ["}"]
     return "\n".join(lines) + "\n"
 
 

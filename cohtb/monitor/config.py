@@ -1,8 +1,9 @@
 """A monitor configuration as the Chisel build emitted it: its parameters and its register map.
 
 `build/rtl/<variant>/monitor.json` lists every register address (rtl/src/cohtb/RegisterMap.scala);
-nothing here recomputes one. The parameter checks and the set index mirror MonitorParams.scala, since
-the bit-exact model needs the same indexing.
+nothing here recomputes one. The parameters' defaults and limits are the contract's (generated from
+MonitorParams.scala); the set index mirrors MonitorParams.scala, since the bit-exact model needs the same
+indexing.
 """
 
 from __future__ import annotations
@@ -15,39 +16,38 @@ from cohtb import contract as ct
 from cohtb.errors import CohtbError
 from cohtb.toolchain import monitor_dir
 
+_DEFAULT = ct.MONITOR_DEFAULTS
+
+
+def admits(limit: ct.ParamLimit, values: dict) -> bool:
+    """Whether parameters `values` (by name) keep `limit` (ParamLimit.admits in MonitorParams.scala)."""
+    v = values[limit.name]
+    return (limit.least <= v <= limit.most and (not limit.power_of_two or v & (v - 1) == 0)
+            and (limit.at_most is None or v <= values[limit.at_most]))
+
 
 @dataclass(frozen=True)
 class MonitorParams:
-    cores: int = 32
-    sockets: int = 8
-    lineAddrBits: int = 42
-    sets: int = 64
-    ways: int = 4
-    indexing: str = "modulo"
-    replacement: str = "roundrobin"
-    hotEntries: int = 16
-    regions: int = 8
-    counterWidth: int = 32
+    cores: int = _DEFAULT["cores"]
+    sockets: int = _DEFAULT["sockets"]
+    lineAddrBits: int = _DEFAULT["lineAddrBits"]
+    sets: int = _DEFAULT["sets"]
+    ways: int = _DEFAULT["ways"]
+    indexing: str = _DEFAULT["indexing"]
+    replacement: str = _DEFAULT["replacement"]
+    hotEntries: int = _DEFAULT["hotEntries"]
+    regions: int = _DEFAULT["regions"]
+    counterWidth: int = _DEFAULT["counterWidth"]
 
     def __post_init__(self) -> None:
-        def pow2(n: int) -> bool:
-            return n > 0 and n & (n - 1) == 0
-
-        checks = [
-            (2 <= self.cores <= 64, "cores must be 2..64"),
-            (1 <= self.sockets <= 16 and self.sockets <= self.cores, "sockets must be 1..16 and <= cores"),
-            (8 <= self.lineAddrBits <= 58, "lineAddrBits must be 8..58"),
-            (pow2(self.sets) and 2 <= self.sets <= 4096, "sets must be a power of two, 2..4096"),
-            (pow2(self.ways) and 2 <= self.ways <= 16, "ways must be a power of two, 2..16"),
+        values = asdict(self)
+        checks = [(admits(limit, values), limit.rule) for limit in ct.MONITOR_LIMITS.values()] + [
             (self.indexing in ct.INDEXINGS, f"indexing must be one of {ct.INDEXINGS}"),
             (self.replacement in ct.REPLACEMENTS, f"replacement must be one of {ct.REPLACEMENTS}"),
-            (1 <= self.hotEntries <= 64, "hotEntries must be 1..64"),
-            (1 <= self.regions <= 16, "regions must be 1..16"),
-            (4 <= self.counterWidth <= 64, "counterWidth must be 4..64"),
         ]
         for ok, why in checks:
             if not ok:
-                raise CohtbError(f"monitor parameters: {why} (got {asdict(self)})")
+                raise CohtbError(f"monitor parameters: {why} (got {values})")
 
     @property
     def set_bits(self) -> int:

@@ -13,11 +13,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from cohtb import contract as ct
 from cohtb.errors import CohtbError
-from cohtb.monitor.config import MonitorConfig, MonitorParams, load, variant as load_variant
+from cohtb.monitor.config import MonitorConfig, MonitorParams, admits, load, variant as load_variant
 from cohtb.toolchain import ROOT, RTL_BUILD
 
-MAX_CORES, MAX_SOCKETS = 64, 16      # MonitorParams' limits (rtl/src/cohtb/MonitorParams.scala)
+CORES, SOCKETS = ct.MONITOR_LIMITS["cores"], ct.MONITOR_LIMITS["sockets"]   # the limits a built monitor has
 
 
 def rtl_sources_digest() -> str:
@@ -40,9 +41,10 @@ def variant_for(cores: int, sockets: int, base: str = "default") -> str:
     cfg = load_variant(base)
     if cores <= cfg.params.cores and sockets <= cfg.params.sockets:
         return base
-    if not (2 <= cores <= MAX_CORES and 1 <= sockets <= MAX_SOCKETS and sockets <= cores):
+    wanted = {"cores": cores, "sockets": sockets}
+    if not all(admits(limit, wanted) for limit in (CORES, SOCKETS)):
         raise CohtbError(f"a trace of {cores} cores / {sockets} sockets: the monitor can be built for at most "
-                         f"{MAX_CORES} cores and {MAX_SOCKETS} sockets")
+                         f"{CORES.most} cores and {SOCKETS.most} sockets")
     name = f"{base}-c{cores}s{sockets}"
     out = RTL_BUILD / name
     digest = rtl_sources_digest()

@@ -76,11 +76,12 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   val s7Valid = lineTable.io.out.valid
   val s7 = lineTable.io.out.bits
   // S7's line in registers of its own beside the regions' compares and among the hot-line table's (one per group of
-  // its entries): from the line table's one register the line had a route across the chip and a compare in one clock.
+  // its entries): from the line table's one register, which sits by the line table, the line would cross the chip
+  // and be compared in one clock.
   val s7RegionLine +: s7HotLine = KeptRegister.copies(lineTable.io.lineAhead.bits, lineTable.io.lineAhead.valid,
     1 + HotLineTable.lineCopies(p))
   /** S8 holds a valid, well-formed event in region r: one register per region, so that its counters' enables come
-    * from it alone (through S8's one valid register, shared by every counter, a seed had a 5 ns route).
+    * from it alone, beside them (S8's one valid register, shared by every counter, cannot sit beside them all).
     * (`!rejected` matters only where cores or sockets is not a power of two: else only a bad kind rejects, and no
     * region counter counts one.) */
   val s8CountsInRegion = RegNext(VecInit((0 until p.regions).map(r =>
@@ -135,7 +136,7 @@ class CoherenceMonitor(val p: MonitorParams) extends Module {
   global("stateEvictions", s8Valid && s8.stateEviction)
 
   // Each region's counters count from a copy of S8's effects of their own, which synthesis keeps apart: from the
-  // one S8 register the invalidation count had a route across the chip before each region's add and clamp.
+  // one S8 register the invalidation count would cross the chip before each region's add and clamp, in one clock.
   val s7ForRegions = Wire(new RegionEffects(p))
   s7ForRegions.kind := s7.kind
   s7ForRegions.transfer := s7.transfer

@@ -1,8 +1,9 @@
 package cohtb
 
 /** contract.json: what crosses between the pipeline's stages, written from the definitions the hardware
-  * uses (EventKind, EventFile, RegisterMap). `python -m cohtb.contract.codegen` turns it into the C header
-  * of the ingest and the replay harness and into the Python package's constants; a test holds them to it. */
+  * uses (EventKind, EventFile, RegisterMap, MonitorParams' defaults and limits). `python -m cohtb.contract.codegen`
+  * turns it into the C header of the ingest and the replay harness and into the Python package's constants; a test
+  * holds them to it. */
 object Contract {
   import Json._
 
@@ -29,6 +30,12 @@ object Contract {
       "statusBits" -> obj("saturated" -> num(StatusSaturated), "dropped" -> num(StatusDropped), "busy" -> num(StatusBusy)),
       "globalCounters" -> strs(globalCounters), "regionCounters" -> strs(regionCounters), "hotFields" -> strs(hotFields),
       "indexings" -> strs(Indexing.all.map(_.name)), "replacements" -> strs(Replacement.all.map(_.name)))
-    obj("contract" -> num(1), "eventKinds" -> arr(kinds), "eventFile" -> eventFile, "csr" -> csr) + "\n"
+    val monitorParams = obj(
+      "defaults" -> obj(MonitorParams.defaults.map { case (n, v) => n -> v.fold(i => num(i), s => str(s)) }: _*),
+      "limits" -> arr(MonitorParams.limits.map(l => obj(
+        "name" -> str(l.name), "least" -> num(l.least), "most" -> num(l.most), "powerOfTwo" -> l.powerOfTwo.toString,
+        "atMost" -> l.atMost.fold("null")(str), "rule" -> str(l.rule)))))
+    obj("contract" -> num(1), "eventKinds" -> arr(kinds), "eventFile" -> eventFile, "csr" -> csr,
+      "monitorParams" -> monitorParams) + "\n"
   }
 }

@@ -21,13 +21,12 @@ class CounterRow(width: Int) extends Bundle {
   *
   * An increment takes three clocks, so that no clock both reads the RAM and adds, and its row is read a clock
   * before them, from `indexAhead`: the RAM's own register, its output register and one in the fabric carry the row
-  * to the third clock, which adds (the output register went straight into the add's logic, with the route from
-  * the RAM to the adder in the same clock). The RAM takes the new row a clock later, from a register (w1), so
+  * to the third clock, which adds (straight from the output register, the add's logic would share its clock with
+  * the route from the RAM to the adder). The RAM takes the new row a clock later, from a register (w1), so
   * that the add does not drive the RAM's data inputs. The read cannot see the four increments before: the second
   * clock takes the newest of the three it can see (w1..w3 then) instead of the read, into `olderRow`, and the third
   * adds to it and, in parallel, to the row just made (w1 now), picking the sum after, so that the loop of
-  * back-to-back increments of one row is an add, its clamp and a two-way pick (a five-way pick before the add was
-  * the FPGA's longest path).
+  * back-to-back increments of one row is an add, its clamp and a two-way pick (not a five-way pick, then the add).
   * Snapshot and clear reach the third clock two clocks after they come, with the increment that came with them,
   * which keeps the order above. */
 class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Module {
@@ -96,14 +95,14 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
       .foldRight(bRow.asUInt(hi, lo)) { case ((w, wrote), older) => Mux(wrote, w.row.asUInt(hi, lo), older) }
   }.asTypeOf(new CounterRow(width)))
   // The row's flags as they stand in the second clock; the third corrects them for the clock between. Each 1-of-n
-  // pick has its own copy of the index: one register fanned out to all three sat far from them (2.7 ns of route).
+  // pick has its own copy of the index, beside it: one register for all three can sit beside none of them.
   private val flagsRead =
     RegEnable(VecInit(liveZero(liveZeroIndex), touched(touchedIndex), snapZero(snapZeroIndex)), bValid)
   private val snapshot = RegNext(snapshotB, false.B)
   private val clear = RegNext(clearB, false.B)
   // What the read missed: the third clock's writes and clears of the two clocks after it, compared a clock ahead.
   /** The third clock writes this row now (w1 then); a kept copy for the flags, and one per slice of the row's bits
-    * for the pick between w1 and the older row (one register for all 64 sat beside the compare, far from them). */
+    * for the pick between w1 and the older row (one register for all 64 would sit beside the compare, far from them). */
   private val sameAsNow +: fromW1 = KeptRegister.copies(write && i === bIndex, bValid, 1 + slices)
   /** The third clock cleared the bank now, took a snapshot now. */
   private val clearedNow = RegEnable(clear, bValid)
@@ -146,8 +145,9 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   // The snapshot half: the snapshot value as this clock's snapshot leaves it (touched: the snap half; else 0
   // while snapZero; else the live half).
   next.snap := Mux(!snapshot && touchedI, row.snap, Mux(Mux(snapshot, liveZeroI, snapZeroI), 0.U, row.live))
-  // The RAM takes the new row from w1 (the add's result spread to four block RAMs' data inputs was the FPGA's
-  // longest path); w1's row and index load on every clock, only its valid says whether there is a write.
+  // The RAM takes the new row from w1, so that the add's result does not also spread to the block RAMs' data inputs
+  // in the clock that works it out; w1's row and index load on every clock, only its valid says whether there is a
+  // write.
   w1.valid := write
   w1.index := i
   w1.row := next
@@ -165,7 +165,7 @@ class CounterBank(val n: Int, val width: Int, val deltaWidth: Int) extends Modul
   // first is the block RAM's own register, the second its output register, which the flow gives it), then the
   // snapshot value. The row as it stands is the RAM's, or w1's when the RAM takes w1 in this clock: that write is
   // taken from w1 (kept beside the RAM's read, picked in the last clock), which also makes the RAM's reads
-  // collision-don't-care on an FPGA (cohtb/monitor/synth.py; the increment's read takes the same write from w4).
+  // collision-don't-care on an FPGA (cohtb/fpga/synth.py; the increment's read takes the same write from w4).
   private def delayed[T <: Data](x: T, clocks: Int = CounterBank.ReadLatency): T =
     (0 until clocks).foldLeft(x)((r, _) => RegNext(r))
   private val pending = w1.valid && w1.index === io.readIndex

@@ -20,7 +20,7 @@ class HotLineEntry(p: MonitorParams) extends Bundle {
   * items out of N is in the table.
   *
   * One item per clock, in three stages, so that no clock both searches and updates, and the hit that enables every
-  * entry's registers comes from a register (docs/monitor.md, "On an FPGA"):
+  * entry's registers comes from a register (docs/monitor.md, "Hot-line table"):
   *  - A1 compares the item's line with every entry and registers the hits;
   *  - A2 drops the hits on entries whose line changed since that compare (B's writes in A1's clock and in its
   *    own) and registers what is left, with the entries B writes in its clock and wrote in the one before where
@@ -92,8 +92,9 @@ class HotLineTable(p: MonitorParams) extends Module {
   val a2Stale = RegNext(changing, 0.U)
 
   // ---------------------------------------------------------------- A2: drop the stale hits
-  /** B's valid, twice: `bValid` enables every entry's registers, `bValidForA2` is B's clock as A2's logic sees it
-    * (from the one register, 2.6 ns of route to A2's logic in a seed's longest path). */
+  /** B's valid, twice: `bValid` enables every entry's registers, `bValidForA2` is B's clock as A2's logic sees it.
+    * One register would sit among the entries it enables, far from A2's logic, and leave that route and A2's logic
+    * in one clock. */
   val Seq(bValid, bValidForA2) = KeptRegister.copiesWithReset(a2Valid, false.B, 2)
   /** B's line, twice: `bLine` sits among the entries a miss writes it into, `bLineBehind` beside the compares with the
     * items behind it. Both kept: Yosys merges a register into a kept copy with the same input. */
@@ -126,9 +127,9 @@ class HotLineTable(p: MonitorParams) extends Module {
   // (fresh & ~changing).orR, with B's clock (clear, replacing) picking among ORs of registers, not ahead of them.
   found.any := (!bClear && Mux(replacing, (fresh & ~victim).orR, fresh.orR)) || sameAsB || sameAsLast
   /** What A2 found, three times: `bFound` for the sixteen entries' enables, `bFoundForMin` for the minimum's logic
-    * (isMin, clamps), which sits apart from them (one register for both sat among the entries, 3.2 ns of route from
-    * the minimum's), `bFoundForRise` for whether m rises, which enables m, m + 1, m + 2 and the victim (from the
-    * minimum's copy that was a seed's longest path, 2.4 ns of route before it). */
+    * (isMin, clamps), which sits apart from them, `bFoundForRise` for whether m rises, which enables m, m + 1, m + 2
+    * and the victim. Each copy sits beside its own loads; a register shared by two of them sits by one and leaves the
+    * other a route across the table in the clock of its logic. */
   val Seq(bFound, bFoundForMin, bFoundForRise) = KeptRegister.copies(found, a2Valid, 3)
 
   // ---------------------------------------------------------------- B: update
@@ -152,12 +153,12 @@ class HotLineTable(p: MonitorParams) extends Module {
     * enables m, m + 1 and m + 2. */
   val rises = soleMin && !mFull && writesVictim
 
-  // The entries at m + 1, which become the minimum's when m rises, from compares registered a clock ahead (a 32-bit
-  // compare ahead of the victim's priority encoder was the FPGA's longest path): against m + 1 and m + 2, for the
+  // The entries at m + 1, which become the minimum's when m rises, from compares registered a clock ahead, so that
+  // no clock has a compare of the counts ahead of the victim's priority encoder: against m + 1 and m + 2, for the
   // clock after m rose; the entry written in the clock before, whose count rose since, corrected.
   // A clear sets them as the table restarts: the first entry at 1 if an item came with it (m is then 0), none at 2.
-  // (Registering "cleared" instead would give Yosys a flip-flop to share with the counter bank's delayed clear,
-  // and the shared one a route across the chip.)
+  // (Not from a registered "cleared": Yosys would share that flip-flop with the counter bank's delayed clear, and one
+  // flip-flop cannot sit beside both.)
   val eqMPlus1 = RegNext(Mux(bClear, Mux(bValid && (n > 1).B, 1.U(n.W), 0.U(n.W)),
     VecInit(count.map(_ === mPlus1)).asUInt), 0.U)
   val eqMPlus2 = RegNext(Mux(bClear, 0.U(n.W), VecInit(count.map(_ === mPlus2)).asUInt), 0.U)
@@ -248,8 +249,8 @@ class HotLineTable(p: MonitorParams) extends Module {
 }
 
 object HotLineTable {
-  /** Entries per copy of the item's line: a copy sits among the compares it feeds (one copy for all sixteen entries of
-    * the default monitor had a seed's longest path, 3.6 ns of route to one of them). */
+  /** Entries per copy of the item's line: a copy sits among the compares it feeds (one copy for all the entries
+    * would be a route across the table and a compare in one clock). */
   val entriesPerCopy = 4
   def lineCopies(p: MonitorParams): Int = 1 + (p.hotEntries + entriesPerCopy - 1) / entriesPerCopy
 

@@ -34,19 +34,20 @@ class TableWrite(p: MonitorParams) extends Bundle {
   val repl = new ReplacementState(p)
 }
 
-/** The bounded line table and the counting rules (docs/counting-rules.md) that read and update it.
+/** The bounded line table: the storage of the lines' states, and the forwarding that hands each event its line's
+  * state as the events ahead of it left it, to the counting rules (`CountingRules`, docs/counting-rules.md).
   *
   * Seven stages of the monitor's pipeline, one event per clock, so that each clock does one thing
   * (docs/monitor.md, "Pipeline"):
   *  - S0 (the clock `in` is valid) reads the event's set: the RAMs register what they read at its end;
-  *  - S1 and S2 carry what the RAMs return to S3 (a block RAM's output arrives late in S1, and the RAMs are
-  *    spread over the chip: S1's register sits beside its RAM, S2's beside S3's logic);
+  *  - S1 and S2 carry what the RAMs return to S3 (a block RAM's output arrives late in the clock, and the RAMs
+  *    are spread over the chip: S1's register sits beside its RAM, S2's beside S3's logic);
   *  - S3 compares the set's tags with the event's line, the set corrected first for the writes S4 made since
   *    the read;
   *  - S4 corrects for the write of the clock before (the event just ahead, whose update S3 could not see yet),
   *    applies the rules and registers the one way it changed and the replacement state (w1), which the RAMs
-  *    take in the next clock (from a register: the rules' result spread to twelve block RAMs was the FPGA's
-  *    longest path);
+  *    take in the next clock: from a register, so that the rules' result does not also cross the chip to the
+  *    RAMs' data inputs in the clock that works it out;
   *  - S5 and S6 count the invalidated holders; S6's register is `out`, which the monitor's S8 counts.
   * The RAMs have no reset: they are swept clean after reset and on `clearState`, one set per clock, while
   * `sweeping` tells S0 to take nothing. */
@@ -79,7 +80,7 @@ class LineTable(p: MonitorParams) extends Module {
   // The RAMs take S4's writes a clock late, from w1. The read of an event, registered at the end of its S0, sees
   // the writes the RAMs took up to the clock before (read-first); S3 forwards the writes S4 made since (w4..w1).
   // On an FPGA s1Read is the block RAM's own register, and the RAM write in S0's clock, w4's, may collide with the
-  // read: synthesis marks these RAMs collision-don't-care (cohtb/monitor/synth.py), since S3 forwards w4.
+  // read: synthesis marks these RAMs collision-don't-care (cohtb/fpga/synth.py), since S3 forwards w4.
   val wayRams = Seq.fill(p.ways)(Mem(p.sets, new LineEntry(p)))
   val replRam = Mem(p.sets, new ReplacementState(p))
   val readIndex = setIndex(io.in.bits.event.line)
@@ -88,11 +89,11 @@ class LineTable(p: MonitorParams) extends Module {
   rowRead.repl := replRam(readIndex)
 
   // ---------------------------------------------------------------- S1, S2: carry the RAMs' output to S3
-  // s1Read is the RAMs' own register (Yosys merges it into each ECP5 block RAM, whose output then arrives ~6 ns
-  // into S1). S1 and S2 only register it again: nothing but a register follows a RAM that late in the clock, and
+  // s1Read is the RAMs' own register (Yosys merges it into each ECP5 block RAM, whose output then comes late in
+  // S1). S1 and S2 only register it again: nothing but a register follows a RAM that late in the clock, and
   // S2's register has the whole clock to cross the chip from the RAMs to S3's logic. None has an enable: the flow
   // moves s2Read into an ECP5 block RAM as its output register only where the RAM reads on every clock and the
-  // register loads on every clock (cohtb/monitor/ebr_outreg.py).
+  // register loads on every clock (cohtb/fpga/ebr_outreg.py).
   val s1Valid = RegNext(accept, false.B)
   val s1 = RegEnable(io.in.bits, accept)
   val s1Index = RegEnable(readIndex, accept)
@@ -132,46 +133,30 @@ class LineTable(p: MonitorParams) extends Module {
     w.line := line
     w
   }
-  /** What the rules ask of an entry before an event by `core` in `socket`: worked out for every way read and every
-    * recent write (S3 picks them as it picks the entries, S4 picks the hit's in parallel with picking the entry). */
-  class Facts extends Bundle {
-    /** Another core owns the line (rules W and R). */
-    val ownerIsOther = Bool()
-    /** The owner's socket is not the event's (rules W and R: cross-socket, remote). */
-    val remote = Bool()
-    /** Rule E: after an EVICT by `core` the line still has a holder or an owner (else it is freed). */
-    val kept = Bool()
-  }
-  def facts(e: LineEntry, core: UInt, coreBit: UInt, socket: UInt): Facts = {
-    val f = Wire(new Facts)
-    f.ownerIsOther := e.ownerValid && e.owner =/= core
-    f.remote := e.ownerSocket =/= socket
-    f.kept := (e.holders & ~coreBit).orR || f.ownerIsOther
-    f
-  }
-
   val s3ByW1 = RegEnable(written(s4Valid && s4Index === s2Index, s4.event.line === s2.event.line), s2Valid)
   val s3ByW2 = RegEnable(written(w1.valid && w1.index === s2Index, w1.entry.line === s2.event.line), s2Valid)
   val s3ByW3 = RegEnable(written(w2.valid && w2.index === s2Index, w2.entry.line === s2.event.line), s2Valid)
   val s3ByW4 = RegEnable(written(w3.valid && w3.index === s2Index, w3.entry.line === s2.event.line), s2Valid)
-  // The facts of w2's, w3's and w4's entries are worked out here too (those of the ways read are not: s2Read is
-  // still on its way from the RAMs), so that S3 picks facts beside entries instead of working them out of the
-  // picked entry (a mux, then a 32-bit OR, in one clock).
+  // The rules' facts (CountingRules.Facts) of w2's, w3's and w4's entries are worked out here too (those of the ways
+  // read are not: s2Read is still on its way from the RAMs), so that S3 picks facts beside entries instead of
+  // working them out of the picked entry (a mux, then an OR over the holders, in one clock).
   val s2CoreBit = UIntToOH(s2.event.core, p.cores)
   val s3CoreBit = RegEnable(s2CoreBit, s2Valid)
-  val s3W2Facts = RegEnable(facts(w1.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
-  val s3W3Facts = RegEnable(facts(w2.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
-  val s3W4Facts = RegEnable(facts(w3.entry, s2.event.core, s2CoreBit, s2.event.socket), s2Valid)
+  def s2Facts(e: LineEntry) = CountingRules.facts(e, s2.event.core, s2CoreBit, s2.event.socket)
+  val s3W2Facts = RegEnable(s2Facts(w1.entry), s2Valid)
+  val s3W3Facts = RegEnable(s2Facts(w2.entry), s2Valid)
+  val s3W4Facts = RegEnable(s2Facts(w3.entry), s2Valid)
 
   // ---------------------------------------------------------------- S3: compare the tags
   val s3Line = s3.event.line
   val s3Row = Wire(new SetRow(p))
   val s3Hits = Wire(Vec(p.ways, Bool()))
-  val s3Facts = Wire(Vec(p.ways, new Facts))
-  val s3ReadFacts = s3Read.ways.map(e => facts(e, s3.event.core, s3CoreBit, s3.event.socket))
+  val s3Facts = Wire(Vec(p.ways, new CountingRules.Facts))
+  def s3FactsOf(e: LineEntry) = CountingRules.facts(e, s3.event.core, s3CoreBit, s3.event.socket)
+  val s3ReadFacts = s3Read.ways.map(s3FactsOf)
   /** A write S4 made since the read, what S2 compared of it with the event, and its entry's facts. */
-  case class Recent(write: TableWrite, by: Written, facts: Facts)
-  val recent = Seq(Recent(w1, s3ByW1, facts(w1.entry, s3.event.core, s3CoreBit, s3.event.socket)),
+  case class Recent(write: TableWrite, by: Written, facts: CountingRules.Facts)
+  val recent = Seq(Recent(w1, s3ByW1, s3FactsOf(w1.entry)),
                    Recent(w2, s3ByW2, s3W2Facts), Recent(w3, s3ByW3, s3W3Facts), Recent(w4, s3ByW4, s3W4Facts))
   /** The newest of the recent writes to this set that `wrote`, else `read`. */
   def newest[T <: Data](wrote: TableWrite => Bool, of: Recent => T, read: T): T =
@@ -188,13 +173,15 @@ class LineTable(p: MonitorParams) extends Module {
   val s3SameSetAsS4 = s4Valid && s4Index === s3Index
   val s3SameLineAsS4 = s4.event.line === s3Line
 
-  // ---------------------------------------------------------------- S4: apply the rules
+  // ---------------------------------------------------------------- S4: the line's state, the rules, the write-back
   val s4Read = RegEnable(s3Row, s3Valid)
   val s4Hits = RegEnable(s3Hits, s3Valid)
   val s4Facts = RegEnable(s3Facts, s3Valid)
   val s4SameSetAsLast = RegEnable(s3SameSetAsS4, s3Valid)
   val s4SameLineAsLast = RegEnable(s3SameLineAsS4, s3Valid)
+  val coreBit = RegEnable(s3CoreBit, s3Valid)
   val rejected = s4.rejected
+  val ev = CountingRules.Event(p, s4.event, coreBit)
   // The write of the previous clock (w1) is the event just ahead's, on this set when the compare above said so.
   val lastWroteSet = w1.valid && s4SameSetAsLast
   def lastWrote(i: Int): Bool = lastWroteSet && w1.way === i.U
@@ -203,12 +190,8 @@ class LineTable(p: MonitorParams) extends Module {
   row.repl := Mux(lastWroteSet, w1.repl, s4Read.repl)
   val hitVec = (0 until p.ways).map(i => Mux(lastWrote(i), w1.entry.valid && s4SameLineAsLast, s4Hits(i)))
 
-  val ev = s4.event
-  val isRead = ev.kind === EventKind.Read.U
-  val isWrite = ev.kind === EventKind.Write.U
-  val isEvict = ev.kind === EventKind.Evict.U
-  require(EventKind.all.filter(_.changesLineState).map(_.code).toSet == Set(EventKind.Read, EventKind.Write, EventKind.Evict),
-    "LineTable applies rules R, W and E: exactly the kinds that change line state (the others are rule X)")
+  // The way the event writes: its line's, if the set holds it; else, for a kind that brings a line into the table
+  // (READ, WRITE), the first free way, else the victim, whose line's state a full set forgets (stateEvictions).
   val hit = hitVec.reduce(_ || _)
   val invalidVec = row.ways.map(!_.valid)
   val anyInvalid = invalidVec.reduce(_ || _)
@@ -216,104 +199,62 @@ class LineTable(p: MonitorParams) extends Module {
     case Replacement.RoundRobin => row.repl.ptr
     case Replacement.Lru => OHToUInt(row.repl.age.map(_ === (p.ways - 1).U))
   }
-  // Only READ and WRITE bring an untracked line into the table (rows R-untracked, W-untracked);
-  // EVICT and the evidence kinds of an untracked line change nothing (E-untracked, rule X).
-  val allocate = !hit && (isRead || isWrite)
+  val allocate = !hit && CountingRules.allocates(ev.kind)
   val way = Mux(hit, OHToUInt(hitVec), Mux(anyInvalid, PriorityEncoder(invalidVec), victim))
-  // A full set forgets its victim's state: the bounded table's stateEvictions.
   val stateEviction = allocate && !anyInvalid
 
-  // The line's entry before the event comes from one of three places: the write of the event just ahead (same
+  // The line's state before the event comes from one of three places: the write of the event just ahead (same
   // line), the way S3 found (unless that write replaced it), or nowhere (untracked: no owner, no holders).
-  // The rules run on all three and the result is picked after them, so that from one event to the next on the
-  // same line (w1.entry to w1.entry) there are only the rules and one choice.
   val fromLast = lastWroteSet && s4SameLineAsLast && w1.entry.valid
   val fromRead = (0 until p.ways).map(i => s4Hits(i) && !lastWrote(i)).reduce(_ || _)
+  def pick[T <: Data](last: T, read: T, untracked: T): T = Mux(fromLast, last, Mux(fromRead, read, untracked))
   val readEntry = s4Read.ways.zip(s4Hits).map { case (e, h) => Mux(h, e.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new LineEntry(p))
+  val readFacts = s4Facts.zip(s4Hits).map { case (f, h) => Mux(h, f.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new CountingRules.Facts)
+  val lastFacts = CountingRules.facts(w1.entry, ev.core, coreBit, ev.socket)
   val untracked = 0.U.asTypeOf(new LineEntry(p))
-  val old = Mux(fromLast, w1.entry, Mux(fromRead, readEntry, untracked))
-
-  val coreBit = RegEnable(s3CoreBit, s3Valid)
-  /** The entry after the event, from the entry before it and its facts; rule X (FWD_GETS, FWD_GETX, INV) leaves it
-    * as it was. */
-  def rules(old: LineEntry, f: Facts): LineEntry = {
-    val updated = WireDefault(old)
-    updated.valid := true.B
-    updated.line := ev.line
-    when(isWrite) {
-      // rule W: the writer is the owner, dirty, and the only holder.
-      updated.ownerValid := true.B
-      updated.owner := ev.core
-      updated.ownerSocket := ev.socket
-      updated.dirty := true.B
-      updated.holders := coreBit
-    }
-    when(isRead) {
-      // rule R: a dirty read leaves the line clean; the reader joins the holders.
-      updated.dirty := old.dirty && !f.ownerIsOther
-      updated.holders := old.holders | coreBit
-    }
-    when(isEvict) {
-      // rule E: the evicting core leaves the holders; if it was the owner the line has none.
-      val ownerLeaves = old.ownerValid && old.owner === ev.core
-      val holdersLeft = old.holders & ~coreBit
-      updated.holders := holdersLeft
-      when(ownerLeaves) {
-        updated.ownerValid := false.B
-        updated.dirty := false.B
-      }
-      // rule E: a line with no owner and no holders is freed (E-shared-holder, E-mine-dirty).
-      updated.valid := f.kept
-    }
-    updated
-  }
-  val readFacts = s4Facts.zip(s4Hits).map { case (f, h) => Mux(h, f.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new Facts)
-  val lastFacts = facts(w1.entry, ev.core, coreBit, ev.socket)
-  val untrackedFacts = 0.U.asTypeOf(new Facts)
-  val updated = Mux(fromLast, rules(w1.entry, lastFacts), Mux(fromRead, rules(readEntry, readFacts), rules(untracked, untrackedFacts)))
-  val oldFacts = Mux(fromLast, lastFacts, Mux(fromRead, readFacts, untrackedFacts))
-
-  val ownerIsOther = oldFacts.ownerIsOther
-  // rule W (docs/counting-rules.md): transfer when the owner is another core (rows W-other-*).
-  val transfer = isWrite && ownerIsOther
-  // rule R: dirty read when another core owns the line dirty (R-other-dirty, R-other-dirty-local).
-  val dirtyRead = isRead && old.dirty && ownerIsOther
-  // rules W and R: cross-socket / remote when the owner's socket is not the requester's.
-  val remote = oldFacts.remote
+  val old = pick(w1.entry, readEntry, untracked)
+  val oldFacts = pick(lastFacts, readFacts, CountingRules.untrackedFacts)
+  // The entry after the event: the rules run on each of the three and the result is picked after them, so that
+  // from one event to the next on the same line (w1.entry to w1.entry) there are only the rules and one choice.
+  // What the event counts is not on that loop: it comes from the rules on the state picked first.
+  val updated = pick(CountingRules(p, w1.entry, lastFacts, ev).next, CountingRules(p, readEntry, readFacts, ev).next,
+                     CountingRules(p, untracked, CountingRules.untrackedFacts, ev).next)
+  val counts = CountingRules(p, old, oldFacts, ev).effects
 
   val newRepl = WireDefault(row.repl)
   if (p.replacement == Replacement.RoundRobin) {
     when(stateEviction) { newRepl.ptr := row.repl.ptr + 1.U }
   } else {
-    // READ and WRITE make their way the youngest; EVICT and rule X do not touch the ages.
+    // READ and WRITE (the kinds that allocate) make their way the youngest; EVICT and rule X do not touch the ages.
     val age = row.repl.age
-    when(isRead || isWrite) {
+    when(CountingRules.allocates(ev.kind)) {
       for (i <- 0 until p.ways) newRepl.age(i) := Mux(i.U === way, 0.U, Mux(age(i) < age(way), age(i) + 1.U, age(i)))
     }
   }
   // A malformed event changes nothing; a well-formed one writes back its way (and the replacement state).
   val s4Write = s4Valid && !rejected && (hit || allocate)
   w1.valid := s4Write
-  // The rest loads on every clock: nothing reads it while w1 is not valid, and an enable from s4Write fanned out to
-  // all of w1's registers, now spread beside the RAMs they write (2.4 ns of route).
+  // The rest loads on every clock: nothing reads it while w1 is not valid, and w1's registers sit beside the RAMs
+  // they write, spread over the chip: an enable from s4Write would have to reach them all in the clock that works
+  // s4Write out.
   w1.index := s4Index
   w1.way := way
   w1.entry := updated
   w1.repl := newRepl
 
+  // A malformed event counts nothing but itself (docs/counting-rules.md, "Where an event's effects are counted").
   val effects = Wire(new EventEffects(p))
   effects.rejected := rejected
   effects.kind := ev.kind
   effects.line := ev.line
-  effects.transfer := !rejected && transfer
-  effects.crossSocket := !rejected && transfer && remote
-  // rule W: every holder other than the writer is invalidated (the owner too while it holds the line).
-  effects.invalidations := 0.U   // counted in S4, from `invalidated`
-  val invalidated = Mux(!rejected && isWrite, old.holders & ~coreBit, 0.U)
-  effects.dirtyReadLocal := !rejected && dirtyRead && !remote
-  effects.dirtyReadRemote := !rejected && dirtyRead && remote
+  effects.transfer := !rejected && counts.transfer
+  effects.crossSocket := !rejected && counts.crossSocket
+  effects.invalidations := 0.U   // counted in S5 and S6, from `invalidated`
+  val invalidated = Mux(!rejected, counts.invalidated, 0.U)
+  effects.dirtyReadLocal := !rejected && counts.dirtyReadLocal
+  effects.dirtyReadRemote := !rejected && counts.dirtyReadRemote
   effects.stateEviction := !rejected && stateEviction
-  effects.fromSocket := old.ownerSocket
+  effects.fromSocket := counts.fromSocket
   effects.toSocket := ev.socket
 
   // ---------------------------------------------------------------- S5, S6: count the invalidations

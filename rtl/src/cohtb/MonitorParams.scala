@@ -24,7 +24,21 @@ object Replacement {
   def parse(s: String): Replacement = all.find(_.name == s).getOrElse(throw new IllegalArgumentException(s"replacement: unknown '$s'"))
 }
 
-/** Elaboration parameters of the monitor. The Python reference model reads the same set from monitor.json. */
+/** The range a parameter of the monitor must lie in: `least`..`most`, a power of two if `powerOfTwo`, and at most
+  * the parameter `atMost` if given. */
+case class ParamLimit(name: String, least: Int, most: Int, powerOfTwo: Boolean = false, atMost: Option[String] = None) {
+  /** The rule, as the error that breaks it says it. */
+  def rule: String =
+    s"$name must be ${if (powerOfTwo) "a power of two, " else ""}$least..$most${atMost.fold("")(o => s" and <= $o")}"
+  def admits(values: Map[String, Int]): Boolean = {
+    val v = values(name)
+    v >= least && v <= most && (!powerOfTwo || isPow2(v)) && atMost.forall(o => v <= values(o))
+  }
+}
+
+/** Elaboration parameters of the monitor. The Python reference model reads the same set from monitor.json; the
+  * defaults and the limits reach the Python side through contract.json (Contract.scala), so they are written
+  * only here. */
 case class MonitorParams(
     cores: Int = 32,
     sockets: Int = 8,
@@ -36,14 +50,10 @@ case class MonitorParams(
     hotEntries: Int = 16,
     regions: Int = 8,
     counterWidth: Int = 32) {
-  require(cores >= 2 && cores <= 64, "cores must be 2..64")
-  require(sockets >= 1 && sockets <= 16 && sockets <= cores, "sockets must be 1..16 and <= cores")
-  require(lineAddrBits >= 8 && lineAddrBits <= 58, "lineAddrBits must be 8..58")
-  require(isPow2(sets) && sets >= 2 && sets <= 4096, "sets must be a power of two, 2..4096")
-  require(isPow2(ways) && ways >= 2 && ways <= 16, "ways must be a power of two, 2..16")
-  require(hotEntries >= 1 && hotEntries <= 64, "hotEntries must be 1..64")
-  require(regions >= 1 && regions <= 16, "regions must be 1..16")
-  require(counterWidth >= 4 && counterWidth <= 64, "counterWidth must be 4..64")
+  /** The integer parameters by name. */
+  def intValues: Map[String, Int] = Map("cores" -> cores, "sockets" -> sockets, "lineAddrBits" -> lineAddrBits,
+    "sets" -> sets, "ways" -> ways, "hotEntries" -> hotEntries, "regions" -> regions, "counterWidth" -> counterWidth)
+  for (l <- MonitorParams.limits) require(l.admits(intValues), l.rule)
 
   val coreBits: Int = log2Ceil(cores)
   val socketBits: Int = log2Ceil(sockets).max(1)
@@ -54,11 +64,31 @@ case class MonitorParams(
 }
 
 object MonitorParams {
+  /** The one definition of the parameters' limits (the Python side checks against their generated copy).
+    * regions, sockets and hotEntries keep the CSR space's blocks apart (docs/register-map.md). */
+  val limits: Seq[ParamLimit] = Seq(
+    ParamLimit("cores", 2, 64),
+    ParamLimit("sockets", 1, 16, atMost = Some("cores")),
+    ParamLimit("lineAddrBits", 8, 58),
+    ParamLimit("sets", 2, 4096, powerOfTwo = true),
+    ParamLimit("ways", 2, 16, powerOfTwo = true),
+    ParamLimit("hotEntries", 1, 64),
+    ParamLimit("regions", 1, 16),
+    ParamLimit("counterWidth", 4, 64))
+
+  /** The defaults, as contract.json gives them: every parameter by name, the choices by their names. */
+  def defaults: Seq[(String, Either[Int, String])] = {
+    val d = MonitorParams()
+    Seq("cores", "sockets", "lineAddrBits", "sets", "ways").map(n => n -> Left(d.intValues(n))) ++
+      Seq("indexing" -> Right(d.indexing.name), "replacement" -> Right(d.replacement.name)) ++
+      Seq("hotEntries", "regions", "counterWidth").map(n => n -> Left(d.intValues(n)))
+  }
+
   /** Build from key=value pairs (the emitter's command line). */
   def fromArgs(kv: Map[String, String]): MonitorParams = {
     val d = MonitorParams()
     def int(k: String, dflt: Int) = kv.get(k).map(_.toInt).getOrElse(dflt)
-    val known = Set("cores", "sockets", "lineAddrBits", "sets", "ways", "indexing", "replacement", "hotEntries", "regions", "counterWidth")
+    val known = defaults.map(_._1).toSet
     kv.keys.filterNot(known).foreach(k => throw new IllegalArgumentException(s"unknown parameter '$k' (known: ${known.toSeq.sorted.mkString(", ")})"))
     MonitorParams(
       cores = int("cores", d.cores),
