@@ -18,8 +18,8 @@ from cohtb.verify import random_events as streams
 
 # The replay harness's speed goal: events per second through the Verilated monitor on one core. ~5 M is what the
 # issue asks to keep; the replay is not the bottleneck (gem5 produces coherence events thousands of times slower),
-# so nothing beyond it is asked. The FPGA pipeline brought it below (docs/monitor.md, "The cost in the Verilated
-# replay").
+# so nothing beyond it is asked. The FPGA pipeline brought it below (docs/fpga-timing.md, "The cost in the
+# Verilated replay").
 GOAL_EVENTS_PER_SECOND = 5_000_000
 
 
