@@ -213,17 +213,35 @@ def write_json_atomic(path: Path, doc) -> None:
     write_text_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
+class FileBeside:
+    """A file written under a unique temporary name beside `path` (making its directory): commit() renames it onto
+    path, abort() leaves nothing. The one way cohtb writes a file whole or not at all."""
+
+    def __init__(self, path: Path | str, mode: str = "w"):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        self.tmp = Path(tmp)
+        ordinary_mode(self.tmp)
+        self.file = os.fdopen(fd, mode)
+
+    def commit(self) -> None:
+        self.file.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        self.file.close()
+        self.tmp.unlink(missing_ok=True)
+
+
 def write_text_atomic(path: Path | str, text: str) -> None:
     """Writes path whole (making its directory): a unique temporary file beside it, renamed into place."""
     path = Path(path)
     with _own(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        out = FileBeside(path)
         try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            ordinary_mode(tmp)
-            os.replace(tmp, path)
+            out.file.write(text)
+            out.commit()
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            out.abort()
             raise

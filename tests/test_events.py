@@ -100,7 +100,7 @@ def test_writer_leaves_nothing_on_failure(tmp_path):
 
 
 def test_bad_core_map_is_an_error():
-    with pytest.raises(CohtbError, match="does not number sockets"):
+    with pytest.raises(CohtbError, match=r"h: sockets must be numbered 0..2 with a core in each; none in \[1\]"):
         ev.Header(64, 2, [0, 2]).validate("h")
 
 

@@ -11,7 +11,6 @@ import io
 import json
 import os
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 import zlib
@@ -19,10 +18,10 @@ from typing import Iterator
 
 import numpy as np
 
-from .. import contract as ct
-from ..contract import Kind, L1State
-from ..atomic import ordinary_mode
-from ..errors import CohtbError
+from cohtb import contract as ct
+from cohtb.atomic import FileBeside
+from cohtb.contract import Kind, L1State
+from cohtb.errors import CohtbError
 
 _STRUCT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
 _FIXED = struct.Struct("<" + "".join("8s" if n == "magic" else _STRUCT_CODES[size] for n, size in ct.HEADER_FIELDS))
@@ -58,8 +57,7 @@ class Header:
             raise CohtbError(f"{where}: line_size {self.line_size} is not a power of two")
         if self.num_cores != len(self.socket_of_core) or not 1 <= self.num_cores <= ct.MAX_CORES:
             raise CohtbError(f"{where}: core->socket map has {len(self.socket_of_core)} entries for {self.num_cores} cores")
-        if sorted(set(self.socket_of_core)) != list(range(self.num_sockets)):
-            raise CohtbError(f"{where}: core->socket map does not number sockets 0..N-1: {self.socket_of_core}")
+        check_socket_map(self.socket_of_core, where)
 
     def encode(self) -> bytes:
         src = json.dumps(self.source, sort_keys=True).encode()
@@ -68,6 +66,17 @@ class Header:
         fixed = _FIXED.pack(ct.MAGIC, ct.VERSION, header_len, self.line_size, self.num_cores, self.num_sockets,
                             RECORD.itemsize, 0, self.num_records, len(src))
         return fixed + bytes(self.socket_of_core) + src + b"\0" * (header_len - body_len)
+
+
+def check_socket_map(smap: list[int], where: str) -> list[int]:
+    """An event file numbers sockets 0..S-1 with a core in each (docs/event-format.md): the one check of a map,
+    made before an event file is written (cohtb/trace/ingest.py) and when one is read."""
+    if any(s < 0 for s in smap):
+        raise CohtbError(f"{where}: socket numbers start at 0")
+    empty = sorted(set(range(max(smap, default=-1) + 1)) - set(smap))
+    if empty:
+        raise CohtbError(f"{where}: sockets must be numbered 0..{max(smap)} with a core in each; none in {empty[:8]}")
+    return smap
 
 
 def read_header(f, where: str) -> Header:
@@ -183,11 +192,8 @@ class EventWriter:
         if header.legacy:
             raise CohtbError(f"{self.path}: cohtb writes event format {ct.VERSION} only, not the legacy format 1")
         self.header = header
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
-        self.tmp = Path(tmp)
-        ordinary_mode(self.tmp)
-        self.f = os.fdopen(fd, "wb")
+        self.out = FileBeside(self.path, "wb")
+        self.f = self.out.file
         self.f.write(header.encode())
         self.count = 0
 
@@ -200,12 +206,10 @@ class EventWriter:
         self.header.num_records = self.count
         self.f.seek(0)
         self.f.write(self.header.encode())
-        self.f.close()
-        os.replace(self.tmp, self.path)
+        self.out.commit()
 
     def abort(self) -> None:
-        self.f.close()
-        self.tmp.unlink(missing_ok=True)
+        self.out.abort()
 
     def __enter__(self) -> "EventWriter":
         return self

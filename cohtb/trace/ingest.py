@@ -11,6 +11,7 @@ from pathlib import Path
 from cohtb.contract import DEFAULT_LINE_SIZE, block_socket_map
 from cohtb.errors import CohtbError
 from cohtb.toolchain import ROOT
+from cohtb.trace.events import check_socket_map
 
 TOOL = ROOT / "build" / "native" / "cohtb-ingest"
 
@@ -41,7 +42,8 @@ def command(trace: Path | str, out: Path, scratch: Path, socket_of_core: list[in
         raise CohtbError("give the sockets either as a core->socket map or as cores per socket")
     cmd = [str(tool_path()), str(trace), str(out), "--line-size", str(line_size),
            "--source", json.dumps(source or {}, sort_keys=True)]
-    smap = socket_of_core if socket_of_core is not None else block_socket_map(cores_per_socket)
+    smap = (check_socket_map(socket_of_core, "socket map") if socket_of_core is not None
+            else block_socket_map(cores_per_socket))
     map_file = Path(scratch) / "sockets"
     map_file.write_text(",".join(map(str, smap)))   # a file: a map of thousands of cores is too long an argument
     cmd += ["--socket-map", f"@{map_file}"] + ([] if socket_of_core is not None else ["--cores-from-trace"])
@@ -56,7 +58,7 @@ def read_socket_map(spec: str) -> list[int]:
     path = Path(spec)
     if not path.exists():
         try:
-            return _numbered([int(s) for s in spec.split(",")], f"--socket-map {spec}")
+            return check_socket_map([int(s) for s in spec.split(",")], f"--socket-map {spec}")
         except ValueError:
             raise CohtbError(f"--socket-map {spec}: neither a file nor a comma-separated list of sockets") from None
     try:
@@ -80,14 +82,5 @@ def read_socket_map(spec: str) -> list[int]:
     missing = sorted(set(range(len(sockets))) - set(sockets))
     if not sockets or missing:
         raise CohtbError(f"{path}: the map must list cores 0..N-1; missing {missing[:8] or 'all'}")
-    return _numbered([sockets[c] for c in range(len(sockets))], str(path))
+    return check_socket_map([sockets[c] for c in range(len(sockets))], str(path))
 
-
-def _numbered(smap: list[int], where: str) -> list[int]:
-    """Event files number sockets 0..S-1 with none empty; say so here rather than when the file is read back."""
-    if any(s < 0 for s in smap):
-        raise CohtbError(f"{where}: socket numbers start at 0")
-    empty = sorted(set(range(max(smap) + 1)) - set(smap))
-    if empty:
-        raise CohtbError(f"{where}: sockets must be numbered 0..{max(smap)} with a core in each; none in {empty[:8]}")
-    return smap
