@@ -24,8 +24,8 @@ from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
 from cohtb import contract as ct
-from cohtb.monitor import config
-from cohtb.monitor.counters import Counters, diff_counters, read_counters
+from cohtb.monitor import config, csr
+from cohtb.monitor.counters import Counters, diff_counters
 from cohtb.monitor.models import BoundedModel
 
 OKAY = AxiResp.OKAY
@@ -133,33 +133,27 @@ class MonitorBench:
         if r.resp != OKAY:
             raise CsrError(f"CSR write {addr:#06x}: {r.resp.name}")
 
-    async def read64(self, addr: int) -> int:
-        return await self.read32(addr) | await self.read32(addr + 4) << 32
+    async def csr(self, op: csr.Op):
+        """A CSR operation (cohtb/monitor/csr.py: the driver the replay uses too) over AXI4-Lite."""
+        return await csr.run_async(op, self.read32, self.write32)
 
-    async def write64(self, addr: int, value: int) -> None:
-        await self.write32(addr, value)
-        await self.write32(addr + 4, value >> 32)
+    async def read64(self, addr: int) -> int:
+        return await self.csr(csr.read64(addr))
 
     async def command(self, bits: int) -> None:
         await self.write32(self.rm.cmd, bits)
 
     async def set_ctrl(self, enable: bool = True, tap: bool = False) -> None:
-        await self.write32(self.rm.ctrl, (ct.CTRL_ENABLE if enable else 0) | (ct.CTRL_TAP if tap else 0))
+        await self.csr(csr.set_ctrl(self.rm, enable, tap))
 
     async def set_region(self, r: int, base: int, mask: int, model: BoundedModel | None = None) -> None:
-        await self.write64(self.rm.region_base[r], base)
-        await self.write64(self.rm.region_mask[r], mask)
-        enabled = await self.read32(self.rm.region_enable)
-        await self.write32(self.rm.region_enable, enabled | 1 << r)
+        await self.csr(csr.set_region(self.rm, r, base, mask))
         if model is not None:
             model.set_region(r, base, mask)
 
     async def read_counters(self, snapshot: bool = True) -> Counters:
-        """Take a snapshot and read every counter back (the same assembly as the replay driver's)."""
-        if snapshot:
-            await self.command(ct.CMD_SNAPSHOT)
-        values = {s.addr: await self.read64(s.addr) for s in self.rm.counters}
-        return read_counters(self.cfg, values.__getitem__, await self.read32(self.rm.status))
+        """Take a snapshot (unless one is taken) and read every counter back."""
+        return await self.csr(csr.snapshot(self.cfg, take=snapshot))
 
     async def check_against(self, model: BoundedModel, what: str = "") -> Counters:
         """Drain, snapshot, and require the RTL counters to equal the model's, field by field."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Optional
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from cohtb.contract import DEFAULT_LINE_SIZE, Kind
 from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
-from cohtb.monitor import ondemand, replay
+from cohtb.monitor import live, ondemand, replay
 from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import Counters, diff_counters
 from cohtb.analysis.reconcile import CONTENDED, TOLERANCE, LineCheck, reconcile
@@ -23,7 +23,7 @@ from cohtb.run.runs import Run
 from cohtb.trace.events import LEGACY_NOTE, LEGACY_VERSION, Header, read_all
 from cohtb.trace.layout import regions_for
 
-FORMAT = 3
+FORMAT = 4   # 4: the monitor's counters over simulated time (series) kept for timed runs
 HOTTEST = 16
 
 
@@ -77,7 +77,7 @@ class ReplayPerf(BaseModel):
 
 
 class Analysis(BaseModel):
-    format: Literal[3]
+    format: Literal[4]
     run: str
     variant: str
     params: MonitorParams
@@ -88,6 +88,9 @@ class Analysis(BaseModel):
     gem5: GemCheck
     replay: ReplayPerf
     line_size: int = DEFAULT_LINE_SIZE   # of the event file; counter files written before it was kept had 64
+    # A timed run's counters over simulated time, in live.json's form (cohtb/monitor/live.py): the same counting
+    # with a snapshot every interval of the run's, kept here so that plots never replay a run again.
+    series: Optional[dict] = None
 
     def address(self, line: int) -> int:
         """A line's first byte (physical): how perf c2c and pahole name a line."""
@@ -99,7 +102,8 @@ class Analysis(BaseModel):
 
 def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "default") -> Analysis:
     header, recs = run.events()
-    return analyse_events(run.id, header, recs, out, run.fields, check_model, variant)
+    interval_ticks = int(run.spec.interval_us * 1_000_000) if run.spec.interval_us else None   # µs -> ticks (ps)
+    return analyse_events(run.id, header, recs, out, run.fields, check_model, variant, interval_ticks)
 
 
 def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, variant: str = "default") -> Analysis:
@@ -109,7 +113,7 @@ def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, 
 
 
 def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None, fields: list, check_model: bool,
-                   variant: str) -> Analysis:
+                   variant: str, interval_ticks: int | None = None) -> Analysis:
     variant, cfg = ondemand.config_for(header.num_cores, header.num_sockets, variant)
     replay.check_fits(header, cfg, name)
     regions = regions_for(fields, cfg.params.regions)
@@ -117,6 +121,12 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
 
     t0 = time.perf_counter()
     rtl, perf = replay.replay_rtl(recs, watch, variant)
+    series = None
+    if interval_ticks:   # the same counting again, snapshotted: its last snapshot is rtl (checked below)
+        over_time = live.series(recs, variant, [(r.base, r.mask) for r in watch], interval_ticks)
+        if diff_counters(rtl, over_time.snapshots[-1]):
+            raise CohtbError(f"{name}: the monitor's counters over time do not end at its counters")
+        series = {"variant": variant, "regions": [r.line for r in regions], **over_time.to_json()}
     check = "not run"
     if check_model:
         diffs = diff_counters(replay.replay_model(recs, watch, cfg), rtl)
@@ -138,7 +148,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
                            lines={line: ideal.stats[line] for line in sorted(watched | set(hottest)) if line in ideal.stats}),
         gem5=GemCheck(event_format=header.version, evidence=sum(ideal.kinds[k] for k in (Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV)), totals=rec.totals(), lines=checked, tolerance=TOLERANCE, contended=contended,
                       outside=[line for line in contended if not checked[line].within_tolerance()]),
-        replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)))
+        replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)), series=series)
     if out is not None:
         write_text_atomic(out, doc.model_dump_json(by_alias=True, indent=1))
     return doc

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from cohtb.errors import CohtbError
-from cohtb.monitor import ondemand, rtl
+from cohtb.monitor import rtl
 from cohtb.monitor.counters import Counters
 from cohtb.trace.events import RECORD
 
@@ -101,21 +101,6 @@ def series(recs: np.ndarray, variant: str, regions: list[tuple[int, int]], inter
     for i in range(0, len(recs), chunk):
         c.feed(recs[i:i + chunk])
     return c.finish()
-
-
-def of_run(run) -> dict:
-    """A run's counters over simulated time (live.json's form): what the live monitor took while gem5 ran, or,
-    for a run recorded to a file, the same counting of its event file now (identical: test_live.py)."""
-    live_file = run.path / "live.json"
-    if live_file.exists():
-        try:
-            return json.loads(live_file.read_text())
-        except json.JSONDecodeError as e:
-            raise CohtbError(f"{live_file}: not JSON: {e.msg} (line {e.lineno})") from None
-    header, recs = run.events()
-    variant, _ = ondemand.config_for(header.num_cores, header.num_sockets)
-    interval_us = run.spec.interval_us or 10
-    return {"variant": variant, "regions": [], **series(recs, variant, [], int(interval_us * 1_000_000)).to_json()}
 
 
 class LiveIngest:

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from cohtb import contract as ct
 from cohtb.errors import CohtbError
+from cohtb.monitor import csr
 from cohtb.monitor.config import MonitorConfig, variant as load_variant
-from cohtb.monitor.counters import Counters, read_counters
+from cohtb.monitor.counters import Counters
 from cohtb.toolchain import ROOT, monitor_dir, verilator_env
 from cohtb.trace.events import RECORD
 
@@ -127,26 +127,22 @@ class VerilatedMonitor:
             raise CohtbError(f"CSR read {addr:#06x} {_ANSWERS[rc]}")
         return word.value
 
-    def read64(self, addr: int) -> int:
-        return self.read32(addr) | self.read32(addr + 4) << 32
-
-    def write64(self, addr: int, value: int) -> None:
-        self.write32(addr, value)
-        self.write32(addr + 4, value >> 32)
+    def csr(self, op: csr.Op):
+        """A CSR operation (cohtb/monitor/csr.py) through this port."""
+        return csr.run(op, self.read32, self.write32)
 
     # ------------------------------------------------------------------ driver
     def set_ctrl(self, enable: bool = True, tap: bool = False) -> None:
-        self.write32(self.cfg.regmap.ctrl, (ct.CTRL_ENABLE if enable else 0) | (ct.CTRL_TAP if tap else 0))
+        self.csr(csr.set_ctrl(self.cfg.regmap, enable, tap))
 
     def set_regions(self, regions: list[tuple[int, int]]) -> None:
         """(base, mask) line-address pairs into regions 0..n-1, and enable exactly those."""
         rm = self.cfg.regmap
         if len(regions) > len(rm.region_base):
             raise CohtbError(f"{len(regions)} regions asked for, the monitor has {len(rm.region_base)}")
+        self.write32(rm.region_enable, 0)
         for r, (base, mask) in enumerate(regions):
-            self.write64(rm.region_base[r], base)
-            self.write64(rm.region_mask[r], mask)
-        self.write32(rm.region_enable, (1 << len(regions)) - 1)
+            self.csr(csr.set_region(rm, r, base, mask))
 
     def stream(self, recs: np.ndarray) -> None:
         recs = np.ascontiguousarray(recs, dtype=RECORD)
@@ -163,8 +159,7 @@ class VerilatedMonitor:
 
     def snapshot(self) -> Counters:
         """CMD.snapshot, then every counter read back."""
-        self.write32(self.cfg.regmap.cmd, ct.CMD_SNAPSHOT)
-        return read_counters(self.cfg, self.read64, self.read32(self.cfg.regmap.status))
+        return self.csr(csr.snapshot(self.cfg))
 
 
 def replay(recs: np.ndarray, regions: list[tuple[int, int]], variant: str = "default",

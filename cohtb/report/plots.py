@@ -26,7 +26,6 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from cohtb.analysis.metrics import RunMetrics, extra_text  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
-from cohtb.monitor import live  # noqa: E402
 from cohtb.report.palette import (EDGE, LAYOUT_HATCH, LAYOUT_LINE, LAYOUT_MARKER, LAYOUT_ORDER, POLICY_ORDER,  # noqa: E402
                                   hatch_colour, policy_colour)
 
@@ -691,10 +690,10 @@ MONITOR_SERIES = (("transfers", ("transfers",)), ("cross-socket transfers", ("cr
 def monitor_series(m: RunMetrics) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
     """A live run's snapshots as rates: each whole interval's middle (µs from the first traced event) and, per
     panel of MONITOR_SERIES, its counts per simulated µs. The last interval ends with the stream, part way: left
-    out. None for a run counted afterwards (no live.json: the report does not replay it a second time)."""
-    if not (m.run.path / "live.json").exists():
+    out. None for a run counted afterwards (no live.json), or without intervals."""
+    doc = m.analysis.series
+    if doc is None or not (m.run.path / "live.json").exists():
         return None
-    doc = live.of_run(m.run)
     whole = doc["intervals"][:-1]
     interval_us = doc["interval_ticks"] / 1e6
     t = (np.arange(len(whole)) + 0.5) * interval_us

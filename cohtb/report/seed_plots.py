@@ -16,7 +16,6 @@ import numpy as np  # noqa: E402
 
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
-from cohtb.monitor import live  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
 from cohtb.report.plots import DPI  # noqa: E402
 from cohtb.report.results import SeedResult  # noqa: E402
@@ -119,8 +118,8 @@ def draw_series(s: SeriesResult):
     the monitor's transfers per operation in each interval (its snapshots: cohtb/monitor/live.py)."""
     fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
     for policy, runs in s.runs.items():
-        got = [(m.run, series(m.run), live.of_run(m.run)) for m in runs]
-        got = [(r, w, mon) for r, w, mon in got if w and mon["origin_tick"] is not None]
+        got = [(m.run, series(m.run), m.analysis.series) for m in runs]
+        got = [(r, w, mon) for r, w, mon in got if w and mon and mon["origin_tick"] is not None]
         if not got:
             continue
         interval_us = got[0][1].interval_us
