@@ -63,6 +63,14 @@ DEFINITIONS += [
     ("a contract limit as a constant",
      r"\bMAX_(CORES|SOCKETS|LINE_BITS)\b[\w, ]*=\s*\d|#define\s+\w*MAX_(CORES|SOCKETS|LINE_BITS)\s+\d", set()),
     *_monitor_limit_copies(),
+    # issue 33's repeated definitions, each now in one place
+    ("the socket map's numbering check", r"sorted\(set\(range\(max\(", {"cohtb/trace/events.py"}),
+    ("the block core->socket rule", r"\bcores?\s*//\s*(self\._)?cores_per_socket\b",
+     {"gem5-configs/multisocket/multisocket_mesi_two_level.py"}),
+    ("gem5's command line", r"\"-re\",\s*f?\"--outdir", {"cohtb/run/gem5.py"}),
+    ("a file written whole by hand", r"\bos\.replace\(|\bmkstemp\(",
+     {"cohtb/atomic.py", "gem5-configs/multisocket/region.py", "native/ingest/cohtb_ingest.c"}),
+    ("a 64-bit CSR access as two 32-bit ones", r"read32\(\s*addr\s*\+\s*4\s*\)", {"cohtb/monitor/csr.py"}),
 ]
 GENERATED = {"cohtb/contract/generated.py", "native/include/cohtb_contract.h"}
 SOURCE = re.compile(r"\.(py|c|h|cpp|hpp|scala|sc)$")

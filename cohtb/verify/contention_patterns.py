@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from cohtb.contract import Kind
+from cohtb.contract import Kind, block_socket_map
 from cohtb.trace import events as ev
 
 R, W, E, FGS, FGX, INV = (int(k) for k in (Kind.READ, Kind.WRITE, Kind.EVICT, Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV))
@@ -21,7 +21,7 @@ def _records(lines: np.ndarray, cores: np.ndarray, kinds: np.ndarray, cores_per_
     recs["tick"] = t0 + np.arange(len(kinds), dtype=np.uint64) * 500
     recs["line"] = lines
     recs["core"] = cores
-    recs["socket"] = cores // cores_per_socket
+    recs["socket"] = np.asarray(block_socket_map(cores_per_socket, int(cores.max(initial=0)) + 1))[cores]
     recs["kind"] = kinds
     return recs
 
