@@ -63,7 +63,7 @@ $(STAMPS)/python: pyproject.toml $(STAMPS)/apt
 	@mkdir -p $(STAMPS)
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,cluster]'
 	@touch $@
 
 $(MILL): $(STAMPS)/apt

@@ -19,6 +19,7 @@ def check(specs: list[RunSpec]) -> None:
 
 
 def launch(specs: list[RunSpec], runs_dir: Path, jobs: int | None = None, timeout: float = 3600,
-           live: Live | None = None, declared: dict[str, dict] | None = None) -> list[Outcome]:
-    """The runs recorded into runs_dir (cohtb/run/scheduler.py: launch)."""
-    return scheduler.launch(specs, runs_dir, RUNNERS, jobs, timeout, live, declared)
+           live: Live | None = None, declared: dict[str, dict] | None = None, executor=None) -> list[Outcome]:
+    """The runs recorded into runs_dir (cohtb/run/scheduler.py: launch), by `executor` (cohtb/run/executors.py;
+    default: `jobs` local slots)."""
+    return scheduler.launch(specs, runs_dir, RUNNERS, jobs, timeout, live, declared, executor)

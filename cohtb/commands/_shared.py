@@ -9,7 +9,11 @@ from cohtb.tables import TERMINAL_WIDTH
 
 RUNS_HELP = "run directories, directories of runs, or run ids (looked up in results/runs/ and reference-runs/)"
 ANALYSIS_HELP = "where RUN_ID/counters.json are kept (default: the analysis cache, $COHTB_CACHE or ~/.cache/cohtb)"
-JOBS_HELP = "parallel gem5 runs (default: the machine's cores)"
+JOBS_HELP = "parallel gem5 runs on this machine (default: its cores)"
+DASK_HELP = ("record the runs on the Dask cluster whose scheduler is at this address (tcp://HOST:PORT, or tls:// with "
+             "COHTB_DASK_TLS_CA/_CERT/_KEY; default: $COHTB_DASK, else this machine); its workers must share the runs' "
+             "directory and the checkout and run the same gem5 build (docs/cluster.md)")
+INSECURE_HELP = "with --dask: accept a plain tcp:// address off this machine (anyone who reaches it can run code)"
 
 
 def wrap(prose: str) -> str:

@@ -7,11 +7,12 @@ import argparse
 from pathlib import Path
 
 from cohtb.atomic import writable_dir
-from cohtb.commands._shared import JOBS_HELP, report_failures
+from cohtb.commands._shared import DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations, plans
 from cohtb.launch import check, launch
 from cohtb.places import RUNS
+from cohtb.run import executors
 from cohtb.run.recorder import Live
 from cohtb.run.spec import RunSpec
 
@@ -44,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu", choices=["timing", "o3"], default="timing", help="gem5 CPU model")
     p.add_argument("--runs", default=str(RUNS), help="where run directories go")
     p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
+    p.add_argument("--dask", metavar="ADDRESS", help=DASK_HELP)
+    p.add_argument("--insecure", action="store_true", help=INSECURE_HELP)
     p.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     p.add_argument("--live", action="store_true",
                    help="count while gem5 runs: its trace goes through a pipe into the ingest and the Verilated "
@@ -93,7 +96,11 @@ def run(args: argparse.Namespace) -> int:
             print(s.id)
         return 0
     writable_dir(args.runs)   # now, not when the first run is done
-    print(f"cohtb launch: {len(specs)} runs into {args.runs}", flush=True)
     live = Live(keep_trace=args.keep_trace) if args.live else None
-    return report_failures(launch(specs, Path(args.runs), args.jobs, args.timeout, live,
-                                  declared=declarations.records_for(specs)))
+    declared = declarations.records_for(specs)
+    executor = executors.choose(args.dask, args.jobs, args.insecure)
+    try:
+        print(f"cohtb launch: {len(specs)} runs into {args.runs}, on {executor.describe()}", flush=True)
+        return report_failures(launch(specs, Path(args.runs), args.jobs, args.timeout, live, declared, executor))
+    finally:
+        executor.close()

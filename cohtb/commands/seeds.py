@@ -6,14 +6,14 @@ import argparse
 from pathlib import Path
 
 from cohtb.atomic import writable_dir
-from cohtb.commands._shared import JOBS_HELP, report_failures, wrap
+from cohtb.commands._shared import DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures, wrap
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.launch import launch
 from cohtb.places import REFERENCE_RUNS, RUNS
 from cohtb.report.results import history_in, latest_complete, point_table, verdict_rows
-from cohtb.run import gem5
+from cohtb.run import executors, gem5
 from cohtb.run.runs import kept
 
 
@@ -24,6 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--launch", action="store_true", help="first record the runs that are missing (needs gem5)")
     p.add_argument("--runs", default=str(RUNS), help="where --launch puts run directories")
     p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
+    p.add_argument("--dask", metavar="ADDRESS", help=DASK_HELP)
+    p.add_argument("--insecure", action="store_true", help=INSECURE_HELP)
     p.add_argument("--timeout", type=float, default=3600, help="seconds per run")
 
 
@@ -53,8 +55,13 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
         writable_dir(args.runs)
         print(f"cohtb seeds: seed {e.seed}, declaration {e.declaration.id}: {len(todo)} of {len(e.specs())} runs to "
               f"record into {args.runs}", flush=True)
-        if report_failures(launch(todo, Path(args.runs), args.jobs, args.timeout, declared=declared)):
-            return 1
+        executor = executors.choose(args.dask, args.jobs, args.insecure)
+        try:
+            if report_failures(launch(todo, Path(args.runs), args.jobs, args.timeout, declared=declared,
+                                      executor=executor)):
+                return 1
+        finally:
+            executor.close()
     history = history_in(seed, dirs)
     res = history[-1]
     if not res.complete:

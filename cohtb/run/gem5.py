@@ -3,6 +3,8 @@ its command line, the same for every run and boot (each config adds its own argu
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -41,3 +43,19 @@ def command(gem5: Path, run_dir: Path, config: Path, args: list[str], trace: str
     trace into run_dir/gem5/<trace> (a name, /dev/null, or None: no debug file)."""
     return [str(gem5), "-re", f"--outdir={run_dir / 'gem5'}", *([f"--debug-file={trace}"] if trace else []),
             str(config), *args]
+
+
+@functools.cache
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def identity(path: Path) -> str:
+    """Which gem5 build this is: a digest of the binary (computed once per process and file version). Workers of a
+    cluster must run the client's build."""
+    st = Path(path).stat()
+    return _digest(str(Path(path).resolve()), st.st_size, st.st_mtime_ns)

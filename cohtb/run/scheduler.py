@@ -1,5 +1,6 @@
-"""A set of runs recorded in parallel, up to the machine's cores: each by its runner, with one progress line, and
-resumable (a run already in the directory is skipped; a failed one is tried again)."""
+"""A set of runs recorded in parallel, on this machine's cores or a cluster's (cohtb/run/executors.py): each by its
+runner, with one progress line, and resumable (a run already in the directory is skipped; a failed one is tried
+again)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from cohtb.errors import CohtbError
 from cohtb.run import gem5 as gem5_tool
+from cohtb.run.executors import LocalPool
 from cohtb.run.recorder import Live, Outcome, Runner, build_live_monitors, record
 from cohtb.run.spec import RunSpec
 
@@ -35,9 +36,9 @@ class Progress:
             self.running += 1
             print(f"\r{self._status()}", end="", file=self.stream, flush=True)
 
-    def finish(self, o: Outcome) -> None:
+    def finish(self, o: Outcome, started: bool = True) -> None:
         with self.lock:
-            self.running -= 1
+            self.running -= started
             setattr(self, o.status, getattr(self, o.status) + 1)
             if o.status != "skipped":
                 what = f"{o.seconds:.0f} s" if o.status == "done" else "FAILED: " + o.error.splitlines()[0]
@@ -55,11 +56,31 @@ def check(specs: list[RunSpec], runners: Mapping[str, Runner]) -> None:
         runners[s.kind].check(s)
 
 
+def check_worker(runs_dir: str, gem5_identity: str) -> str | None:
+    """Why this process (a cluster's worker, or the client itself) cannot record runs, or None: it must see the
+    runs' directory and the checkout, and have the client's gem5 build."""
+    if not os.access(runs_dir, os.W_OK | os.X_OK):
+        return f"cannot write the runs' directory {runs_dir} (not on a file system it shares with the client?)"
+    found = gem5_tool.find()
+    if found is None:
+        return gem5_tool.why_missing()
+    if gem5_tool.identity(found) != gem5_identity:
+        return f"{found} is another gem5 build than the client's (digest {gem5_tool.identity(found)}, not {gem5_identity})"
+    return None
+
+
+def record_task(spec: RunSpec, runner: Runner, prepared, runs_dir: Path, timeout: float, live: Live | None,
+                declaration: dict | None) -> Outcome:
+    """One run where it is sent (this process, or a worker): the gem5 found there, which check_worker vouched for."""
+    return record(spec, runner, prepared, gem5_tool.require(), runs_dir, timeout, live, declaration)
+
+
 def launch(specs: list[RunSpec], runs_dir: Path, runners: Mapping[str, Runner], jobs: int | None = None,
-           timeout: float = 3600, live: Live | None = None, declared: dict[str, dict] | None = None) -> list[Outcome]:
+           timeout: float = 3600, live: Live | None = None, declared: dict[str, dict] | None = None,
+           executor=None) -> list[Outcome]:
     """runners: kind ("se", "fs") -> its runner. declared: declaration id -> its record
     (cohtb/experiments/declarations.py: record), taken by the caller before the launch, for every run recorded
-    under a declaration."""
+    under a declaration. executor: where the runs go (cohtb/run/executors.py; default: `jobs` local slots)."""
     gem5 = gem5_tool.require()
     declared = declared or {}
     unrecorded = sorted({s.declaration for s in specs if s.declaration} - set(declared))
@@ -68,32 +89,31 @@ def launch(specs: list[RunSpec], runs_dir: Path, runners: Mapping[str, Runner], 
                          "with `cohtb seeds --launch`")
     check(specs, runners)
     runs_dir.mkdir(parents=True, exist_ok=True)
-    workers = jobs or os.cpu_count() or 1
+    local = LocalPool(jobs)
+    executor = executor or local
+    executor.admit(check_worker, str(runs_dir.resolve()), gem5_tool.identity(gem5))
     todo = [s for s in specs if not (runs_dir / s.id / "manifest.json").exists()]
     if live:
         build_live_monitors(todo)
     prepared: dict = {}
-    for kind, runner in runners.items():   # kernels and boots before any run: each uses every core
-        prepared.update(runner.prepare([s for s in todo if s.kind == kind], gem5, timeout, workers))
+    for kind, runner in runners.items():   # kernels and boots before any run, here: each uses every core
+        prepared.update(runner.prepare([s for s in todo if s.kind == kind], gem5, timeout, local.slots))
     progress = Progress(len(specs))
     outcomes = []
-
-    def one(spec: RunSpec) -> Outcome:
-        progress.start()
-        ready = prepared.get(spec.id)
-        if spec.id not in prepared:   # recorded already
-            o = Outcome(spec, "skipped")
-        elif isinstance(ready, str):
-            o = Outcome(spec, "failed", 0.0, ready)
-        else:
-            o = record(spec, runners[spec.kind], ready, gem5, runs_dir, timeout, live, declared.get(spec.declaration))
-        progress.finish(o)
-        return o
-
+    for s in specs:   # recorded already, or its preparation failed: no task
+        if s.id not in prepared:
+            outcomes.append(Outcome(s, "skipped"))
+        elif isinstance(prepared[s.id], str):
+            outcomes.append(Outcome(s, "failed", 0.0, prepared[s.id]))
+    for o in outcomes:
+        progress.finish(o, started=False)
+    calls = [(s, runners[s.kind], prepared[s.id], runs_dir, timeout, live, declared.get(s.declaration))
+             for s in specs if s.id in prepared and not isinstance(prepared[s.id], str)]
     try:   # the progress line ends even when a run's error stops the launch, so the error gets a line of its own
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for fut in as_completed([pool.submit(one, s) for s in specs]):
-                outcomes.append(fut.result())
+        for o in executor.run_all(record_task, calls, progress.start,
+                                  lambda call, why: Outcome(call[0], "failed", 0.0, why)):
+            progress.finish(o)
+            outcomes.append(o)
     finally:
         progress.close()
     return sorted(outcomes, key=lambda o: specs.index(o.spec))

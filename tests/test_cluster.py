@@ -1,0 +1,144 @@
+"""cohtb launch --dask: runs recorded by a Dask cluster of real processes on this machine (a scheduler and two
+workers on 127.0.0.1, started and stopped by the tests), gem5 stood in for by tests/fake_gem5.py."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cohtb import launch
+from cohtb.errors import CohtbError
+from cohtb.run.executors import DaskCluster, check_address
+from cohtb.run.spec import RunSpec
+
+FAKE = Path(__file__).with_name("fake_gem5.py")
+DASK = Path(sys.executable).with_name("dask")
+START_SECONDS = 60
+
+
+class Cluster:
+    """A scheduler on a free loopback port and workers, each a process group of its own."""
+
+    def __init__(self, tmp: Path):
+        self.tmp, self.procs, self.workers = tmp, [], []
+        self.file = tmp / "scheduler.json"
+        self.procs.append(self._start([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                       "--scheduler-file", str(self.file), "--no-dashboard"], "scheduler"))
+        deadline = time.monotonic() + START_SECONDS
+        while not self.file.exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no scheduler after {START_SECONDS} s: {(tmp / 'scheduler.log').read_text()}")
+            time.sleep(0.2)
+        self.address = json.loads(self.file.read_text())["address"]
+
+    def _start(self, cmd: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
+        log = open(self.tmp / f"{name}.log", "w")
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+    def add_worker(self, name: str, env: dict | None = None) -> subprocess.Popen:
+        p = self._start([str(DASK), "worker", "--scheduler-file", str(self.file), "--nthreads", "1", "--no-nanny",
+                         "--name", name, "--no-dashboard"], name, {**os.environ, **(env or {})})
+        self.procs.append(p)
+        self.workers.append(name)
+        return p
+
+    def wait_for_workers(self, n: int) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout="20s") as c:
+            c.wait_for_workers(n, timeout=START_SECONDS)
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def cluster(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEM5", str(FAKE))   # the workers inherit it
+    c = Cluster(tmp_path)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def smoke() -> list[RunSpec]:
+    return [RunSpec("lockref", p, "shared", 2, 2, 50) for p in ("locked", "cmpxchg", "retry100", "unified")]
+
+
+def test_a_matrix_runs_on_two_loopback_workers_each_run_once(cluster, tmp_path):
+    for name in ("w1", "w2"):
+        cluster.add_worker(name)
+    cluster.wait_for_workers(2)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    executor = DaskCluster(cluster.address)
+    try:
+        outcomes = launch.launch(smoke(), runs, timeout=300, executor=executor)
+        assert [o.status for o in outcomes] == ["done"] * 4, [o.error for o in outcomes]
+        assert sorted(p.name for p in runs.iterdir()) == sorted(s.id for s in smoke())   # no leftovers, no copies
+        again = launch.launch(smoke(), runs, timeout=300, executor=executor)   # a re-launch records nothing
+        assert [o.status for o in again] == ["skipped"] * 4
+    finally:
+        executor.close()
+
+
+def test_a_worker_without_the_clients_gem5_gets_no_run(cluster, tmp_path):
+    other = tmp_path / "other_gem5.py"   # another build: the same stand-in, one byte more
+    shutil.copy(FAKE, other)
+    other.write_text(other.read_text() + "\n")
+    other.chmod(0o755)
+    cluster.add_worker("good")
+    cluster.add_worker("other-build", {"GEM5": str(other)})
+    cluster.add_worker("no-gem5", {"GEM5": str(tmp_path / "missing")})
+    cluster.wait_for_workers(3)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    executor = DaskCluster(cluster.address)
+    try:
+        outcomes = launch.launch(smoke()[:2], runs, timeout=300, executor=executor)
+        assert [o.status for o in outcomes] == ["done"] * 2
+        assert executor.workers == [next(a for a, w in executor.client.scheduler_info()["workers"].items()
+                                         if w["name"] == "good")]
+    finally:
+        executor.close()
+
+
+def test_no_worker_able_is_an_error_that_names_why(cluster, tmp_path):
+    cluster.add_worker("no-gem5", {"GEM5": str(tmp_path / "missing")})
+    cluster.wait_for_workers(1)
+    executor = DaskCluster(cluster.address)
+    try:
+        with pytest.raises(CohtbError, match="no worker can record the runs .*is not an executable file"):
+            launch.launch(smoke()[:1], tmp_path / "runs", timeout=60, executor=executor)
+    finally:
+        executor.close()
+
+
+@pytest.mark.parametrize("address, insecure, refused", [
+    ("tcp://127.0.0.1:8786", False, False),
+    ("tcp://localhost:8786", False, False),
+    ("tls://10.1.2.3:8786", False, False),
+    ("tcp://10.1.2.3:8786", False, True),
+    ("tcp://10.1.2.3:8786", True, False),
+    ("http://127.0.0.1:8786", False, True),
+])
+def test_a_plain_address_off_this_machine_needs_insecure(address, insecure, refused):
+    if refused:
+        with pytest.raises(CohtbError, match="--dask"):
+            check_address(address, insecure)
+    else:
+        check_address(address, insecure)
