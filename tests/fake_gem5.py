@@ -2,7 +2,8 @@
 """A stand-in for gem5.opt in launcher tests (never used for results): takes gem5's command line as
 cohtb launch builds it, runs the workload natively, and writes what gem5 + cohtb_se.py would: simout,
 roi.json, the workload's output and a small gzip trace with a TLB mapping and a few transitions.
-FAKE_GEM5_FAIL_POLICY=<policy> makes runs of that policy fail; FAKE_GEM5_HANG_POLICY hangs them.
+FAKE_GEM5_FAIL_POLICY=<policy> makes runs of that policy fail; FAKE_GEM5_HANG_POLICY hangs them;
+FAKE_GEM5_SLOW_SECONDS makes every SE run take that much longer.
 With cohtb_fs.py's --mode it stands in for a full-system boot (a checkpoint directory) or a restored run
 (the guest script's benchmark run natively, the kernel's object lines and the result written back); FAKE_GEM5_NO_OBJECTS=1 leaves the object lines out (a kernel without the project's patch)."""
 
@@ -127,6 +128,7 @@ def main() -> int:
         return 1
     if os.environ.get("FAKE_GEM5_HANG_POLICY") == policy:
         time.sleep(600)
+    time.sleep(float(os.environ.get("FAKE_GEM5_SLOW_SECONDS", 0)))   # a run long enough to kill its worker under it
     native_args = [a for a in wargs if a != "--m5"]
     res = subprocess.run([binary, *native_args], capture_output=True, text=True)
     with open(os.path.join(out, "workload.stdout"), "w") as f:

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from cohtb.run.spec import RunSpec
 
 FAKE = Path(__file__).with_name("fake_gem5.py")
 DASK = Path(sys.executable).with_name("dask")
-START_SECONDS = 60
+START_SECONDS = 180   # generous: a loaded 2-core machine starts Python processes slowly
 
 
 class Cluster:
@@ -31,11 +32,17 @@ class Cluster:
         self.procs.append(self._start([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0",
                                        "--scheduler-file", str(self.file), "--no-dashboard"], "scheduler"))
         deadline = time.monotonic() + START_SECONDS
-        while not self.file.exists():
+        while (address := self._address()) is None:   # the file appears before it is whole
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no scheduler after {START_SECONDS} s: {(tmp / 'scheduler.log').read_text()}")
             time.sleep(0.2)
-        self.address = json.loads(self.file.read_text())["address"]
+        self.address = address
+
+    def _address(self) -> str | None:
+        try:
+            return json.loads(self.file.read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            return None
 
     def _start(self, cmd: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
         log = open(self.tmp / f"{name}.log", "w")
@@ -142,3 +149,31 @@ def test_a_plain_address_off_this_machine_needs_insecure(address, insecure, refu
             check_address(address, insecure)
     else:
         check_address(address, insecure)
+
+
+def test_a_run_whose_worker_dies_is_recorded_by_another(cluster, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_GEM5_SLOW_SECONDS", "6")
+    procs = {name: cluster.add_worker(name) for name in ("w1", "w2")}
+    cluster.wait_for_workers(2)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    executor = DaskCluster(cluster.address)
+    result: list = []
+    try:
+        launcher = threading.Thread(target=lambda: result.extend(launch.launch(smoke()[:1], runs, timeout=300,
+                                                                               executor=executor)))
+        launcher.start()
+        deadline = time.monotonic() + START_SECONDS
+        while not (busy := [a for a, tasks in executor.client.processing().items() if tasks]):
+            assert time.monotonic() < deadline, "the run never reached a worker"
+            time.sleep(0.2)
+        time.sleep(1)   # gem5 (the stand-in) is running
+        name = executor.client.scheduler_info()["workers"][busy[0]]["name"]
+        os.killpg(procs[name].pid, signal.SIGKILL)
+        launcher.join(timeout=120)
+        assert [o.status for o in result] == ["done"], [o.error for o in result]
+        assert [p.name for p in runs.iterdir() if not p.name.startswith(".")] == [smoke()[0].id]
+        manifest = json.loads((runs / smoke()[0].id / "manifest.json").read_text())
+        assert manifest["id"] == smoke()[0].id
+    finally:
+        executor.close()

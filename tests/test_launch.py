@@ -3,8 +3,11 @@ The orchestration is tested with a stand-in for gem5 (tests/fake_gem5.py); test_
 
 import hashlib
 import json
+import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from cohtb.trace import events as ev
 from cohtb import launch
 from cohtb.errors import CohtbError
 from cohtb.places import REFERENCE_RUNS
+from cohtb.run.claim import claim
 from cohtb.run.manifest import MANIFEST_VERSION, Manifest, load as load_manifest
 from cohtb.run.spec import RunSpec
 
@@ -123,3 +127,40 @@ def test_a_manifest_of_another_version_is_refused(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps({**doc, "cohtb_run": MANIFEST_VERSION + 1}))
     with pytest.raises(CohtbError, match="field 'cohtb_run': manifest version 2"):
         load_manifest(tmp_path / "manifest.json")
+
+
+def test_a_run_is_claimed_by_one_launch_at_a_time(tmp_path):
+    with claim(tmp_path, "r", "launch-a", 60) as holder:
+        assert holder is None and (tmp_path / ".r.claim").exists()
+        with claim(tmp_path, "r", "launch-b", 60) as other:   # another launch, its holder alive: not taken
+            assert other and "launch-a" in other
+        with claim(tmp_path, "r", "launch-a", 60) as again:    # the same launch (a retry of its own): taken over
+            assert again is None
+    assert not (tmp_path / ".r.claim").exists()
+
+
+def test_a_claim_of_a_process_that_is_gone_is_taken_over(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = {"launch": "gone", "host": socket.gethostname(), "pid": int(dead.stdout), "since": 0}
+    (tmp_path / ".r.claim").write_text(json.dumps(stale))
+    with claim(tmp_path, "r", "launch-b", 60) as holder:
+        assert holder is None
+    old = {**stale, "host": "elsewhere", "pid": 1}
+    (tmp_path / ".r.claim").write_text(json.dumps(old))
+    os.utime(tmp_path / ".r.claim", (0, 0))   # older than any run's timeout
+    with claim(tmp_path, "r", "launch-b", 60) as holder:
+        assert holder is None
+
+
+def test_two_launches_of_the_same_runs_record_each_once(fake_gem5, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_GEM5_SLOW_SECONDS", "2")
+    results: list = []
+    both = [threading.Thread(target=lambda: results.extend(launch.launch(specs("locked", "cmpxchg"), tmp_path, jobs=2)))
+            for _ in range(2)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join()
+    done = [o.spec.id for o in results if o.status == "done"]
+    assert sorted(done) == sorted(s.id for s in specs("locked", "cmpxchg"))   # each recorded by one launch only
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(done)

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,6 +24,7 @@ from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.monitor import live as live_monitor, ondemand, rtl
 from cohtb.run import gem5 as gem5_tool
+from cohtb.run.claim import claim
 from cohtb.run.manifest import MANIFEST_VERSION, DeclarationRecord, Manifest, dump
 from cohtb.run.portable import portable, roots
 from cohtb.run.spec import RunSpec
@@ -104,9 +106,18 @@ def start_live(spec: RunSpec, tmp: Path, live: Live, pagemap: Path | None) -> li
 
 
 def record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: Path, timeout: float,
-           live: Live | None = None, declaration: dict | None = None) -> Outcome:
-    """One run into runs_dir/<id>; `declaration` the record of the declaration the run is recorded under, kept in
-    the manifest."""
+           live: Live | None = None, declaration: dict | None = None, launch: str = "") -> Outcome:
+    """One run into runs_dir/<id>, unless it is there already or another launch is recording it (cohtb/run/claim.py;
+    `launch` names this one); `declaration` the record of the declaration the run is recorded under, kept in the
+    manifest."""
+    with claim(runs_dir, spec.id, launch or uuid.uuid4().hex, timeout) as holder:
+        if holder:
+            return Outcome(spec, "skipped", error=f"being recorded by {holder}")
+        return _record(spec, runner, prepared, gem5, runs_dir, timeout, live, declaration)
+
+
+def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: Path, timeout: float,
+            live: Live | None, declaration: dict | None) -> Outcome:
     final = runs_dir / spec.id
     failed = runs_dir / f"{spec.id}.failed.json"
     if (final / "manifest.json").exists():

@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -70,9 +71,9 @@ def check_worker(runs_dir: str, gem5_identity: str) -> str | None:
 
 
 def record_task(spec: RunSpec, runner: Runner, prepared, runs_dir: Path, timeout: float, live: Live | None,
-                declaration: dict | None) -> Outcome:
+                declaration: dict | None, launch: str) -> Outcome:
     """One run where it is sent (this process, or a worker): the gem5 found there, which check_worker vouched for."""
-    return record(spec, runner, prepared, gem5_tool.require(), runs_dir, timeout, live, declaration)
+    return record(spec, runner, prepared, gem5_tool.require(), runs_dir, timeout, live, declaration, launch)
 
 
 def launch(specs: list[RunSpec], runs_dir: Path, runners: Mapping[str, Runner], jobs: int | None = None,
@@ -107,7 +108,8 @@ def launch(specs: list[RunSpec], runs_dir: Path, runners: Mapping[str, Runner], 
             outcomes.append(Outcome(s, "failed", 0.0, prepared[s.id]))
     for o in outcomes:
         progress.finish(o, started=False)
-    calls = [(s, runners[s.kind], prepared[s.id], runs_dir, timeout, live, declared.get(s.declaration))
+    this_launch = uuid.uuid4().hex   # its claims on runs (cohtb/run/claim.py): a retry of its own takes them over
+    calls = [(s, runners[s.kind], prepared[s.id], runs_dir, timeout, live, declared.get(s.declaration), this_launch)
              for s in specs if s.id in prepared and not isinstance(prepared[s.id], str)]
     try:   # the progress line ends even when a run's error stops the launch, so the error gets a line of its own
         for o in executor.run_all(record_task, calls, progress.start,
