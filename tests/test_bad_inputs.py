@@ -226,3 +226,16 @@ def test_bundle_and_native_through_the_cli(tmp_path, capsys):
     assert code == 0, err
     code, err = run_cli(capsys, "native", "nosuch", "--out", "")
     assert code == 2 and len(err) == 1 and "unknown workload 'nosuch'" in err[0]
+
+
+def test_compare_of_runs_of_different_gem5_builds(tmp_path, capsys):
+    a = make_run(tmp_path / "runs", "shared", 10, 1e-6, 3)
+    b = tmp_path / "other" / a.name
+    shutil.copytree(a, b)
+    for run, build in ((a, "1111111111111111"), (b, "2222222222222222")):
+        doc = json.loads((run / "manifest.json").read_text())
+        doc["gem5"]["build"] = build
+        (run / "manifest.json").write_text(json.dumps(doc))
+    code, err = run_cli(capsys, "compare", str(a), str(b), "--analysis", str(tmp_path / "an"))
+    assert code == 2 and "gem5 build 1111111111111111 vs 2222222222222222" in err[-1]
+    assert run_cli(capsys, "compare", str(a), str(b), "--allow-mismatch", "--analysis", str(tmp_path / "an"))[0] == 0

@@ -16,6 +16,7 @@ from cohtb.trace import events as ev
 from cohtb import launch
 from cohtb.errors import CohtbError
 from cohtb.places import REFERENCE_RUNS
+from cohtb.run import gem5 as gem5_tool
 from cohtb.run.claim import claim
 from cohtb.run.manifest import MANIFEST_VERSION, Manifest, load as load_manifest
 from cohtb.run.spec import RunSpec
@@ -118,7 +119,7 @@ def test_the_manifest_schema_is_pinned_with_its_version():
     """What a manifest holds is pinned: a field added as optional re-pins the digest alone; a field whose meaning
     changes is a new MANIFEST_VERSION (and load() must still read the older ones)."""
     schema = json.dumps(Manifest.model_json_schema(), sort_keys=True).encode()
-    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "b290874f47088036")
+    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "afb8af379a16799b")   # + gem5.build and cohtb (optional, issue 35)
 
 
 def test_a_manifest_of_another_version_is_refused(tmp_path):
@@ -164,3 +165,9 @@ def test_two_launches_of_the_same_runs_record_each_once(fake_gem5, tmp_path, mon
     done = [o.spec.id for o in results if o.status == "done"]
     assert sorted(done) == sorted(s.id for s in specs("locked", "cmpxchg"))   # each recorded by one launch only
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(done)
+
+
+def test_a_run_keeps_the_gem5_build_and_the_cohtb_commit_that_recorded_it(fake_gem5, tmp_path):
+    [o] = launch.launch(specs("locked"), tmp_path, jobs=1)
+    m = json.loads((tmp_path / o.spec.id / "manifest.json").read_text())
+    assert m["gem5"]["build"] == gem5_tool.identity(FAKE) and len(m["cohtb"]["commit"]) == 40

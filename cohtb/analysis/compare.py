@@ -169,7 +169,10 @@ def check_comparable(base: RunMetrics, new: RunMetrics, allow_mismatch: bool) ->
     b, n = base.spec, new.spec
     differ = [f"{k} {getattr(b, k)} vs {getattr(n, k)}" for k in ("workload", "sockets", "cores_per_socket")
               if getattr(b, k) != getattr(n, k)]
+    builds = base.run.manifest.gem5.build, new.run.manifest.gem5.build
+    if None not in builds and builds[0] != builds[1]:   # runs recorded before builds were kept say nothing
+        differ.append(f"gem5 build {builds[0]} vs {builds[1]}")
     if differ and not allow_mismatch:
-        raise CohtbError(f"compare: {base.run.id} and {new.run.id} differ in {', '.join(differ)}: not the same machine "
-                         "and workload (--allow-mismatch compares them anyway)")
+        raise CohtbError(f"compare: {base.run.id} and {new.run.id} differ in {', '.join(differ)}: not the same machine, "
+                         "workload and simulator (--allow-mismatch compares them anyway)")
     return None

@@ -119,6 +119,7 @@ class Gem5Record(_Open):
     command: list[str]
     host_seconds: float
     exit_cause: Optional[str] = None
+    build: Optional[str] = None    # a digest of the binary (cohtb/run/gem5.py: identity); absent in older runs
 
 
 class FileRecord(BaseModel):
@@ -158,6 +159,7 @@ class Manifest(_Open):
     layout: list[LayoutRecord]
     workload_binary: Optional[FileRecord] = None   # absent in runs recorded before it was kept
     declaration: Optional[DeclarationRecord] = None
+    cohtb: Optional[dict] = None   # the cohtb commit that recorded it, and whether its checkout had changes
     # Full-system runs: the kernel's inputs, the boot checkpoint, the atomic-CPU set-up after it, and the vmlinux
     # data symbols by line.
     kernel: Optional[dict] = None

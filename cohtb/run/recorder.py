@@ -7,6 +7,7 @@ nothing else. What differs between an SE and a full-system run is its Runner's."
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -23,6 +24,7 @@ from cohtb.contract import block_socket_map
 from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.monitor import live as live_monitor, ondemand, rtl
+from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool
 from cohtb.run.claim import claim
 from cohtb.run.manifest import MANIFEST_VERSION, DeclarationRecord, Manifest, dump
@@ -69,6 +71,16 @@ class Live:
     time); no trace file is kept unless keep_trace."""
 
     keep_trace: bool = False
+
+
+@functools.cache
+def checkout() -> dict:
+    """The commit of the cohtb checkout recording runs, and whether it had uncommitted changes."""
+    def git(*args: str) -> str:
+        proc = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+    return {"commit": git("rev-parse", "HEAD") or "unknown",
+            "changed": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
 def tail(path: Path, lines: int = 25) -> str:
@@ -225,7 +237,9 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
         **extra,
         "workload_binary": {"path": str(workload_binary), "sha256": file_sha256(workload_binary)},
         "gem5": {"binary": cmd[0], "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
-                 "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause")},
+                 "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause"),
+                 "build": gem5_tool.identity(Path(cmd[0]))},
+        "cohtb": checkout(),
         "system": {k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
         "controllers": roi["controllers"],
         "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
