@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -381,3 +382,17 @@ def test_a_built_kernel_has_the_promised_layout_and_the_required_options(name):
     assert all(config.get(k) == v for k, v in kernel.REQUIRED.items())
     assert built.inputs["patches"] == list(built.variant.all_patches())
     assert b"cohtb-object" in built.vmlinux.read_bytes()   # the reporting patch is in
+
+
+def test_two_launches_needing_one_checkpoint_boot_it_once(fake_full_system, capsys):
+    runs = fake_full_system / "runs"
+    results: list = []
+    both = [threading.Thread(target=lambda seed=seed: results.extend(launch.launch(
+                fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [seed]), runs, jobs=1, timeout=120)))
+            for seed in (1, 2)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join()
+    assert [o.status for o in results] == ["done", "done"], [o.error for o in results]
+    assert capsys.readouterr().out.count("booting stock-6.12 on 2x2") == 1   # the other launch waited for it

@@ -12,9 +12,9 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
-
+import uuid
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from cohtb.atomic import atomic_dir, write_json_atomic
 from cohtb.digest import file_sha256, inputs_digest
@@ -22,6 +22,7 @@ from cohtb.errors import CohtbError
 from cohtb.fs import initramfs, kernel, symbols
 from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool
+from cohtb.run.claim import exclusive
 from cohtb.run.manifest import LineSymbols, Manifest
 from cohtb.run.recorder import manifest_of, tail
 from cohtb.run.spec import RunSpec
@@ -42,10 +43,19 @@ def _say(msg: str) -> None:
     sys.stdout.flush()
 
 
+# Kernels and boots are built by one launch at a time, whichever client (cohtb/run/claim.py): another that needs
+# the same waits for it and finds it in the cache. Claims live in the cache, beside what they guard.
+BUILD_TIMEOUT = 4 * 3600   # the longest a kernel build or a boot may hold its claim
+
+
 def prepare_kernels(specs: list[RunSpec]) -> dict[str, kernel.Built]:
     """Every variant the runs need, built (or found in the cache) one after another: make uses every core."""
     ramfs = initramfs.build()
-    return {name: kernel.build(name, ramfs.list_path, ramfs.digest) for name in dict.fromkeys(s.kernel for s in specs)}
+    built = {}
+    for name in dict.fromkeys(s.kernel for s in specs):
+        with exclusive(kernel.kernel_cache(), f"kernel-{name}", uuid.uuid4().hex, BUILD_TIMEOUT):
+            built[name] = kernel.build(name, ramfs.list_path, ramfs.digest)
+    return built
 
 
 def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -> Path:
@@ -54,6 +64,13 @@ def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -
     final = kernel.kernel_cache() / "checkpoints" / f"{built.dir.name}-{spec.sockets}x{spec.cores_per_socket}-{key[:12]}"
     if (final / "ckpt" / "m5.cpt").exists():
         return final
+    with exclusive(final.parent, final.name, uuid.uuid4().hex, min(timeout, BUILD_TIMEOUT)):
+        if (final / "ckpt" / "m5.cpt").exists():   # booted by the launch this one waited for
+            return final
+        return boot(built, spec, gem5, timeout, final)
+
+
+def boot(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float, final: Path) -> Path:
     _say(f"booting {built.variant.name} on {spec.sockets}x{spec.cores_per_socket} for its checkpoint (minutes)")
     t0 = time.monotonic()
     with atomic_dir(final) as tmp:

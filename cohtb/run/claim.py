@@ -64,3 +64,16 @@ def claim(runs_dir: Path, run_id: str, launch: str, timeout: float) -> Iterator[
             path.unlink(missing_ok=True)
         return
     yield "another launch, which took the claim over at the same moment"
+
+
+@contextmanager
+def exclusive(directory: Path, name: str, launch: str, timeout: float, poll: float = 2.0) -> Iterator[None]:
+    """Holds the claim on `name` in `directory`, waiting while another launch holds it (it is building the same
+    thing: once it is done, the caller finds the thing built and builds nothing)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    while True:
+        with claim(directory, name, launch, timeout) as holder:
+            if holder is None:
+                yield
+                return
+        time.sleep(poll)
