@@ -2,12 +2,15 @@
 The orchestration is tested with a stand-in for gem5 (tests/fake_gem5.py); test_gem5.py runs the real one."""
 
 import hashlib
+import io
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from cohtb.errors import CohtbError
 from cohtb.places import REFERENCE_RUNS
 from cohtb.run import gem5 as gem5_tool
 from cohtb.run.claim import claim
+from cohtb.run.scheduler import Progress
 from cohtb.run.manifest import MANIFEST_VERSION, Manifest, load as load_manifest
 from cohtb.run.spec import RunSpec
 
@@ -171,3 +175,31 @@ def test_a_run_keeps_the_gem5_build_and_the_cohtb_commit_that_recorded_it(fake_g
     [o] = launch.launch(specs("locked"), tmp_path, jobs=1)
     m = json.loads((tmp_path / o.spec.id / "manifest.json").read_text())
     assert m["gem5"]["build"] == gem5_tool.identity(FAKE) and len(m["cohtb"]["commit"]) == 40
+
+
+def test_progress_estimates_what_is_left_from_the_runs_host_times():
+    p = Progress(total=5, slots=2, stream=io.StringIO())
+    assert p.eta() == ""   # nothing done yet: no estimate
+    for seconds in (10.0, 30.0):
+        p.start()
+        p.finish(launch.Outcome(RunSpec("lockref", "locked", "split", 2, 2, 50), "done", seconds))
+    assert p.eta() == ", about 30 s left"   # mean 20 s x 3 runs left / 2 slots
+
+
+def test_an_interrupted_launch_is_resumed_by_launching_again(fake_gem5, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_GEM5_SLOW_SECONDS", "3")
+    cmd = [sys.executable, "-m", "cohtb.cli", "launch", "--workload", "lockref", "--policy", "locked,cmpxchg,retry100",
+           "--ops", "50", "--jobs", "1", "--runs", str(tmp_path)]
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not any((d / "manifest.json").exists() for d in tmp_path.iterdir()):
+        assert time.monotonic() < deadline and first.poll() is None, first.communicate()
+        time.sleep(0.2)
+    first.send_signal(signal.SIGINT)
+    assert first.wait(timeout=60) == 130   # the running run ends whole; the others are not started
+    recorded = {d.name for d in tmp_path.iterdir() if (d / "manifest.json").exists()}
+    assert 1 <= len(recorded) < 3 and not list(tmp_path.glob(".*"))   # no temporary run, no claim left
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"{len(recorded)} already there" in again.stderr and "3 done" not in again.stderr
+    assert len([d for d in tmp_path.iterdir() if (d / "manifest.json").exists()]) == 3

@@ -43,9 +43,12 @@ class LocalPool:
             on_start()
             return task(*args)
 
-        with ThreadPoolExecutor(max_workers=self.slots) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.slots)
+        try:
             for fut in as_completed([pool.submit(one, args) for args in calls]):
                 yield fut.result()
+        finally:   # interrupted (or a run's error): the runs not started are dropped, the running ones end whole
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
         pass

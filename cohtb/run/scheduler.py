@@ -22,15 +22,23 @@ from cohtb.run.spec import RunSpec
 class Progress:
     """One status line, redrawn; finished runs are printed above it."""
 
-    def __init__(self, total: int, stream=sys.stderr):
-        self.total, self.stream = total, stream
+    def __init__(self, total: int, slots: int = 1, stream=sys.stderr):
+        self.total, self.slots, self.stream = total, slots, stream
         self.done = self.failed = self.skipped = self.running = 0
+        self.host_seconds = 0.0   # of the runs done here, for the estimate of what is left
         self.t0 = time.monotonic()
         self.lock = threading.Lock()
 
+    def eta(self) -> str:
+        """What is left, from the runs' own host times so far: their mean, times the runs left, over the slots."""
+        left = self.total - self.done - self.failed - self.skipped
+        if not self.done or not left:
+            return ""
+        return f", about {self.host_seconds / self.done * left / self.slots:.0f} s left"
+
     def _status(self) -> str:
         return (f"[{self.done + self.failed + self.skipped}/{self.total}] {self.running} running, {self.done} done, "
-                f"{self.skipped} already there, {self.failed} failed, {time.monotonic() - self.t0:.0f} s")
+                f"{self.skipped} already there, {self.failed} failed, {time.monotonic() - self.t0:.0f} s{self.eta()}")
 
     def start(self) -> None:
         with self.lock:
@@ -41,6 +49,7 @@ class Progress:
         with self.lock:
             self.running -= started
             setattr(self, o.status, getattr(self, o.status) + 1)
+            self.host_seconds += o.seconds if o.status == "done" else 0.0
             if o.status != "skipped":
                 what = f"{o.seconds:.0f} s" if o.status == "done" else "FAILED: " + o.error.splitlines()[0]
                 print(f"\r{o.spec.id}: {what}".ljust(100), file=self.stream)
@@ -99,7 +108,7 @@ def launch(specs: list[RunSpec], runs_dir: Path, runners: Mapping[str, Runner], 
     prepared: dict = {}
     for kind, runner in runners.items():   # kernels and boots before any run, here: each uses every core
         prepared.update(runner.prepare([s for s in todo if s.kind == kind], gem5, timeout, local.slots))
-    progress = Progress(len(specs))
+    progress = Progress(len(specs), executor.slots)
     outcomes = []
     for s in specs:   # recorded already, or its preparation failed: no task
         if s.id not in prepared:
