@@ -29,11 +29,14 @@ class Cluster:
     def __init__(self, tmp: Path):
         self.tmp, self.procs, self.workers = tmp, [], []
         self.file = tmp / "scheduler.json"
+        # Every port on loopback, the HTTP ones too (without --dashboard-address they listen on every interface).
         self.procs.append(self._start([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0",
-                                       "--scheduler-file", str(self.file), "--no-dashboard"], "scheduler"))
+                                       "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(self.file)],
+                                      "scheduler"))
         deadline = time.monotonic() + START_SECONDS
         while (address := self._address()) is None:   # the file appears before it is whole
             if time.monotonic() > deadline:
+                self.stop()
                 raise RuntimeError(f"no scheduler after {START_SECONDS} s: {(tmp / 'scheduler.log').read_text()}")
             time.sleep(0.2)
         self.address = address
@@ -50,7 +53,8 @@ class Cluster:
 
     def add_worker(self, name: str, env: dict | None = None) -> subprocess.Popen:
         p = self._start([str(DASK), "worker", "--scheduler-file", str(self.file), "--nthreads", "1", "--no-nanny",
-                         "--name", name, "--no-dashboard"], name, {**os.environ, **(env or {})})
+                         "--name", name, "--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"], name,
+                        {**os.environ, **(env or {})})
         self.procs.append(p)
         self.workers.append(name)
         return p
@@ -75,7 +79,7 @@ class Cluster:
 @pytest.fixture
 def cluster(tmp_path, monkeypatch):
     monkeypatch.setenv("GEM5", str(FAKE))   # the workers inherit it
-    c = Cluster(tmp_path)
+    c = Cluster(tmp_path)   # stops what it started if it fails
     try:
         yield c
     finally:
