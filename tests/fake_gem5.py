@@ -66,7 +66,7 @@ def write_trace(outdir: str, text: list[str]) -> None:
 def machine(sockets: int, cps: int) -> dict:
     cores = sockets * cps
     return {"sockets": sockets, "cores_per_socket": cps, "cores": cores, "cpu": "timing", "clock": "3GHz",
-            "params": {"local_latency": 20, "socket_latency": 300},
+            "params": {"local_latency": 20, "socket_latency": 300}, "protocol": "MESI_Two_Level",
             "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate(contiguous_socket_map(cores, sockets))]}}
 
 

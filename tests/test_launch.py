@@ -123,7 +123,7 @@ def test_the_manifest_schema_is_pinned_with_its_version():
     """What a manifest holds is pinned: a field added as optional re-pins the digest alone; a field whose meaning
     changes is a new MANIFEST_VERSION (and load() must still read the older ones)."""
     schema = json.dumps(Manifest.model_json_schema(), sort_keys=True).encode()
-    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "afb8af379a16799b")   # + gem5.build and cohtb (optional, issue 35)
+    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "4cdc137a69be2c5b")   # + gem5.build, gem5.protocol and cohtb (optional, issue 35)
 
 
 def test_a_manifest_of_another_version_is_refused(tmp_path):
@@ -171,10 +171,11 @@ def test_two_launches_of_the_same_runs_record_each_once(fake_gem5, tmp_path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(done)
 
 
-def test_a_run_keeps_the_gem5_build_and_the_cohtb_commit_that_recorded_it(fake_gem5, tmp_path):
+def test_a_run_keeps_the_gem5_build_its_protocol_and_the_cohtb_commit_that_recorded_it(fake_gem5, tmp_path):
     [o] = launch.launch(specs("locked"), tmp_path, jobs=1)
     m = json.loads((tmp_path / o.spec.id / "manifest.json").read_text())
     assert m["gem5"]["build"] == gem5_tool.identity(FAKE) and len(m["cohtb"]["commit"]) == 40
+    assert m["gem5"]["protocol"] == "MESI_Two_Level"   # what the config read from gem5's build
 
 
 def test_progress_estimates_what_is_left_from_the_runs_host_times():

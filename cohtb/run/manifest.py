@@ -120,6 +120,7 @@ class Gem5Record(_Open):
     host_seconds: float
     exit_cause: Optional[str] = None
     build: Optional[str] = None    # a digest of the binary (cohtb/run/gem5.py: identity); absent in older runs
+    protocol: Optional[str] = None   # the Ruby protocol it was built with (gem5's buildEnv); absent in older runs
 
 
 class FileRecord(BaseModel):

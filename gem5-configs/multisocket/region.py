@@ -1,5 +1,6 @@
 """The region of interest both cohtb configs mark, and roi.json, what they leave for the recorder
-(cohtb/run/recorder.py): the region's ticks, the machine and its controllers, how gem5 exited.
+(cohtb/run/recorder.py): the region's ticks, the machine and its controllers, the protocol gem5 was built with,
+how gem5 exited.
 
 The workload calls m5 work-begin twice (set up, then the window opens) and work-end once (the window closed);
 ProtocolTrace is on between the second work-begin and the work-end. gem5 runs on after work-end, untraced, so
@@ -10,6 +11,7 @@ import os
 
 import m5
 from m5 import debug
+from m5.defines import buildEnv
 
 from .machine import machine_record
 
@@ -42,7 +44,7 @@ class Region:
         """roi.json into out, written whole under a temporary name and renamed."""
         roi = self.roi
         roi.update({"exit_cause": simulator.get_last_exit_event_cause(), "final_tick": m5.curTick(), "params": params,
-                    **more, **machine_record(opts, hierarchy, cpu)})
+                    "protocol": str(buildEnv["PROTOCOL"]), **more, **machine_record(opts, hierarchy, cpu)})
         if "begin_tick" in roi and "end_tick" in roi:
             roi["roi_seconds"] = (roi["end_tick"] - roi["begin_tick"]) / 1e12
         tmp = os.path.join(out, "roi.json.tmp")
