@@ -13,10 +13,13 @@ import chisel3.util._
   *
   * An event is by core C in socket S; O is the line's last writer (its owner), if it has one. */
 object CountingRules {
-  /** The event as the rules read it: its line and kind, C (also as its bit of a holders vector) and S. */
+  /** The event as the rules read it: its line, its kind (READ, WRITE, EVICT; any other is rule X), C (also as its
+    * bit of a holders vector) and S. */
   class Event(p: MonitorParams) extends Bundle {
     val line = UInt(p.lineAddrBits.W)
-    val kind = UInt(EventKind.width.W)
+    val isRead = Bool()
+    val isWrite = Bool()
+    val isEvict = Bool()
     val core = UInt(p.coreBits.W)
     val coreBit = UInt(p.cores.W)
     val socket = UInt(p.socketBits.W)
@@ -26,13 +29,17 @@ object CountingRules {
     def apply(p: MonitorParams, e: CoherenceEvent, coreBit: UInt): Event = {
       val r = Wire(new Event(p))
       r.line := e.line
-      r.kind := e.kind
+      r.isRead := e.kind === EventKind.Read.U
+      r.isWrite := e.kind === EventKind.Write.U
+      r.isEvict := e.kind === EventKind.Evict.U
       r.core := e.core
       r.coreBit := coreBit
       r.socket := e.socket
       r
     }
   }
+  require(EventKind.all.filter(_.changesLineState).map(_.code).toSet == Set(EventKind.Read, EventKind.Write, EventKind.Evict),
+    "the rules R, W and E cover exactly the kinds that change line state (the others are rule X)")
 
   /** What the rules ask of a line's state before C's event ("Line state" in docs/counting-rules.md). Each is a
     * function of the entry and of C and S alone, so a caller can work them out before it knows which entry the
@@ -73,15 +80,9 @@ object CountingRules {
     val effects = new Effects(p)
   }
 
-  def isRead(kind: UInt): Bool = kind === EventKind.Read.U
-  def isWrite(kind: UInt): Bool = kind === EventKind.Write.U
-  def isEvict(kind: UInt): Bool = kind === EventKind.Evict.U
-  require(EventKind.all.filter(_.changesLineState).map(_.code).toSet == Set(EventKind.Read, EventKind.Write, EventKind.Evict),
-    "the rules R, W and E cover exactly the kinds that change line state (the others are rule X)")
-
   /** Only READ and WRITE bring an untracked line into the table, and only they make its way the youngest (LRU);
     * EVICT and rule X of an untracked line change nothing and allocate nothing. */
-  def allocates(kind: UInt): Bool = isRead(kind) || isWrite(kind)
+  def allocates(ev: Event): Bool = ev.isRead || ev.isWrite
 
   /** The rules: event `ev` on a line whose state before is `old` (`f` its facts for `ev`; an untracked line is an
     * all-zero entry with `untrackedFacts`). */
@@ -92,38 +93,40 @@ object CountingRules {
     next := old
     next.valid := true.B
     next.line := ev.line
-    fx := 0.U.asTypeOf(fx)
     fx.fromSocket := old.ownerSocket
 
-    // The kinds are exclusive: at most one of the rules below applies.
-    val write = isWrite(ev.kind)
-    val read = isRead(ev.kind)
-    val evict = isEvict(ev.kind)
-    when(write) {
-      // Rule W: a WRITE whose line has an owner O != C is one transfer, cross-socket when socket(O) != S
-      // (W-other-*); every holder other than C is invalidated, O too while it holds the line; then O = C, dirty,
-      // holders = {C}.
-      fx.transfer := f.ownerIsOther
-      fx.crossSocket := f.ownerIsOther && f.remote
-      fx.invalidated := old.holders & ~ev.coreBit
+    // The kinds are exclusive: at most one of the rules below applies. Each rule's counts are expressions of its
+    // kind and the facts, its new state an assignment under its kind: the same functions written under `when` map to
+    // another netlist, not the one whose timing docs/fpga-timing.md records (step 32).
+
+    // Rule W: a WRITE whose line has an owner O != C is one transfer, cross-socket when socket(O) != S
+    // (W-other-*); every holder other than C is invalidated, O too while it holds the line; then O = C, dirty,
+    // holders = {C}.
+    val transfer = ev.isWrite && f.ownerIsOther
+    fx.transfer := transfer
+    fx.crossSocket := transfer && f.remote
+    fx.invalidated := Mux(ev.isWrite, old.holders & ~ev.coreBit, 0.U)
+    when(ev.isWrite) {
       next.ownerValid := true.B
       next.owner := ev.core
       next.ownerSocket := ev.socket
       next.dirty := true.B
       next.holders := ev.coreBit
     }
-    when(read) {
-      // Rule R: a READ while O != C holds the line dirty is one dirty read, remote when socket(O) != S
-      // (R-other-dirty, R-other-dirty-local); the line is then clean; C joins the holders.
-      val dirtyRead = old.dirty && f.ownerIsOther
-      fx.dirtyReadLocal := dirtyRead && !f.remote
-      fx.dirtyReadRemote := dirtyRead && f.remote
+
+    // Rule R: a READ while O != C holds the line dirty is one dirty read, remote when socket(O) != S
+    // (R-other-dirty, R-other-dirty-local); the line is then clean; C joins the holders.
+    val dirtyRead = ev.isRead && old.dirty && f.ownerIsOther
+    fx.dirtyReadLocal := dirtyRead && !f.remote
+    fx.dirtyReadRemote := dirtyRead && f.remote
+    when(ev.isRead) {
       next.dirty := old.dirty && !f.ownerIsOther
       next.holders := old.holders | ev.coreBit
     }
-    when(evict) {
-      // Rule E: C leaves the holders; if C was the owner the line has none. A line with no owner and no holders
-      // is freed (E-shared-holder, E-mine-dirty).
+
+    // Rule E: C leaves the holders; if C was the owner the line has none. A line with no owner and no holders is
+    // freed (E-shared-holder, E-mine-dirty).
+    when(ev.isEvict) {
       next.holders := old.holders & ~ev.coreBit
       when(old.ownerValid && old.owner === ev.core) {
         next.ownerValid := false.B

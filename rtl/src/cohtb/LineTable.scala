@@ -199,7 +199,7 @@ class LineTable(p: MonitorParams) extends Module {
     case Replacement.RoundRobin => row.repl.ptr
     case Replacement.Lru => OHToUInt(row.repl.age.map(_ === (p.ways - 1).U))
   }
-  val allocate = !hit && CountingRules.allocates(ev.kind)
+  val allocate = !hit && CountingRules.allocates(ev)
   val way = Mux(hit, OHToUInt(hitVec), Mux(anyInvalid, PriorityEncoder(invalidVec), victim))
   val stateEviction = allocate && !anyInvalid
 
@@ -209,16 +209,17 @@ class LineTable(p: MonitorParams) extends Module {
   val fromRead = (0 until p.ways).map(i => s4Hits(i) && !lastWrote(i)).reduce(_ || _)
   def pick[T <: Data](last: T, read: T, untracked: T): T = Mux(fromLast, last, Mux(fromRead, read, untracked))
   val readEntry = s4Read.ways.zip(s4Hits).map { case (e, h) => Mux(h, e.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new LineEntry(p))
-  val readFacts = s4Facts.zip(s4Hits).map { case (f, h) => Mux(h, f.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new CountingRules.Facts)
-  val lastFacts = CountingRules.facts(w1.entry, ev.core, coreBit, ev.socket)
   val untracked = 0.U.asTypeOf(new LineEntry(p))
   val old = pick(w1.entry, readEntry, untracked)
-  val oldFacts = pick(lastFacts, readFacts, CountingRules.untrackedFacts)
-  // The entry after the event: the rules run on each of the three and the result is picked after them, so that
-  // from one event to the next on the same line (w1.entry to w1.entry) there are only the rules and one choice.
-  // What the event counts is not on that loop: it comes from the rules on the state picked first.
+
+  // The rules. The entry after the event: they run on each of the three and the result is picked after them, so
+  // that from one event to the next on the same line (w1.entry to w1.entry) there are only the rules and one
+  // choice. What the event counts is not on that loop: it comes from the rules on the state picked first.
+  val readFacts = s4Facts.zip(s4Hits).map { case (f, h) => Mux(h, f.asUInt, 0.U) }.reduce(_ | _).asTypeOf(new CountingRules.Facts)
+  val lastFacts = CountingRules.facts(w1.entry, ev.core, coreBit, ev.socket)
   val updated = pick(CountingRules(p, w1.entry, lastFacts, ev).next, CountingRules(p, readEntry, readFacts, ev).next,
                      CountingRules(p, untracked, CountingRules.untrackedFacts, ev).next)
+  val oldFacts = pick(lastFacts, readFacts, CountingRules.untrackedFacts)
   val counts = CountingRules(p, old, oldFacts, ev).effects
 
   val newRepl = WireDefault(row.repl)
@@ -227,7 +228,7 @@ class LineTable(p: MonitorParams) extends Module {
   } else {
     // READ and WRITE (the kinds that allocate) make their way the youngest; EVICT and rule X do not touch the ages.
     val age = row.repl.age
-    when(CountingRules.allocates(ev.kind)) {
+    when(CountingRules.allocates(ev)) {
       for (i <- 0 until p.ways) newRepl.age(i) := Mux(i.U === way, 0.U, Mux(age(i) < age(way), age(i) + 1.U, age(i)))
     }
   }
@@ -245,7 +246,7 @@ class LineTable(p: MonitorParams) extends Module {
   // A malformed event counts nothing but itself (docs/counting-rules.md, "Where an event's effects are counted").
   val effects = Wire(new EventEffects(p))
   effects.rejected := rejected
-  effects.kind := ev.kind
+  effects.kind := s4.event.kind
   effects.line := ev.line
   effects.transfer := !rejected && counts.transfer
   effects.crossSocket := !rejected && counts.crossSocket
