@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from cohtb.atomic import unwritable
+
 MARGIN_SECONDS = 60   # beyond its timeout: a holder still alive would have been stopped by then
 
 
@@ -56,8 +58,14 @@ def claim(runs_dir: Path, run_id: str, launch: str, timeout: float) -> Iterator[
                 return
             path.unlink(missing_ok=True)
             continue
-        with os.fdopen(fd, "w") as f:
-            f.write(mine)
+        except OSError as e:   # a full disk, a read-only runs directory: the runs' place, said in one line
+            raise unwritable(path, e) from None
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(mine)
+        except OSError as e:
+            path.unlink(missing_ok=True)
+            raise unwritable(path, e) from None
         try:
             yield None
         finally:
