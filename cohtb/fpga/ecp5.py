@@ -25,8 +25,8 @@ from cohtb.toolchain import find_tool, monitor_dir
 
 DEVICES = {"85k": "LFE5U-85F", "45k": "LFE5U-45F", "25k": "LFE5U-25F"}
 # nextpnr's analytic placer weighs each arc of a net by one over the net's fanout, so a register with many loads
-# sits beside its driver, far from them; this factor (nextpnr's default is 10) lets critical arcs pull harder.
-# Measured on the default monitor (docs/monitor.md, "On an FPGA"): 101 -> 110 -> 114 MHz at 10, 30, 60 (seed 1).
+# sits beside its driver, far from them; this factor (nextpnr's default is 10) lets critical arcs pull harder
+# (what each value gave: docs/fpga-timing.md).
 PLACER_TIMING_WEIGHT = 60
 SPEED_GRADES = (6, 7, 8)   # -6 is the slowest and nextpnr's default; -8 the fastest of the same part
 

@@ -3,7 +3,7 @@ emitted CoherenceMonitor through one register, the clock excepted.
 
 Without it nextpnr places the unconstrained pins anywhere on the chip, and logic that a pin drives or reads (the
 AXI-Lite handshake's ready, which depends on valid) follows its pin: a register-to-register path of the monitor
-then crossed the chip twice through a LUT beside a pin (10.7 ns, docs/monitor.md "On an FPGA"). Beside a real
+then crossed the chip twice through a LUT beside a pin (docs/fpga-timing.md has the path). Beside a real
 interconnect the monitor's ports are on-chip wires, so the flow times the monitor from and to registers, as
 IP cores are reported; the pins' own paths are unconstrained (nextpnr's <async>)."""
 
