@@ -51,10 +51,15 @@ class Cluster:
         log = open(self.tmp / f"{name}.log", "w")
         return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
-    def add_worker(self, name: str, env: dict | None = None) -> subprocess.Popen:
-        p = self._start([str(DASK), "worker", "--scheduler-file", str(self.file), "--nthreads", "1", "--no-nanny",
-                         "--name", name, "--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"], name,
-                        {**os.environ, **(env or {})})
+    def add_worker(self, name: str, env: dict | None = None, hide: Path | None = None) -> subprocess.Popen:
+        """hide: a directory this worker sees empty (its own mount namespace with a tmpfs over it), as a machine
+        that does not mount the client's file system would."""
+        cmd = [str(DASK), "worker", "--scheduler-file", str(self.file), "--nthreads", "1", "--no-nanny",
+               "--name", name, "--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
+        if hide is not None:
+            cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                   'mount -t tmpfs tmpfs "$0" && exec "$@"', str(hide), *cmd]
+        p = self._start(cmd, name, {**os.environ, **(env or {})})
         self.procs.append(p)
         self.workers.append(name)
         return p
@@ -124,6 +129,36 @@ def test_a_worker_without_the_clients_gem5_gets_no_run(cluster, tmp_path):
         assert [o.status for o in outcomes] == ["done"] * 2
         assert executor.workers == [next(a for a, w in executor.client.scheduler_info()["workers"].items()
                                          if w["name"] == "good")]
+    finally:
+        executor.close()
+
+
+def can_hide_a_directory(tmp: Path) -> str | None:
+    """Why a worker cannot be given a mount namespace of its own here, or None."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return "hiding a directory from one worker needs root and unshare (chmod does not stop root)"
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "mount", "-t", "tmpfs", "tmpfs",
+                            str(tmp)], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"a mount namespace is not permitted here: {probe.stderr.strip()}"
+    return None
+
+
+def test_a_worker_that_cannot_see_the_runs_directory_gets_no_run(cluster, tmp_path):
+    shared = tmp_path / "shared"   # the client's results file system, which one worker does not mount
+    (shared / "runs").mkdir(parents=True)
+    if (why := can_hide_a_directory(shared)) is not None:
+        pytest.skip(why)
+    cluster.add_worker("sees-it")
+    cluster.add_worker("blind", hide=shared)
+    cluster.wait_for_workers(2)
+    executor = DaskCluster(cluster.address)
+    try:
+        outcomes = launch.launch(smoke(), shared / "runs", timeout=300, executor=executor)
+        assert [o.status for o in outcomes] == ["done"] * 4, [o.error for o in outcomes]
+        workers = executor.client.scheduler_info()["workers"]
+        assert [workers[a]["name"] for a in executor.workers] == ["sees-it"]
+        assert sorted(p.name for p in (shared / "runs").iterdir()) == sorted(s.id for s in smoke())
     finally:
         executor.close()
 

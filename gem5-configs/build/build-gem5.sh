@@ -1,0 +1,22 @@
+#!/bin/sh
+# Builds gem5.opt for one of cohtb's machines from a gem5 v24.0.0.1 source tree (docs/gem5.md says how to get
+# one): build-gem5.sh SOURCE VARIANT, VARIANT X86 (MESI_Two_Level, the flat machine) or X86_CHI (CHI).
+# Niced: it takes every core for about 100 minutes on two. Ends with the binary's path and digest.
+set -eu
+src=${1:?usage: build-gem5.sh GEM5_SOURCE X86|X86_CHI}
+variant=${2:?usage: build-gem5.sh GEM5_SOURCE X86|X86_CHI}
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$src"
+case $variant in
+X86) ;;
+X86_CHI)   # gem5's X86 options with the CHI protocol (src/mem/ruby/protocol/chi/Kconfig)
+    mkdir -p build/X86_CHI
+    [ -f build/X86_CHI/gem5.build/config ] || scons defconfig build/X86_CHI build_opts/X86 --ignore-style
+    scons setconfig build/X86_CHI RUBY_PROTOCOL_CHI=y --ignore-style ;;
+*) echo "build-gem5.sh: variant $variant: want X86 or X86_CHI" >&2; exit 2 ;;
+esac
+# Our g++ (bin/g++: reproducible, no debug information), then Debian's python3-config and tools, whatever a
+# virtual environment put on PATH.
+PATH="$here/bin:/usr/bin:/bin" nice -n 19 scons "build/$variant/gem5.opt" -j"$(nproc)" --ignore-style \
+    PYTHON_CONFIG=/usr/bin/python3-config
+echo "$src/build/$variant/gem5.opt sha256 $(sha256sum "build/$variant/gem5.opt" | cut -c1-16)"
