@@ -8,6 +8,7 @@ With cohtb_fs.py's --mode it stands in for a full-system boot (a checkpoint dire
 (the guest script's benchmark run natively, the kernel's object lines and the result written back); FAKE_GEM5_NO_OBJECTS=1 leaves the object lines out (a kernel without the project's patch)."""
 
 import gzip
+import importlib.util
 import json
 import os
 import subprocess
@@ -18,6 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cohtb.contract import contiguous_socket_map  # noqa: E402  (the map cohtb's gem5 system builds)
+
+# The configs' own reader of topology files (standard library only), as gem5 would run it.
+_spec = importlib.util.spec_from_file_location(
+    "topology", Path(__file__).resolve().parents[1] / "gem5-configs" / "multisocket" / "topology.py")
+topology = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(topology)
 
 
 def trace_lines(line: int, cores: int) -> list[str]:
@@ -63,9 +70,13 @@ def write_trace(outdir: str, text: list[str]) -> None:
         f.writelines(text)
 
 
-def machine(sockets: int, cps: int) -> dict:
+def machine(opts: list[str]) -> dict:
+    get = lambda k: opts[opts.index(k) + 1]
+    sockets, cps = int(get("--sockets")), int(get("--cores-per-socket"))
     cores = sockets * cps
+    wiring = topology.load(get("--topology") if "--topology" in opts else f"complete-{sockets}s")
     return {"sockets": sockets, "cores_per_socket": cps, "cores": cores, "cpu": "timing", "clock": "3GHz",
+            "topology": wiring.record(),
             "params": {"local_latency": 20, "socket_latency": 300}, "protocol": "MESI_Two_Level",
             "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate(contiguous_socket_map(cores, sockets))]}}
 
@@ -74,7 +85,7 @@ def full_system(opts: list[str], outdir: str) -> int:
     get = lambda k: opts[opts.index(k) + 1]
     out, sockets, cps = get("--out"), int(get("--sockets")), int(get("--cores-per-socket"))
     os.makedirs(out, exist_ok=True)
-    roi = {"mode": get("--mode"), **machine(sockets, cps)}
+    roi = {"mode": get("--mode"), **machine(opts)}
     if get("--mode") == "boot":
         ckpt = Path(get("--checkpoint"))
         ckpt.mkdir(parents=True)
@@ -139,7 +150,7 @@ def main() -> int:
     tlb = f"   1000: board.processor.cores0.core.mmu.dtb: Mapping {page:#x} to {page + 0x100000:#x}\n"
     write_trace(outdir, [tlb, *trace_lines((obj["fields"][-1]["address"] + 0x100000) & ~63, sockets * cps)])
     roi = {"begin_tick": 2000, "end_tick": 30000, "roi_seconds": 28000 / 1e12, "exit_cause": "exiting with last active thread context",
-           "final_tick": 40000, "workload_args": wargs, **machine(sockets, cps)}
+           "final_tick": 40000, "workload_args": wargs, **machine(opts)}
     with open(os.path.join(out, "roi.json"), "w") as f:
         json.dump(roi, f)
     return 0

@@ -123,7 +123,7 @@ def test_the_manifest_schema_is_pinned_with_its_version():
     """What a manifest holds is pinned: a field added as optional re-pins the digest alone; a field whose meaning
     changes is a new MANIFEST_VERSION (and load() must still read the older ones)."""
     schema = json.dumps(Manifest.model_json_schema(), sort_keys=True).encode()
-    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "4cdc137a69be2c5b")   # + gem5.build, gem5.protocol and cohtb (optional, issue 35)
+    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "7dd4dddc14732aa9")   # + system.topology (optional, issue 34)
 
 
 def test_a_manifest_of_another_version_is_refused(tmp_path):
@@ -176,6 +176,16 @@ def test_a_run_keeps_the_gem5_build_its_protocol_and_the_cohtb_commit_that_recor
     m = json.loads((tmp_path / o.spec.id / "manifest.json").read_text())
     assert m["gem5"]["build"] == gem5_tool.identity(FAKE) and len(m["cohtb"]["commit"]) == 40
     assert m["gem5"]["protocol"] == "MESI_Two_Level"   # what the config read from gem5's build
+
+
+def test_a_run_keeps_the_socket_wiring_it_ran_on(fake_gem5, tmp_path):
+    plain = RunSpec("lockref", "locked", "shared", 8, 1, 50)
+    wired = RunSpec("lockref", "locked", "shared", 8, 1, 50, topology="glueless-8s")
+    assert "--topology" not in plain.machine_args() and wired.id == plain.id + "-topoglueless8s"
+    launch.launch([plain, wired], tmp_path, jobs=1)
+    hops = {s.topology: load_manifest(tmp_path / s.id / "manifest.json").system.topology for s in (plain, wired)}
+    assert hops[""].name == "complete-8s" and {h for row in hops[""].hops for h in row} == {0, 1}
+    assert hops["glueless-8s"].name == "glueless-8s" and sorted(hops["glueless-8s"].hops[0]) == [0, 1, 1, 1, 2, 2, 2, 2]
 
 
 def test_progress_estimates_what_is_left_from_the_runs_host_times():

@@ -29,7 +29,8 @@ from cohtb.run.spec import RunSpec
 from cohtb.trace import events
 
 CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
-MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py"))]
+MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py")),
+                 *sorted((ROOT / "gem5-configs" / "multisocket" / "topologies").glob("*.json"))]
 CONSOLE = "board.pc.com_1.device"   # the guest's serial console, in gem5's output directory
 RESULT = "workload.json"            # what the guest's script writes back (m5 writefile), into gem5's outdir
 STDERR = "workload.stderr"
@@ -60,7 +61,8 @@ def prepare_kernels(specs: list[RunSpec]) -> dict[str, kernel.Built]:
 
 def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -> Path:
     """The boot of this kernel on this machine, saved once /init is up (minutes; cached)."""
-    key = inputs_digest([(f.name, f.read_bytes()) for f in MACHINE_FILES] + [("kernel", built.dir.name.encode())])
+    key = inputs_digest([(f.name, f.read_bytes()) for f in MACHINE_FILES] + [("kernel", built.dir.name.encode()),
+                                                                              ("machine", " ".join(spec.machine_args()).encode())])
     final = kernel.kernel_cache() / "checkpoints" / f"{built.dir.name}-{spec.sockets}x{spec.cores_per_socket}-{key[:12]}"
     if (final / "ckpt" / "m5.cpt").exists():
         return final

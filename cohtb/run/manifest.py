@@ -45,6 +45,15 @@ class SystemParams(_Open):
     socket_latency: conint(ge=0)
 
 
+class Topology(BaseModel):
+    """Which socket pairs a link joined (gem5-configs/multisocket/topology.py); hops[a][b]: links between a and b."""
+
+    name: str
+    digest: str
+    links: list[tuple[conint(ge=0), conint(ge=0)]]
+    hops: list[list[conint(ge=0)]]
+
+
 class System(_Open):
     sockets: conint(ge=1)
     cores_per_socket: conint(ge=1)
@@ -52,6 +61,7 @@ class System(_Open):
     cpu: str
     clock: str
     params: SystemParams
+    topology: Optional[Topology] = None   # absent in runs recorded before topologies: every pair one hop
 
     @property
     def clock_hz(self) -> float:

@@ -38,6 +38,9 @@ class RunSpec:
     # Which socket is every line's home: line L's L2 bank and directory sit in socket (L + home_socket) mod S
     # (gem5-configs: --home-socket). A repetition source: the hot lines' home moves, the threads do not.
     home_socket: NonNegativeInt = 0
+    # Which socket pairs a link joins (gem5-configs/multisocket/topologies/<name>.json); "": every pair, one hop
+    # (complete-<sockets>s, the first machine's wiring).
+    topology: str = ""
     # A full-system repetition source: the benchmark creates this many other files first, so the file's dentry
     # sits in another slab slot (stat_file --pad-files).
     placement: NonNegativeInt = 0
@@ -68,6 +71,8 @@ class RunSpec:
             parts.append(re.sub(r"[^A-Za-z0-9]+", "", "".join(self.extra)))
         if self.skew_ns:
             parts.append(f"skew{self.skew_ns}")
+        if self.topology:
+            parts.append(f"topo{re.sub(r'[^A-Za-z0-9]+', '', self.topology)}")
         if self.home_socket:
             parts.append(f"home{self.home_socket}")
         if self.placement:
@@ -91,7 +96,8 @@ class RunSpec:
     def machine_args(self) -> list[str]:
         """The machine, as both gem5 configs take it (gem5-configs/multisocket/machine.py)."""
         return ["--sockets", str(self.sockets), "--cores-per-socket", str(self.cores_per_socket),
-                *(["--home-socket", str(self.home_socket)] if self.home_socket else [])]
+                *(["--home-socket", str(self.home_socket)] if self.home_socket else []),
+                *(["--topology", self.topology] if self.topology else [])]
 
     def workload_args(self) -> list[str]:
         args = ["--threads", str(self.threads), "--m5"]

@@ -8,6 +8,7 @@ from m5.objects import DDR4_2400_8x8
 
 from gem5.components.memory.memory import ChanneledMemory
 
+from . import topology as wiring
 from .multisocket_mesi_two_level import MultiSocketMESITwoLevel
 
 
@@ -23,6 +24,9 @@ def add_machine_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--socket-latency", type=int, default=300, help="socket<->socket link, cycles (100 ns at 3 GHz)")
     ap.add_argument("--socket-bandwidth", type=int, default=8, help="bytes/cycle (about one UPI link at 3 GHz)")
     ap.add_argument("--mem-size", default="1GiB")
+    ap.add_argument("--topology", default=None,
+                    help="which socket pairs a link joins: a name in multisocket/topologies/ or a file "
+                         "(default: complete-<sockets>s, every pair one hop, the first machine's wiring)")
     ap.add_argument("--home-socket", type=int, default=0,
                     help="rotate every line's home: line L's L2 bank and directory sit in socket (L + this) mod S")
 
@@ -33,6 +37,17 @@ def check_machine(opts, config: str) -> None:
                          "so sockets must be a power of two")
     if not 0 <= opts.home_socket < opts.sockets:
         raise SystemExit(f"{config}: --home-socket {opts.home_socket}: must be under --sockets")
+    topology = wiring_of(opts, config)
+    if topology.sockets != opts.sockets:
+        raise SystemExit(f"{config}: --topology {topology.name} wires {topology.sockets} sockets, "
+                         f"not --sockets {opts.sockets}")
+
+
+def wiring_of(opts, config: str = "cohtb"):
+    try:
+        return wiring.load(opts.topology or f"complete-{opts.sockets}s")
+    except wiring.TopologyError as e:
+        raise SystemExit(f"{config}: --topology: {e}") from None
 
 
 def hierarchy_and_memory(opts):
@@ -40,7 +55,7 @@ def hierarchy_and_memory(opts):
         sockets=opts.sockets, cores_per_socket=opts.cores_per_socket, l1d_size=opts.l1d_size, l1d_assoc=8,
         l1i_size=opts.l1i_size, l1i_assoc=8, l2_size=opts.l2_size, l2_assoc=16, local_latency=opts.local_latency,
         local_bandwidth=opts.local_bandwidth, socket_latency=opts.socket_latency,
-        socket_bandwidth=opts.socket_bandwidth, home_socket=opts.home_socket)
+        socket_bandwidth=opts.socket_bandwidth, topology=wiring_of(opts), home_socket=opts.home_socket)
     memory = ChanneledMemory(DDR4_2400_8x8, num_channels=opts.sockets, interleaving_size=64, size=opts.mem_size)
     return hierarchy, memory
 
@@ -49,5 +64,5 @@ def machine_record(opts, hierarchy, cpu: str) -> dict:
     """What roi.json says about the machine (the manifest's system and controllers)."""
     return {"sockets": opts.sockets, "cores_per_socket": opts.cores_per_socket,
             "cores": opts.sockets * opts.cores_per_socket, "cpu": cpu, "clock": opts.clock,
-            "home_socket": opts.home_socket,
+            "home_socket": opts.home_socket, "topology": wiring_of(opts).record(),
             "controllers": hierarchy.controller_map()}

@@ -1,21 +1,27 @@
 """A Ruby SimpleNetwork whose topology makes sockets real: every controller of a socket (its cores'
-L1s, its L2 bank, its directory) hangs off that socket's router by a short link, and the socket
-routers are joined pairwise by slower, narrower inter-socket links."""
+L1s, its L2 bank, its directory) hangs off that socket's router by a short link, and the socket routers
+that the topology file joins (topology.py) are linked both ways by slower, narrower inter-socket links.
+Sockets with no link between them route through the sockets between (shortest paths, every link of weight
+1), one more link and router per hop, as QPI forwards."""
 
 from m5.objects import SimpleExtLink, SimpleIntLink, SimpleNetwork, Switch
 
 
 class SocketNetwork(SimpleNetwork):
-    def __init__(self, ruby_system, local_latency: int, local_bandwidth: int, socket_latency: int, socket_bandwidth: int):
+    def __init__(self, ruby_system, local_latency: int, local_bandwidth: int, socket_latency: int,
+                 socket_bandwidth: int, topology):
         super().__init__()
         self.netifs = []
         self.ruby_system = ruby_system
         self._local = (local_latency, local_bandwidth)
         self._remote = (socket_latency, socket_bandwidth)
+        self._topology = topology
 
     def connect_sockets(self, controllers_by_socket):
         """controllers_by_socket[s] lists the controllers of socket s."""
         sockets = len(controllers_by_socket)
+        if sockets != self._topology.sockets:
+            raise ValueError(f"topology {self._topology.name} wires {self._topology.sockets} sockets, not {sockets}")
         self.routers = [Switch(router_id=s) for s in range(sockets)]
         latency, bandwidth = self._local
         ext = []
@@ -25,10 +31,11 @@ class SocketNetwork(SimpleNetwork):
                                          latency=latency, bandwidth_factor=bandwidth))
         self.ext_links = ext
         latency, bandwidth = self._remote
+        joined = set(self._topology.links)
         links = []
-        for a in range(sockets):
+        for a in range(sockets):   # in this order, a complete wiring numbers its links as the first machine did
             for b in range(sockets):
-                if a != b:
+                if (min(a, b), max(a, b)) in joined:
                     links.append(SimpleIntLink(link_id=len(links), src_node=self.routers[a], dst_node=self.routers[b],
                                                latency=latency, bandwidth_factor=bandwidth))
         self.int_links = links
