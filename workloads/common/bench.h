@@ -54,6 +54,9 @@ struct flag {
 };
 static const char *FLAG_TEXT[] __attribute__((unused)) = {NULL};   /* no choices listed: any text (a path) */
 
+#ifndef BENCH_OPS_DEFAULT   /* a workload that measures fixed work only (cclat) defines its own first */
+#define BENCH_OPS_DEFAULT "0"
+#endif
 #ifndef BENCH_THREADS_HELP   /* a workload whose threads differ (rwsem: readers and writers) defines its own first */
 #define BENCH_THREADS_HELP "worker threads (thread 0 is the main thread)"
 #endif
@@ -63,7 +66,8 @@ static const char *FLAG_TEXT[] __attribute__((unused)) = {NULL};   /* no choices
  * ops_help says what one op of the workload is. */
 #define BENCH_HEAD_FLAGS(X, ops_help)                                                                                \
   X(threads, "threads", BENCH_THREADS_HELP, NULL, "2")                                                               \
-  X(ops, "ops", ops_help " per thread, fixed work (0: run for --warmup-us + --window-us instead)", NULL, "0")       \
+  X(ops, "ops", ops_help " per thread, fixed work (0: run for --warmup-us + --window-us instead)", NULL,         \
+    BENCH_OPS_DEFAULT)                                                                                               \
   X(warmup_us, "warmup-us", "time every thread runs before the window (microseconds)", NULL, "100000")              \
   X(window_us, "window-us", "the measured window (microseconds; simulated time in gem5)", NULL, "1000000")          \
   X(interval_us, "interval-us", "ops are counted per interval of this length within the window", NULL, "100000")    \
