@@ -21,6 +21,8 @@ VERBS = {
     "ingest": "convert a gem5 ProtocolTrace (plain, .gz or - for a pipe) to a cohtb event file",
     "bundle": "copy finished runs (manifest + compressed events) into reference-runs/",
     "native": "run the workload matrix on this machine and print ops/s per policy and layout",
+    "latency": "the calibration table: what one operation on a line held elsewhere took in cclat runs, beside a "
+               "published part's figures",
     "soak": "a long random stream (workload contention patterns mixed in) through the RTL and the bit-exact model, "
             "every counter compared after every chunk",
     "seeds": "the experiment of each seed: list them, record one with gem5 (--launch), print published vs simulated",

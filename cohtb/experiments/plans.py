@@ -42,6 +42,12 @@ PLANS = {
     # What a spin-wait poll costs in gem5 (PAUSE is a no-op there): 100-poll waits with and without PAUSE, 1x2.
     "pause": lambda: [RunSpec("pause", p, "private", 1, 2, warmup_us=20, window_us=100, interval_us=10)
                       for p in ("pause", "plain")],
+    # The calibration benchmark (workloads/cclat.c) on the seeds' 8x4 machine wired as a glueless 8-socket box:
+    # the owner on core 0, a sharer beside it, the target on its socket, one hop and two hops away; lines homed
+    # on the owner's socket.
+    "calibration": lambda: [RunSpec("cclat", "all", "all", 8, 4, 50, topology="glueless-8s",
+                                    extra=("--target", str(t), "--sharer", "1", "--interleave", "8", "--home", "0"))
+                            for t in (2, 4, 16)],
     # A quick check of the whole path.
     "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
 }

@@ -1,0 +1,56 @@
+"""The latency table of cclat runs (workloads/cclat.c): per state, operation and distance, what one operation
+took on the simulated machine, beside what the published hardware took (experiments/hardware_latency.toml is read
+by the report; this module only reads runs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cohtb.errors import CohtbError
+from cohtb.run.runs import Run
+
+
+@dataclass(frozen=True)
+class LatencyCell:
+    state: str
+    operation: str
+    hops: int            # socket links between the owner's socket and the target's (0: the same socket)
+    home_hops: int       # socket links between the line's home and the target
+    n: int
+    median_cycles: float  # the timer's own cost taken off
+    p10_cycles: float
+    p90_cycles: float
+    clock_ghz: float
+    run: str
+
+    @property
+    def median_ns(self) -> float:
+        return self.median_cycles / self.clock_ghz
+
+
+def socket_hops(run: Run) -> list[list[int]]:
+    """hops[a][b] of the run's machine: its topology's, or every pair one hop apart (runs before topologies)."""
+    system = run.manifest.system
+    if system.topology is not None:
+        return system.topology.hops
+    return [[int(a != b) for b in range(system.sockets)] for a in range(system.sockets)]
+
+
+def cells(run: Run) -> list[LatencyCell]:
+    """A cclat run's cells, each at the distance its threads had on that machine."""
+    doc = run.manifest.workload.model_dump()
+    if doc.get("benchmark") != "cclat" or "cells" not in doc:
+        raise CohtbError(f"{run.path}: field 'workload': not a cclat run (cohtb latency reads cclat's cells)")
+    socket_of_core = {c.core: c.socket for c in run.manifest.controllers.l1}
+    hops = socket_hops(run)
+    owner, target = socket_of_core[doc["owner"]], socket_of_core[doc["target"]]
+    interleave, home = doc["interleave"], doc["home"]
+    if interleave != run.manifest.system.sockets:
+        raise CohtbError(f"{run.path}: field 'workload.interleave': {interleave} homes, but the machine has "
+                         f"{run.manifest.system.sockets} sockets (the line's home would be unknown)")
+    home_socket = (home + (run.spec.home_socket or 0)) % interleave
+    clock = run.manifest.system.clock_hz / 1e9
+    overhead = doc["timer_overhead"]
+    return [LatencyCell(c["state"], c["operation"], hops[owner][target], hops[home_socket][target], c["n"],
+                        c["median"] - overhead, c["p10"] - overhead, c["p90"] - overhead, clock, run.id)
+            for c in doc["cells"]]

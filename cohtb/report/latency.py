@@ -1,0 +1,59 @@
+"""The calibration table: what one operation took on the simulated machine (cclat runs, analysis/latency.py)
+beside what the published hardware took (experiments/hardware_latency.toml), in nanoseconds, cell by cell."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from cohtb.analysis.latency import LatencyCell
+from cohtb.errors import CohtbError
+from cohtb.tables import Table
+
+HARDWARE = Path(__file__).resolve().parents[1] / "experiments" / "hardware_latency.toml"
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    description: str
+    source: str
+    ns: dict   # (state, operation, hops) -> published nanoseconds
+
+
+def parts(path: Path = HARDWARE) -> dict[str, Part]:
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise CohtbError(f"{path}: {e}") from None
+    out = {}
+    for name, p in doc.items():
+        ns = {}
+        for i, c in enumerate(p.get("cells", [])):
+            where = f"{path}: field '{name}.cells[{i}]'"
+            try:
+                key = (c["state"], c["operation"], int(c["hops"]))
+                ns[key] = float(c["ns"]) if "ns" in c else float(c["cycles"]) / float(p["clock_ghz"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise CohtbError(f"{where}: needs state, operation, hops and ns, or cycles with the part's "
+                                 f"clock_ghz ({e})") from None
+        out[name] = Part(name, p.get("part", name), p.get("source", ""), ns)
+    return out
+
+
+def table(cells: list[LatencyCell], part: Part | None) -> Table:
+    """One row per cell the runs measured, in the order measured, with the published figure where there is one."""
+    rows = []
+    for c in sorted(cells, key=lambda c: (c.hops, c.home_hops)):
+        published = part.ns.get((c.state, c.operation, c.hops)) if part else None
+        rows.append([c.state, c.operation, str(c.hops), str(c.home_hops), f"{c.median_ns:.1f}",
+                     f"{c.p10_cycles / c.clock_ghz:.1f}-{c.p90_cycles / c.clock_ghz:.1f}",
+                     f"{c.median_cycles:.0f}", "" if published is None else f"{published:.1f}",
+                     "" if published is None else f"{c.median_ns / published:.2f}"])
+    header = ["state", "operation", "hops", "home hops", "ns", "ns p10-p90", "cycles", "published ns", "ratio"]
+    note = (f"Published: {part.description}; {part.source}" if part else "No published part chosen.")
+    return Table("One operation on a line held by another core", header, rows,
+                 note + " Simulated: the median of the repetitions (ns at the machine's clock, and cycles), the "
+                        "timer's own cost taken off; ratio: simulated over published ns. Hops: socket links between "
+                        "the owner's and the target's sockets; home hops: between the line's home and the target.")

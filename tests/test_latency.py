@@ -1,0 +1,76 @@
+"""cohtb latency: cclat runs (gem5 stood in for by tests/fake_gem5.py, which runs the workload natively) read
+into cells at the distance the machine put their threads, beside a published part's figures."""
+
+from pathlib import Path
+
+import pytest
+
+from cohtb import cli, launch
+from cohtb.analysis.latency import cells
+from cohtb.errors import CohtbError
+from cohtb.report.latency import parts, table
+from cohtb.run.runs import discover
+from cohtb.run.spec import RunSpec
+
+FAKE = Path(__file__).with_name("fake_gem5.py")
+
+
+def cclat(target: int, topology: str = "", home: int = 0, home_socket: int = 0) -> RunSpec:
+    return RunSpec("cclat", "all", "M", 8, 1, 4, topology=topology, home_socket=home_socket,
+                   extra=("--target", str(target), "--sharer", "1", "--interleave", "8", "--home", str(home)))
+
+
+@pytest.fixture
+def recorded(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEM5", str(FAKE))
+    specs = [cclat(1), cclat(4, "glueless-8s"), cclat(1, "glueless-8s", home=4, home_socket=1)]
+    outcomes = launch.launch(specs, tmp_path, jobs=2)
+    assert [o.status for o in outcomes] == ["done"] * 3, [o.error for o in outcomes]
+    return {s: discover([tmp_path / s.id])[0] for s in specs}
+
+
+def test_cells_are_at_the_distance_of_their_threads_and_their_lines_home(recorded):
+    flat, two_hops, homed = (cells(r) for r in recorded.values())
+    assert [(c.state, c.operation) for c in flat] == [("M", o) for o in ("load", "store", "cas", "fai", "tas", "swap")]
+    assert {(c.hops, c.home_hops) for c in flat} == {(1, 1)}          # 8x1, every pair one hop: core 1 is socket 1
+    assert {(c.hops, c.home_hops) for c in two_hops} == {(2, 2)}      # glueless: sockets 0 and 4 are two hops
+    assert {(c.hops, c.home_hops) for c in homed} == {(1, 2)}         # home 4 rotated by 1: socket 5, two from 1
+    assert all(c.n == 4 and c.clock_ghz == 3.0 and c.p10_cycles <= c.median_cycles <= c.p90_cycles for c in flat)
+
+
+def test_the_table_puts_the_published_figure_beside_each_cell_it_has(recorded):
+    [run] = [r for s, r in recorded.items() if s.topology and not s.home_socket]
+    part = parts()["westmere-ex-8s"]
+    t = table(cells(run), part)
+    load = next(r for r in t.rows if r[:3] == ["M", "load", "2"])
+    assert load[7] == f"{400 / 2.13:.1f}" and float(load[8]) == pytest.approx(float(load[4]) / (400 / 2.13), abs=0.01)
+    swap = next(r for r in t.rows if r[:2] == ["M", "swap"])
+    assert swap[7] == swap[8] == ""                                   # no published figure: none made up
+    assert "Westmere-EX" in t.note
+
+
+def test_the_command_prints_the_table_and_refuses_an_unknown_part(recorded, capsys):
+    run = next(iter(recorded.values()))
+    assert cli.main(["latency", str(run.path), "--part", "westmere-ex-8s"]) == 0
+    assert "published ns" in capsys.readouterr().out
+    assert cli.main(["latency", str(run.path), "--part", "pentium"]) == 2
+    err = capsys.readouterr().err
+    assert "not a published part" in err and "Traceback" not in err
+
+
+def test_a_run_of_another_workload_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEM5", str(FAKE))
+    spec = RunSpec("lockref", "locked", "split", 2, 2, 50)
+    launch.launch([spec], tmp_path, jobs=1)
+    with pytest.raises(CohtbError, match="not a cclat run"):
+        cells(discover([tmp_path / spec.id])[0])
+
+
+@pytest.mark.parametrize("cell", ['{ state = "M", operation = "load", hops = 0 }',
+                                  '{ state = "M", operation = "load", hops = 0, cycles = 10 }',
+                                  '{ state = "M", hops = 0, ns = 10 }'])
+def test_a_damaged_hardware_file_names_the_field(tmp_path, cell):
+    bad = tmp_path / "hw.toml"
+    bad.write_text(f'[p]\npart = "x"\ncells = [{cell}]\n')
+    with pytest.raises(CohtbError, match=r"hw.toml: field 'p.cells\[0\]'"):
+        parts(bad)
