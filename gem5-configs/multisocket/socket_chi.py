@@ -1,0 +1,200 @@
+"""The socket machine (docs/machine.md): gem5's CHI protocol arranged as a multi-socket x86. Per core private
+L1I and L1D; per socket one shared, inclusive last-level cache that is the point of coherence of its own cores
+for every address (a same-socket transfer stays in the socket, whatever the line's home); per socket one home
+node (a directory of the sockets' caches, no data) for the lines homed there, beside that socket's memory
+channel. Line L's home is socket (L + home_socket) mod S, as on the flat machine, so runs of the two compare
+line for line. Built from gem5's standard CHI nodes; only the arrangement is ours. Needs gem5 built with
+PROTOCOL=CHI (docs/gem5.md).
+
+Downstream routing is per controller (CHI's `downstream_destinations`): an L1 sends every miss to its socket's
+cache; a socket cache sends to the home node whose interleaved address range holds the line; a home node to
+the memory channel of that line."""
+
+import math
+
+from m5.objects import NULL, AddrRange, RubyCache, RubyPortProxy, RubySequencer, RubySystem
+
+from gem5.coherence_protocol import CoherenceProtocol
+from gem5.components.boards.abstract_board import AbstractBoard
+from gem5.components.cachehierarchies.abstract_cache_hierarchy import AbstractCacheHierarchy
+from gem5.components.cachehierarchies.chi.nodes.abstract_node import AbstractNode
+from gem5.components.cachehierarchies.chi.nodes.directory import SimpleDirectory
+from gem5.components.cachehierarchies.chi.nodes.dma_requestor import DMARequestor
+from gem5.components.cachehierarchies.chi.nodes.memory_controller import MemoryController
+from gem5.components.cachehierarchies.chi.nodes.private_l1_moesi_cache import PrivateL1MOESICache
+from gem5.components.cachehierarchies.ruby.abstract_ruby_cache_hierarchy import AbstractRubyCacheHierarchy
+from gem5.isas import ISA
+from gem5.utils.override import overrides
+from gem5.utils.requires import requires
+
+from .socket_network import SocketNetwork
+
+VIRTUAL_NETWORKS = 4   # CHI's channels: request, snoop, response, data
+
+
+class SocketCache(AbstractNode):
+    """A socket's shared last-level cache: inclusive of its cores' L1s (a line it drops is taken from them too),
+    allocating on every read, never a home node (CHI's L2 controller defaults, configs/ruby/CHI_config.py)."""
+
+    def __init__(self, network, cache_line_size, clk_domain, size: str, assoc: int):
+        super().__init__(network, cache_line_size)
+        self.cache = RubyCache(size=size, assoc=assoc, start_index_bit=self.getBlockSizeBits())
+        self.clk_domain = clk_domain
+        self.sequencer = NULL
+        self.send_evictions = False
+        self.use_prefetcher = False
+        self.prefetcher = NULL
+        self.is_HN = False
+        self.enable_DMT = False
+        self.enable_DCT = False
+        self.allow_SD = True
+        self.alloc_on_seq_acc = False
+        self.alloc_on_seq_line_write = False
+        self.alloc_on_readshared = True
+        self.alloc_on_readunique = True
+        self.alloc_on_readonce = True
+        self.alloc_on_writeback = True
+        self.alloc_on_atomic = False
+        self.dealloc_on_unique = False
+        self.dealloc_on_shared = False
+        self.dealloc_backinv_unique = True
+        self.dealloc_backinv_shared = True
+        self.number_of_TBEs = 32
+        self.number_of_repl_TBEs = 32
+        self.number_of_snoop_TBEs = 16
+        self.number_of_DVM_TBEs = 1
+        self.number_of_DVM_snoop_TBEs = 1
+        self.unify_repl_TBEs = False
+
+
+class SocketCHI(AbstractRubyCacheHierarchy):
+    def __init__(self, sockets: int, cores_per_socket: int, l1d_size: str, l1d_assoc: int, l1i_size: str,
+                 l1i_assoc: int, llc_size: str, llc_assoc: int, local_latency: int, local_bandwidth: int,
+                 socket_latency: int, socket_bandwidth: int, topology, home_socket: int = 0):
+        super().__init__()
+        self._sockets, self._cores_per_socket = sockets, cores_per_socket
+        self._l1d, self._l1i, self._llc = (l1d_size, l1d_assoc), (l1i_size, l1i_assoc), (llc_size, llc_assoc)
+        self._net = (local_latency, local_bandwidth, socket_latency, socket_bandwidth, topology)
+        self._home_socket = home_socket
+
+    def socket_of_home(self, residue: int) -> int:
+        """The socket of the home node (and memory channel) of the lines L with L mod S == residue."""
+        return (residue + self._home_socket) % self._sockets
+
+    def socket_of_core(self, core: int) -> int:
+        return core // self._cores_per_socket
+
+    def controller_map(self) -> dict:
+        """Which controller is which: CHI names every controller `Cache` in ProtocolTrace, so the ingest tells
+        them apart by version (docs/gem5.md)."""
+        return {
+            "l1": [{"controller": f"l1d{i}", "version": int(c.version), "core": i, "socket": self.socket_of_core(i),
+                    "icache_version": int(self._l1i_controllers[i].version)}
+                   for i, c in enumerate(self._l1d_controllers)],
+            "llc": [{"controller": f"llc{s}", "version": int(c.version), "socket": s}
+                    for s, c in enumerate(self._llc_controllers)],
+            "home": [{"controller": f"home{r}", "version": int(c.version), "socket": self.socket_of_home(r),
+                      "residue": r} for r, c in enumerate(self._home_controllers)],
+        }
+
+    @overrides(AbstractCacheHierarchy)
+    def incorporate_cache(self, board: AbstractBoard) -> None:
+        requires(coherence_protocol_required=CoherenceProtocol.CHI)
+        line = board.get_cache_line_size()
+        clock = board.get_clock_domain()
+        self.ruby_system = RubySystem()
+        network = self.ruby_system.network = SocketNetwork(self.ruby_system, *self._net)
+        self.ruby_system.number_of_virtual_networks = VIRTUAL_NETWORKS
+        network.number_of_virtual_networks = VIRTUAL_NETWORKS
+
+        # Home nodes: one per socket, each the directory of the lines L mod S == its residue, over every memory
+        # range (interleaved by line above the line offset, as the memory channels are).
+        bits = int(math.log2(self._sockets))
+        if 2 ** bits != self._sockets:
+            raise ValueError(f"{self._sockets} sockets: homes interleave by address bits, so a power of two")
+        offset = int(math.log2(line))
+        self._home_controllers = []
+        for r in range(self._sockets):
+            home = SimpleDirectory(network, line, clock)
+            home.addr_ranges = [AddrRange(m.start, size=m.size(), intlvHighBit=offset + bits - 1, intlvBits=bits,
+                                          intlvMatch=r) if bits else m for m in board.mem_ranges]
+            home.ruby_system = self.ruby_system
+            self._home_controllers.append(home)
+        self.ruby_system.home_controllers = self._home_controllers
+
+        self._memory_controllers = []
+        for rng, port in board.get_mem_ports():
+            mc = MemoryController(network, rng, port)
+            mc.ruby_system = self.ruby_system
+            self._memory_controllers.append(mc)
+        if len(self._memory_controllers) != self._sockets:
+            raise ValueError(f"memory has {len(self._memory_controllers)} channels, want one per socket")
+        self.ruby_system.memory_controllers = self._memory_controllers
+        for home in self._home_controllers:
+            home.downstream_destinations = self._memory_controllers
+
+        self._llc_controllers = []
+        for s in range(self._sockets):
+            llc = SocketCache(network, line, clock, *self._llc)
+            llc.ruby_system = self.ruby_system
+            llc.downstream_destinations = self._home_controllers
+            self._llc_controllers.append(llc)
+        self.ruby_system.llc_controllers = self._llc_controllers
+
+        self._l1d_controllers, self._l1i_controllers = [], []
+        for i, core in enumerate(board.get_processor().get_cores()):
+            d, ic = self._private_l1s(core, i, board)
+            socket_cache = self._llc_controllers[self.socket_of_core(i)]
+            d.downstream_destinations = [socket_cache]
+            ic.downstream_destinations = [socket_cache]
+            self._l1d_controllers.append(d)
+            self._l1i_controllers.append(ic)
+        self.ruby_system.l1d_controllers = self._l1d_controllers
+        self.ruby_system.l1i_controllers = self._l1i_controllers
+
+        self._dma_controllers = []
+        if board.has_dma_ports():
+            cores = len(self._l1d_controllers)
+            for i, port in enumerate(board.get_dma_ports()):
+                dma = DMARequestor(network, line, clock)
+                dma.sequencer = RubySequencer(version=cores + i, in_ports=port, dcache=NULL)
+                dma.ruby_system = self.ruby_system
+                dma.sequencer.ruby_system = self.ruby_system
+                dma.downstream_destinations = self._home_controllers
+                self._dma_controllers.append(dma)
+            self.ruby_system.dma_controllers = self._dma_controllers
+        self.ruby_system.num_of_sequencers = 2 * len(self._l1d_controllers) + len(self._dma_controllers)
+
+        by_socket = [[] for _ in range(self._sockets)]
+        for i in range(len(self._l1d_controllers)):
+            by_socket[self.socket_of_core(i)] += [self._l1d_controllers[i], self._l1i_controllers[i]]
+        for s in range(self._sockets):
+            by_socket[s].append(self._llc_controllers[s])
+        for r in range(self._sockets):
+            by_socket[self.socket_of_home(r)] += [self._home_controllers[r], self._memory_controllers[r]]
+        by_socket[0] += self._dma_controllers
+        network.connect_sockets(by_socket)
+        network.setup_buffers()
+        self.ruby_system.sys_port_proxy = RubyPortProxy()
+        board.connect_system_port(self.ruby_system.sys_port_proxy.in_ports)
+
+    def _private_l1s(self, core, i: int, board: AbstractBoard):
+        """Core i's L1D and L1I with their sequencers, wired to the core as gem5's own CHI hierarchy does (the
+        X86 interrupt ports, the IO bus and the page-table walkers included)."""
+        isa = board.get_processor().get_isa()
+        line, clock = board.get_cache_line_size(), board.get_clock_domain()
+        d = PrivateL1MOESICache(*self._l1d, self.ruby_system.network, core, line, isa, clock)
+        ic = PrivateL1MOESICache(*self._l1i, self.ruby_system.network, core, line, isa, clock)
+        ic.sequencer = RubySequencer(version=i, dcache=NULL, clk_domain=ic.clk_domain)
+        d.sequencer = RubySequencer(version=i, dcache=d.cache, clk_domain=d.clk_domain)
+        if board.has_io_bus():
+            d.sequencer.connectIOPorts(board.get_io_bus())
+        d.ruby_system = ic.ruby_system = self.ruby_system
+        core.connect_icache(ic.sequencer.in_ports)
+        core.connect_dcache(d.sequencer.in_ports)
+        core.connect_walker_ports(d.sequencer.in_ports, ic.sequencer.in_ports)
+        if isa == ISA.X86:
+            core.connect_interrupt(d.sequencer.interrupt_out_port, d.sequencer.in_ports)
+        else:
+            core.connect_interrupt()
+        return d, ic
