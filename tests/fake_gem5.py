@@ -76,7 +76,7 @@ def machine(opts: list[str]) -> dict:
     cores = sockets * cps
     wiring = topology.load(get("--topology") if "--topology" in opts else f"complete-{sockets}s")
     return {"sockets": sockets, "cores_per_socket": cps, "cores": cores, "cpu": "timing", "clock": "3GHz",
-            "topology": wiring.record(),
+            "topology": wiring.record(), "machine": get("--machine") if "--machine" in opts else "flat",
             "params": {"local_latency": 20, "socket_latency": 300}, "protocol": "MESI_Two_Level",
             "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate(contiguous_socket_map(cores, sockets))]}}
 

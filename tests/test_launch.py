@@ -123,7 +123,7 @@ def test_the_manifest_schema_is_pinned_with_its_version():
     """What a manifest holds is pinned: a field added as optional re-pins the digest alone; a field whose meaning
     changes is a new MANIFEST_VERSION (and load() must still read the older ones)."""
     schema = json.dumps(Manifest.model_json_schema(), sort_keys=True).encode()
-    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "7dd4dddc14732aa9")   # + system.topology (optional, issue 34)
+    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "804166ed28318d73")   # + system.topology and system.machine (optional, issue 34)
 
 
 def test_a_manifest_of_another_version_is_refused(tmp_path):
@@ -185,6 +185,7 @@ def test_a_run_keeps_the_socket_wiring_it_ran_on(fake_gem5, tmp_path):
     launch.launch([plain, wired], tmp_path, jobs=1)
     hops = {s.topology: load_manifest(tmp_path / s.id / "manifest.json").system.topology for s in (plain, wired)}
     assert hops[""].name == "complete-8s" and {h for row in hops[""].hops for h in row} == {0, 1}
+    assert load_manifest(tmp_path / plain.id / "manifest.json").system.machine == "flat"
     assert hops["glueless-8s"].name == "glueless-8s" and sorted(hops["glueless-8s"].hops[0]) == [0, 1, 1, 1, 2, 2, 2, 2]
 
 

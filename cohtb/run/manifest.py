@@ -62,6 +62,7 @@ class System(_Open):
     clock: str
     params: SystemParams
     topology: Optional[Topology] = None   # absent in runs recorded before topologies: every pair one hop
+    machine: str = "flat"                 # the cache hierarchy (gem5-configs/multisocket/machine.py: MACHINES)
 
     @property
     def clock_hz(self) -> float:
