@@ -69,44 +69,68 @@ static volatile uint64_t *fresh_line(uint64_t n) {
   return (volatile uint64_t *)(pool + page * 4096 + (k * interleave + home) * CACHE_LINE);
 }
 
-static void owner_sets(int state, volatile uint64_t *line) {
-  if (state == 0 || state == 2) { *line = 1; __asm__ __volatile__("mfence" ::: "memory"); }   /* M, S */
-  else if (state == 1) (void)*line;                                                             /* E */
+static int by_value(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
 }
 
-/* One timed operation; the value it found (a store: none), to check it ran on the state it was given. */
+/* The owner's write: a value of this line alone (its number, low byte never 0), so the target's operation shows
+ * it found this very write, not an older line's or none. */
+static uint64_t stamp(uint64_t n) { return n << 8 | 1; }
+
+static void owner_sets(int state, volatile uint64_t *line, uint64_t value) {
+  if (state == 0 || state == 2) { *line = value; __asm__ __volatile__("mfence" ::: "memory"); }   /* M, S */
+  else if (state == 1) (void)*line;                                                                 /* E */
+}
+
+/* One timed operation; the value it found (a store: the one expected), to check it ran on the state it was
+ * given. Only the operation lies between the two reads of the counter: each case times itself, so the switch
+ * and its jump table are outside. */
+#define TIMED(operation) do { t0 = tsc(); operation; t1 = tsc(); } while (0)
 static inline uint64_t timed_op(int op, volatile uint64_t *line, uint64_t expect, uint32_t *cycles) {
-  uint64_t v = expect, t0 = tsc();
+  uint64_t v = expect, t0 = 0, t1 = 0;
   switch (op) {
-    case 0: v = *line; break;
-    case 1: *line = 2; __asm__ __volatile__("mfence" ::: "memory"); break;
-    case 2: __atomic_compare_exchange_n((uint64_t *)line, &v, 2, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); break;
-    case 3: v = __atomic_fetch_add((uint64_t *)line, 1, __ATOMIC_SEQ_CST); break;
-    case 4: v = __atomic_exchange_n((volatile uint8_t *)line, 0xff, __ATOMIC_SEQ_CST); break;
-    case 5: v = __atomic_exchange_n((uint64_t *)line, 2, __ATOMIC_SEQ_CST); break;
+    case 0: TIMED(v = *line); break;
+    case 1: TIMED(*line = 2; __asm__ __volatile__("mfence" ::: "memory")); break;
+    case 2: TIMED(v = __sync_val_compare_and_swap((uint64_t *)line, expect, 2)); break;
+    case 3: TIMED(v = __atomic_fetch_add((uint64_t *)line, 1, __ATOMIC_SEQ_CST)); break;
+    case 4: TIMED(v = __atomic_exchange_n((volatile uint8_t *)line, 0xff, __ATOMIC_SEQ_CST)); expect &= 0xff; break;
+    case 5: TIMED(v = __atomic_exchange_n((uint64_t *)line, 2, __ATOMIC_SEQ_CST)); break;
   }
-  *cycles = (uint32_t)(tsc() - t0);
-  return v;
+  *cycles = (uint32_t)(t1 - t0);
+  return v == expect;
+}
+
+/* The counter's own cost on this core: the median of back-to-back reads (a constant in gem5). */
+static uint64_t measure_timer(void) {
+  uint32_t t[1001];
+  for (int i = 0; i < 1001; i++) { uint64_t a = tsc(); t[i] = (uint32_t)(tsc() - a); }
+  qsort(t, 1001, sizeof t[0], by_value);
+  return t[500];
 }
 
 static void testcase(int id) {
   int role = id == 0 || id == target || (id == sharer && first_state <= 2 && last_state >= 2);
   uint64_t rep = 0, n = 0;
+  if (id == target) timer_overhead = measure_timer();   /* on the core that times, before its first cell */
   int cells = (last_state - first_state + 1) * (last_op - first_op + 1);
   for (struct bench_loop l = bench_loop(&run, id); bench_next(&l); rep++) {
     if (!role) continue;
     for (int s = first_state, cell = 0; s <= last_state; s++)
       for (int op = first_op; op <= last_op; op++, cell++, n++) {
         volatile uint64_t *line = fresh_line(rep * cells + cell);
+        uint64_t value = stamp(rep * cells + cell);
         barrier();
-        if (id == 0) owner_sets(s, line);
+        if (id == 0) owner_sets(s, line, value);
         barrier();
         if (s == 2 && id == sharer) (void)*line;
         barrier();
         if (id == target) {
+          /* The page's first line (never measured) maps the page in this core's TLB before the timing. */
+          (void)*(volatile char *)((uintptr_t)line & ~(uintptr_t)4095);
           for (volatile int i = 0; i < SETTLE_LOOPS; i++) {}   /* the barrier's own traffic drains first */
-          uint64_t want = s == 0 || s == 2;   /* M and S: the owner stored 1; E and I: never written */
-          wrong_values += timed_op(op, line, want, &samples[cell * reps + rep]) != want;
+          uint64_t want = s == 0 || s == 2 ? value : 0;   /* M and S: the owner's stamp; E and I: never written */
+          wrong_values += !timed_op(op, line, want, &samples[cell * reps + rep]);
           __atomic_store_n(&sync_lines.done, n + 1, __ATOMIC_RELEASE);
         } else {
           wait_on(&sync_lines.done, n + 1, 1);
@@ -145,17 +169,7 @@ static int testcase_prepare(void) {
   samples = calloc(cells * reps, sizeof *samples);
   if (pool == MAP_FAILED || !samples) { fprintf(stderr, "cclat: no memory for %zu lines\n", pool_lines); return 3; }
   for (size_t i = 0; i < pool_bytes; i += 4096) pool[i] = 0;   /* every page mapped now, through its first line only */
-  uint64_t t[1001];
-  for (int i = 0; i < 1001; i++) { uint64_t a = tsc(); t[i] = tsc() - a; }
-  uint64_t lo = UINT64_MAX;
-  for (int i = 1; i < 1001; i++) lo = t[i] < lo ? t[i] : lo;
-  timer_overhead = lo;
   return 0;
-}
-
-static int by_value(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return (x > y) - (x < y);
 }
 
 static int testcase_report(void) {

@@ -19,7 +19,8 @@ class Part:
     name: str
     description: str
     source: str
-    ns: dict   # (state, operation, hops) -> published nanoseconds
+    ns: dict         # (state, operation, hops) -> published nanoseconds
+    inferred: dict   # (state, operation, hops) -> what of the cell its source does not state
 
 
 def parts(path: Path = HARDWARE) -> dict[str, Part]:
@@ -29,31 +30,48 @@ def parts(path: Path = HARDWARE) -> dict[str, Part]:
         raise CohtbError(f"{path}: {e}") from None
     out = {}
     for name, p in doc.items():
-        ns = {}
+        ns, inferred = {}, {}
         for i, c in enumerate(p.get("cells", [])):
             where = f"{path}: field '{name}.cells[{i}]'"
             try:
                 key = (c["state"], c["operation"], int(c["hops"]))
                 ns[key] = float(c["ns"]) if "ns" in c else float(c["cycles"]) / float(p["clock_ghz"])
+                if "inferred" in c:
+                    inferred[key] = str(c["inferred"])
             except (KeyError, TypeError, ValueError) as e:
                 raise CohtbError(f"{where}: needs state, operation, hops and ns, or cycles with the part's "
                                  f"clock_ghz ({e})") from None
-        out[name] = Part(name, p.get("part", name), p.get("source", ""), ns)
+        out[name] = Part(name, p.get("part", name), p.get("source", ""), ns, inferred)
     return out
 
 
+def distance(c: LatencyCell) -> int:
+    """The hops a cell's data travels: from the owner, or, in state I (no core holds the line), from its home."""
+    return c.home_hops if c.state == "I" else c.hops
+
+
 def table(cells: list[LatencyCell], part: Part | None) -> Table:
-    """One row per cell the runs measured, in the order measured, with the published figure where there is one."""
-    rows = []
+    """One row per cell the runs measured, in the order measured, with the published figure where there is one
+    (a figure whose state or distance its source does not state is marked *, and said so below)."""
+    rows, marked = [], {}
     for c in sorted(cells, key=lambda c: (c.hops, c.home_hops)):
-        published = part.ns.get((c.state, c.operation, c.hops)) if part else None
+        key = (c.state, c.operation, distance(c))
+        published = part.ns.get(key) if part else None
+        mark = ""
+        if published is not None and key in part.inferred:
+            marked[key] = part.inferred[key]
+            mark = "*"
         rows.append([c.state, c.operation, str(c.hops), str(c.home_hops), f"{c.median_ns:.1f}",
                      f"{c.p10_cycles / c.clock_ghz:.1f}-{c.p90_cycles / c.clock_ghz:.1f}",
-                     f"{c.median_cycles:.0f}", "" if published is None else f"{published:.1f}",
+                     f"{c.median_cycles:.0f}", "" if published is None else f"{published:.1f}{mark}",
                      "" if published is None else f"{c.median_ns / published:.2f}"])
     header = ["state", "operation", "hops", "home hops", "ns", "ns p10-p90", "cycles", "published ns", "ratio"]
-    note = (f"Published: {part.description}; {part.source}" if part else "No published part chosen.")
+    note = (f"Published: {part.description}; {part.source}." if part else "No published part chosen.")
+    if marked:
+        note += " * Inferred, not stated by the source: " + "; ".join(
+            f"{s} {o} {h} hop{'s' if h != 1 else ''}: {why}" for (s, o, h), why in marked.items()) + "."
     return Table("One operation on a line held by another core", header, rows,
                  note + " Simulated: the median of the repetitions (ns at the machine's clock, and cycles), the "
                         "timer's own cost taken off; ratio: simulated over published ns. Hops: socket links between "
-                        "the owner's and the target's sockets; home hops: between the line's home and the target.")
+                        "the owner's and the target's sockets; home hops: between the line's home and the target "
+                        "(in state I no core holds the line: a published I cell is matched by home hops).")

@@ -48,6 +48,9 @@ class SocketCache(AbstractNode):
         self.enable_DMT = False
         self.enable_DCT = False
         self.allow_SD = True
+        # A core's first read of a line no other core holds gets it exclusive (E), as on Intel's parts; by default
+        # a CHI cache that keeps the line passes it on shared only.
+        self.fwd_unique_on_readshared = True
         self.alloc_on_seq_acc = False
         self.alloc_on_seq_line_write = False
         self.alloc_on_readshared = True
