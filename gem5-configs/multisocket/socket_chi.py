@@ -10,9 +10,7 @@ Downstream routing is per controller (CHI's `downstream_destinations`): an L1 se
 cache; a socket cache sends to the home node whose interleaved address range holds the line; a home node to
 the memory channel of that line."""
 
-import math
-
-from m5.objects import NULL, AddrRange, RubyCache, RubyPortProxy, RubySequencer, RubySystem
+from m5.objects import NULL, RubyCache, RubyPortProxy, RubySequencer, RubySystem
 
 from gem5.coherence_protocol import CoherenceProtocol
 from gem5.components.boards.abstract_board import AbstractBoard
@@ -30,6 +28,9 @@ from gem5.utils.requires import requires
 from .socket_network import SocketNetwork
 
 VIRTUAL_NETWORKS = 4   # CHI's channels: request, snoop, response, data
+# Every CHI node sends a line's data in two 32-byte messages (the stdlib's AbstractNode.data_channel_size); the
+# network must size a data message the same, or each line costs its links twice (gem5's configs/ruby/CHI.py).
+DATA_MESSAGE_BYTES = 32
 
 
 class SocketCache(AbstractNode):
@@ -109,32 +110,28 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         network = self.ruby_system.network = SocketNetwork(self.ruby_system, *self._net)
         self.ruby_system.number_of_virtual_networks = VIRTUAL_NETWORKS
         network.number_of_virtual_networks = VIRTUAL_NETWORKS
+        network.data_msg_size = DATA_MESSAGE_BYTES
+        cores = board.get_processor().get_cores()
+        if len(cores) != self._sockets * self._cores_per_socket:
+            raise ValueError(f"{len(cores)} cores, want {self._sockets} sockets x {self._cores_per_socket}")
 
-        # Home nodes: one per socket, each the directory of the lines L mod S == its residue, over every memory
-        # range (interleaved by line above the line offset, as the memory channels are).
-        bits = int(math.log2(self._sockets))
-        if 2 ** bits != self._sockets:
-            raise ValueError(f"{self._sockets} sockets: homes interleave by address bits, so a power of two")
-        offset = int(math.log2(line))
-        self._home_controllers = []
-        for r in range(self._sockets):
-            home = SimpleDirectory(network, line, clock)
-            home.addr_ranges = [AddrRange(m.start, size=m.size(), intlvHighBit=offset + bits - 1, intlvBits=bits,
-                                          intlvMatch=r) if bits else m for m in board.mem_ranges]
-            home.ruby_system = self.ruby_system
-            self._home_controllers.append(home)
-        self.ruby_system.home_controllers = self._home_controllers
-
-        self._memory_controllers = []
-        for rng, port in board.get_mem_ports():
+        # Memory channel r holds the lines L mod S == r (interleaved by line, gem5's ChanneledMemory); home r is
+        # the directory of the same lines: its range is the channel's, so the two cannot disagree.
+        channels = board.get_mem_ports()
+        if len(channels) != self._sockets:
+            raise ValueError(f"memory has {len(channels)} channels, want one per socket")
+        self._memory_controllers, self._home_controllers = [], []
+        for rng, port in channels:
             mc = MemoryController(network, rng, port)
             mc.ruby_system = self.ruby_system
+            home = SimpleDirectory(network, line, clock)
+            home.addr_ranges = [rng]
+            home.downstream_destinations = [mc]
+            home.ruby_system = self.ruby_system
             self._memory_controllers.append(mc)
-        if len(self._memory_controllers) != self._sockets:
-            raise ValueError(f"memory has {len(self._memory_controllers)} channels, want one per socket")
+            self._home_controllers.append(home)
         self.ruby_system.memory_controllers = self._memory_controllers
-        for home in self._home_controllers:
-            home.downstream_destinations = self._memory_controllers
+        self.ruby_system.home_controllers = self._home_controllers
 
         self._llc_controllers = []
         for s in range(self._sockets):
@@ -145,7 +142,7 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         self.ruby_system.llc_controllers = self._llc_controllers
 
         self._l1d_controllers, self._l1i_controllers = [], []
-        for i, core in enumerate(board.get_processor().get_cores()):
+        for i, core in enumerate(cores):
             d, ic = self._private_l1s(core, i, board)
             socket_cache = self._llc_controllers[self.socket_of_core(i)]
             d.downstream_destinations = [socket_cache]
