@@ -20,11 +20,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cohtb.contract import contiguous_socket_map  # noqa: E402  (the map cohtb's gem5 system builds)
 
-# The configs' own reader of topology files (standard library only), as gem5 would run it.
-_spec = importlib.util.spec_from_file_location(
-    "topology", Path(__file__).resolve().parents[1] / "gem5-configs" / "multisocket" / "topology.py")
-topology = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(topology)
+
+
+def config_module(name: str):
+    """One of the configs' standard-library modules (topology files, placement), as gem5 would run it."""
+    spec = importlib.util.spec_from_file_location(
+        name, Path(__file__).resolve().parents[1] / "gem5-configs" / "multisocket" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+topology, placement = config_module("topology"), config_module("placement")
 
 
 def trace_lines(line: int, cores: int) -> list[str]:
@@ -75,10 +82,14 @@ def machine(opts: list[str]) -> dict:
     sockets, cps = int(get("--sockets")), int(get("--cores-per-socket"))
     cores = sockets * cps
     wiring = topology.load(get("--topology") if "--topology" in opts else f"complete-{sockets}s")
+    home_socket = int(get("--home-socket")) if "--home-socket" in opts else 0
     return {"sockets": sockets, "cores_per_socket": cps, "cores": cores, "cpu": "timing", "clock": "3GHz",
             "topology": wiring.record(), "machine": get("--machine") if "--machine" in opts else "flat",
             "params": {"local_latency": 20, "socket_latency": 300}, "protocol": "MESI_Two_Level",
-            "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate(contiguous_socket_map(cores, sockets))]}}
+            "controllers": {"l1": [{"core": c, "socket": s} for c, s in enumerate(contiguous_socket_map(cores, sockets))],
+                            "directory": [{"controller": f"directory_controllers{b}",
+                                           "socket": placement.socket_of_home(b, home_socket, sockets)}
+                                          for b in range(sockets)]}}
 
 
 def full_system(opts: list[str], outdir: str) -> int:

@@ -66,7 +66,9 @@ DEFINITIONS += [
     # issue 33's repeated definitions, each now in one place
     ("the socket map's numbering check", r"sorted\(set\(range\(max\(", {"cohtb/trace/events.py"}),
     ("the block core->socket rule", r"\bcores?\s*//\s*(self\._)?cores_per_socket\b",
-     {"gem5-configs/multisocket/multisocket_mesi_two_level.py"}),
+     {"gem5-configs/multisocket/placement.py"}),
+    ("the home-socket rotation", r"\+\s*\(?\s*(self\._|spec\.|run\.spec\.)?home_socket\b[^%\n]*\)\s*%",
+     {"gem5-configs/multisocket/placement.py"}),
     ("gem5's command line", r"\"-re\",\s*f?\"--outdir", {"cohtb/run/gem5.py"}),
     ("a file written whole by hand", r"\bos\.replace\(|\bmkstemp\(",
      {"cohtb/atomic.py", "gem5-configs/multisocket/region.py", "native/ingest/cohtb_ingest.c"}),

@@ -36,6 +36,17 @@ def socket_hops(run: Run) -> list[list[int]]:
     return [[int(a != b) for b in range(system.sockets)] for a in range(system.sockets)]
 
 
+def home_of(run: Run, residue: int) -> int:
+    """The socket of the home of the lines L mod S == residue, as the machine placed it (its controller map: the
+    flat machine's directories, the socket machine's home nodes, one per residue)."""
+    controllers = run.manifest.controllers.model_extra or {}
+    homes = controllers.get("home") or controllers.get("directory")
+    if not homes or residue >= len(homes):
+        raise CohtbError(f"{run.path}: field 'controllers': no home of the lines mod {run.manifest.system.sockets} "
+                         f"== {residue} (a run recorded before the map kept its directories?)")
+    return homes[residue]["socket"]
+
+
 def cells(run: Run) -> list[LatencyCell]:
     """A cclat run's cells, each at the distance its threads had on that machine."""
     doc = run.manifest.workload.model_dump()
@@ -48,7 +59,7 @@ def cells(run: Run) -> list[LatencyCell]:
     if interleave != run.manifest.system.sockets:
         raise CohtbError(f"{run.path}: field 'workload.interleave': {interleave} homes, but the machine has "
                          f"{run.manifest.system.sockets} sockets (the line's home would be unknown)")
-    home_socket = (home + (run.spec.home_socket or 0)) % interleave
+    home_socket = home_of(run, home)
     clock = run.manifest.system.clock_hz / 1e9
     overhead = doc["timer_overhead"]
     return [LatencyCell(c["state"], c["operation"], hops[owner][target], hops[home_socket][target], c["n"],

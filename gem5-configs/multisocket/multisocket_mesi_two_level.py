@@ -17,6 +17,7 @@ from gem5.components.cachehierarchies.ruby.caches.mesi_two_level.l2_cache import
 from gem5.isas import ISA
 from gem5.utils.requires import requires
 
+from .placement import socket_of_core, socket_of_home
 from .socket_network import SocketNetwork
 
 
@@ -33,12 +34,11 @@ class MultiSocketMESITwoLevel(AbstractRubyCacheHierarchy, AbstractTwoLevelCacheH
         self._home_socket = home_socket
 
     def socket_of_bank(self, bank: int) -> int:
-        """The socket of L2 bank and directory `bank` (the one that serves line L mod S): rotated by home_socket,
-        so that repetitions can move every line's home without moving a thread."""
-        return (bank + self._home_socket) % self._sockets
+        """The socket of L2 bank and directory `bank` (the one that serves line L mod S)."""
+        return socket_of_home(bank, self._home_socket, self._sockets)
 
     def socket_of_core(self, core: int) -> int:
-        return core // self._cores_per_socket
+        return socket_of_core(core, self._cores_per_socket)
 
     def controller_map(self) -> dict:
         """Which controller serves which core and socket (for the run manifest)."""

@@ -25,6 +25,7 @@ from gem5.isas import ISA
 from gem5.utils.override import overrides
 from gem5.utils.requires import requires
 
+from .placement import socket_of_core, socket_of_home
 from .socket_network import SocketNetwork
 
 VIRTUAL_NETWORKS = 4   # CHI's channels: request, snoop, response, data
@@ -83,10 +84,10 @@ class SocketCHI(AbstractRubyCacheHierarchy):
 
     def socket_of_home(self, residue: int) -> int:
         """The socket of the home node (and memory channel) of the lines L with L mod S == residue."""
-        return (residue + self._home_socket) % self._sockets
+        return socket_of_home(residue, self._home_socket, self._sockets)
 
     def socket_of_core(self, core: int) -> int:
-        return core // self._cores_per_socket
+        return socket_of_core(core, self._cores_per_socket)
 
     def controller_map(self) -> dict:
         """Which controller is which: CHI names every controller `Cache` in ProtocolTrace, so the ingest tells
