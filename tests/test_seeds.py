@@ -212,6 +212,17 @@ def test_points_pair_repetitions_by_configuration():
     assert not partial.complete
 
 
+def test_runs_recorded_under_the_declaration_meet_the_points_and_series():
+    """The experiment's own specs (tagged with the declaration's id) are what a launch records; the points and
+    series, configurations without a declaration, must find them (a seed report once found none)."""
+    for e in (EXPERIMENTS["004"], EXPERIMENTS["002"]):
+        specs = e.specs()
+        assert {s.declaration for s in specs} >= {e.declaration.id}
+        runs = [fake_run(s, 1.0 + 0.1 * s.seed) for s in specs]
+        assert all(p.complete for p in point_results(e.points, runs, e.repetitions))
+        assert all(len(rs) == e.repetitions for sr in e.series for rs in series_result(sr, runs, e.repetitions).runs.values())
+
+
 def _series_runs(levels: dict[str, tuple[float, float]], recover_at: int | None = None):
     """Each policy's ops per interval: `early` before the transient holder, `low` from it on (back to `early`
     from interval `recover_at`, if given); repetitions 1-3 scaled by 1.01-1.03."""

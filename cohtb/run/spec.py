@@ -86,8 +86,9 @@ class RunSpec:
     @property
     def repetition_of(self) -> str:
         """The id of the configuration, without what varies between its repetitions (the seed, the home socket,
-        the dentry's placement)."""
-        return RunSpec(**{**asdict(self), "seed": 0, "home_socket": 0, "placement": 0}).id
+        the dentry's placement) and without the declaration it was recorded under (an experiment's points are
+        configurations; which declaration's runs are compared is the caller's choice of runs)."""
+        return RunSpec(**{**asdict(self), "seed": 0, "home_socket": 0, "placement": 0, "declaration": ""}).id
 
     @property
     def timed(self) -> bool:
