@@ -196,6 +196,9 @@ def test_progress_estimates_what_is_left_from_the_runs_host_times():
         p.start()
         p.finish(launch.Outcome(RunSpec("lockref", "locked", "split", 2, 2, 50), "done", seconds))
     assert p.eta() == ", about 30 s left"   # mean 20 s x 3 runs left / 2 slots
+    for _ in range(3):   # a cluster is sent every run at once: its two slots run two, the third waits
+        p.start()
+    assert "2 running, 1 waiting, 2 done" in p._status()
 
 
 def test_an_interrupted_launch_is_resumed_by_launching_again(fake_gem5, tmp_path, monkeypatch):

@@ -37,7 +37,10 @@ class Progress:
         return f", about {self.host_seconds / self.done * left / self.slots:.0f} s left"
 
     def _status(self) -> str:
-        return (f"[{self.done + self.failed + self.skipped}/{self.total}] {self.running} running, {self.done} done, "
+        # A cluster is sent every run at once: what its slots cannot run yet is waiting, not running.
+        running = min(self.running, self.slots)
+        waiting = f", {self.running - running} waiting" if self.running > running else ""
+        return (f"[{self.done + self.failed + self.skipped}/{self.total}] {running} running{waiting}, {self.done} done, "
                 f"{self.skipped} already there, {self.failed} failed, {time.monotonic() - self.t0:.0f} s{self.eta()}")
 
     def start(self) -> None:
