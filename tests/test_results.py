@@ -1,6 +1,7 @@
 """docs/results.md and the README's results block are what `cohtb results` writes from the kept runs: a
 change that moves a figure (or a run that is re-recorded) fails here until the page is written again."""
 
+import json
 import re
 import subprocess
 import sys
@@ -68,3 +69,16 @@ def test_seeds_all_prints_every_seed_under_its_declarations():
     bad = subprocess.run([sys.executable, "-m", "cohtb.cli", "seeds", "--seed", "nope"], capture_output=True,
                          text=True, cwd=ROOT)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "all" in bad.stderr
+
+
+def test_the_pause_paragraph_is_the_kept_pause_runs():
+    """docs/workloads.md's PAUSE figures (a 100-poll wait with and without PAUSE, and one poll) are those of the
+    two kept runs of the `pause` plan, to the digit shown."""
+    def wait_us(policy: str) -> float:
+        [m] = [json.loads(p.read_text()) for p in (ROOT / "reference-runs").glob(f"pause-{policy}-*/manifest.json")]
+        w = m["workload"]
+        return w["measure"]["window_ns"] * w["threads"] / w["ops"] / 1000   # one thread's time per wait
+    text = " ".join((ROOT / "docs" / "workloads.md").read_text().split())
+    pause, plain = wait_us("pause"), wait_us("plain")
+    assert f"a 100-poll wait takes {pause:.2f} µs with PAUSE and {plain:.2f} µs without" in text
+    assert f"takes {plain * 1000 / 100:.1f} ns ({plain * 1000 / 100 * 3:.0f} cycles at 3 GHz" in text
