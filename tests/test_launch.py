@@ -20,6 +20,7 @@ from cohtb import launch
 from cohtb.errors import CohtbError
 from cohtb.places import REFERENCE_RUNS
 from cohtb.run import gem5 as gem5_tool
+from cohtb.run import claim as claim_module
 from cohtb.run.claim import claim
 from cohtb.run.scheduler import Progress
 from cohtb.run.manifest import MANIFEST_VERSION, Manifest, load as load_manifest
@@ -155,6 +156,39 @@ def test_a_claim_of_a_process_that_is_gone_is_taken_over(tmp_path):
     os.utime(tmp_path / ".r.claim", (0, 0))   # older than any run's timeout
     with claim(tmp_path, "r", "launch-b", 60) as holder:
         assert holder is None
+
+
+def test_launches_claiming_at_the_same_moment_never_both_hold_a_run(tmp_path):
+    # A claim seen half written was once taken for a dead holder's and removed: two launches both recorded the run.
+    holding, most, start = [0], [0], threading.Barrier(6)
+    lock = threading.Lock()
+
+    def launch_(name):
+        start.wait()
+        for _ in range(300):
+            with claim(tmp_path, "r", name, 60) as holder:
+                if holder is None:
+                    with lock:
+                        holding[0] += 1
+                        most[0] = max(most[0], holding[0])
+                    time.sleep(0.0005)
+                    with lock:
+                        holding[0] -= 1
+    threads = [threading.Thread(target=launch_, args=(f"launch-{i}",)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1 and not list(tmp_path.iterdir())   # one holder at a time; no claim or private name left
+
+
+def test_a_stale_claim_is_removed_but_not_a_fresh_one_made_meanwhile(tmp_path):
+    (tmp_path / ".r.claim").write_text(json.dumps({"launch": "fresh", "host": "elsewhere", "pid": 1, "since": 0}))
+    claim_module._remove_stale(tmp_path / ".r.claim", judged='{"launch": "the stale one"}')
+    assert json.loads((tmp_path / ".r.claim").read_text())["launch"] == "fresh"
+    with claim(tmp_path, "r", "launch-b", 60) as holder:
+        assert holder and "launch fresh" in holder
+    assert [p.name for p in tmp_path.iterdir()] == [".r.claim"]
 
 
 def test_two_launches_of_the_same_runs_record_each_once(fake_gem5, tmp_path, monkeypatch):
