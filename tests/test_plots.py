@@ -175,9 +175,6 @@ def test_pingpong_panels_with_their_legend(ms, drawn):
             assert top == pytest.approx(np.mean([r.per_op["transfers"] + r.per_op["dirtyReads"] for r in every]))
 
 
-@pytest.mark.xfail(strict=True, reason="known bug, found when 000v3's runs were bundled beside 000v2's: the scaling "
-                   "series mixes one configuration's runs of two declarations (two points at 8 sockets); the series "
-                   "must be per declaration. Strict: passes again only once fixed")
 def test_scaling_ticks_are_sockets_and_every_series_is_drawn(ms, drawn):
     fig = drawn["all", "scaling"]
     series = plots.scaling_series(ms)
@@ -189,8 +186,8 @@ def test_scaling_ticks_are_sockets_and_every_series_is_drawn(ms, drawn):
         assert ax.get_xlabel() == "sockets (4 cores each)" and ax.get_ylabel()
         lines = ax.get_lines()
         assert len(lines) == len(series)
-        for line, ((workload, policy, layout, extra), v) in zip(lines, series.items()):
-            assert policy + "/" + layout in line.get_label()
+        for line, ((workload, policy, layout, extra, declaration), v) in zip(lines, series.items()):
+            assert policy + "/" + layout in line.get_label() and f"[{declaration}]" in line.get_label() + "[]"
             assert line.get_color() == palette.policy_colour(policy)
             xs = [m.spec.sockets for m in v]
             assert list(line.get_xdata()) == xs and len(set(xs)) == len(xs)   # one point per size
@@ -202,9 +199,6 @@ def test_scaling_needs_runs_at_more_than_one_size(one, tmp_path):
     assert plots.draw_scaling(one) is None and plots.scaling(one, tmp_path / "s.png") is None
 
 
-@pytest.mark.xfail(strict=True, reason="known bug, found when 004v3's first runs were bundled: two kinds of line with "
-                   "the same fields ('line of d_iname', two layouts) get two legend entries of one name; the legend "
-                   "must tell them apart. Strict: passes again only once fixed")
 def test_fields_grouped_by_object_busy_lines_only(ms, drawn):
     fig = drawn["all", "fields"]
     rows = plots.field_rows(ms)

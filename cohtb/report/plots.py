@@ -368,7 +368,7 @@ def _field_parts(ms: list[RunMetrics]) -> list[tuple[str, str, list[RunMetrics],
                 new = kinds
             cut[-1][0].append(m)
             cut[-1][1].extend(new)
-        every = [k for _, kinds in cut for k in kinds]
+        every = list(dict.fromkeys(k for _, kinds in cut for k in kinds))   # a kind in two panels: listed once
         for i, (g, kinds) in enumerate(cut):
             parts.append((f"object {o}" + ("" if len(cut) == 1 else f" ({i + 1} of {len(cut)})"), o, g,
                           every if len(every) <= len(LINE_COLOURS) else kinds))
@@ -535,13 +535,16 @@ def matrices(ms: list[RunMetrics], path: Path) -> Path:
     return _save(draw_matrices(ms), path)
 
 
-def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str], list[RunMetrics]]:
+def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str, str], list[RunMetrics]]:
     """The runs without an intruder of the workloads run at more than one size (each configuration's first
-    repetition), by (workload, policy, layout, extra flags), each in order of machine size; {} if no workload has runs at more than one size."""
-    series: dict[tuple[str, str, str, str], list[RunMetrics]] = {}
+    repetition), by (workload, policy, layout, extra flags, declaration), each in order of machine size; {} if no
+    workload has runs at more than one size. A declaration's runs are a series of their own: two declarations may
+    measure one configuration differently, and a line through both would mix them."""
+    series: dict[tuple[str, str, str, str, str], list[RunMetrics]] = {}
     for m in ordered(first_repetitions(ms)):
         if not m.spec.intruder_period_us:
-            series.setdefault((m.spec.workload, m.spec.policy, m.spec.layout, extra_text(m.spec.extra)), []).append(m)
+            key = (m.spec.workload, m.spec.policy, m.spec.layout, extra_text(m.spec.extra), m.spec.declaration)
+            series.setdefault(key, []).append(m)
     scaled = {k[0] for k, v in series.items() if len({m.spec.sockets for m in v}) > 1}
     return {k: v for k, v in series.items() if k[0] in scaled}
 
@@ -557,7 +560,7 @@ def draw_scaling(ms: list[RunMetrics]):
     sockets = sorted({m.spec.sockets for v in series.values() for m in v})
     cores = {m.spec.cores_per_socket for v in series.values() for m in v}
     workloads = {k[0] for k in series}
-    for (workload, policy, layout, extra), v in series.items():
+    for (workload, policy, layout, extra, _), v in series.items():
         xs = [m.spec.sockets for m in v]
         single = len(set(xs)) == 1
         # the run's own label less its size (it names the lock model, which the flags may leave implicit)
