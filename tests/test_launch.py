@@ -233,6 +233,8 @@ def test_progress_estimates_what_is_left_from_the_runs_host_times():
     for _ in range(3):   # a cluster is sent every run at once: its two slots run two, the third waits
         p.start()
     assert "2 running, 1 waiting, 2 done" in p._status()
+    assert p.stream.getvalue().splitlines()[-1].startswith("[2/5] 0 running")   # a log: a whole line per run done
+    assert "\r" not in p.stream.getvalue()
 
 
 def test_an_interrupted_launch_is_resumed_by_launching_again(fake_gem5, tmp_path, monkeypatch):

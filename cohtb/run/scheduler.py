@@ -20,7 +20,8 @@ from cohtb.run.spec import RunSpec
 
 
 class Progress:
-    """One status line, redrawn; finished runs are printed above it."""
+    """One status line, redrawn; finished runs are printed above it. Into a log (not a terminal) every line ends
+    instead: the status after each finished run, so the log reads line by line."""
 
     def __init__(self, total: int, slots: int = 1, stream=sys.stderr):
         self.total, self.slots, self.stream = total, slots, stream
@@ -28,6 +29,7 @@ class Progress:
         self.host_seconds = 0.0   # of the runs done here, for the estimate of what is left
         self.t0 = time.monotonic()
         self.lock = threading.Lock()
+        self.terminal = hasattr(stream, "isatty") and stream.isatty()
 
     def eta(self) -> str:
         """What is left, from the runs' own host times so far: their mean, times the runs left, over the slots."""
@@ -46,7 +48,8 @@ class Progress:
     def start(self) -> None:
         with self.lock:
             self.running += 1
-            print(f"\r{self._status()}", end="", file=self.stream, flush=True)
+            if self.terminal:
+                self._redraw()
 
     def finish(self, o: Outcome, started: bool = True) -> None:
         with self.lock:
@@ -55,11 +58,18 @@ class Progress:
             self.host_seconds += o.seconds if o.status == "done" else 0.0
             if o.status != "skipped":
                 what = f"{o.seconds:.0f} s" if o.status == "done" else "FAILED: " + o.error.splitlines()[0]
-                print(f"\r{o.spec.id}: {what}".ljust(100), file=self.stream)
+                print(f"\r{o.spec.id}: {what}".ljust(100) if self.terminal else f"{o.spec.id}: {what}", file=self.stream)
+            self._redraw()
+
+    def _redraw(self) -> None:
+        if self.terminal:
             print(f"\r{self._status()}", end="", file=self.stream, flush=True)
+        else:
+            print(self._status(), file=self.stream, flush=True)
 
     def close(self) -> None:
-        print(file=self.stream)
+        if self.terminal:
+            print(file=self.stream)
 
 
 def check(specs: list[RunSpec], runners: Mapping[str, Runner]) -> None:
