@@ -1,9 +1,11 @@
 """cohtb launch: parallel runs, atomic results, failures recorded, re-runs skip what is done.
 The orchestration is tested with a stand-in for gem5 (tests/fake_gem5.py); test_gem5.py runs the real one."""
 
+import errno
 import hashlib
 import io
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -156,39 +158,83 @@ def test_a_claim_of_a_process_that_is_gone_is_taken_over(tmp_path):
     os.utime(tmp_path / ".r.claim", (0, 0))   # older than any run's timeout
     with claim(tmp_path, "r", "launch-b", 60) as holder:
         assert holder is None
+    assert not list(tmp_path.iterdir())   # nothing left: no claim, private name or break lock
+
+
+def _claim_in_turn(runs: str, name: str, rounds: int) -> None:
+    """A launch in a process of its own: claims run r again and again; while it holds it, it alone may hold the
+    marker (a second holder would find it taken and leave a file saying so)."""
+    marker = Path(runs).parent / "holding"
+    for _ in range(rounds):
+        with claim(Path(runs), "r", name, 60) as holder:
+            if holder is None:
+                try:
+                    os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    (Path(runs).parent / f"both-{name}").touch()
+                    continue
+                (Path(runs).parent / f"held-{name}").touch()
+                time.sleep(0.001)
+                marker.unlink()
+        time.sleep(0.0005)   # let the others at it
 
 
 def test_launches_claiming_at_the_same_moment_never_both_hold_a_run(tmp_path):
     # A claim seen half written was once taken for a dead holder's and removed: two launches both recorded the run.
-    holding, most, start = [0], [0], threading.Barrier(6)
-    lock = threading.Lock()
-
-    def launch_(name):
-        start.wait()
-        for _ in range(300):
-            with claim(tmp_path, "r", name, 60) as holder:
-                if holder is None:
-                    with lock:
-                        holding[0] += 1
-                        most[0] = max(most[0], holding[0])
-                    time.sleep(0.0005)
-                    with lock:
-                        holding[0] -= 1
-    threads = [threading.Thread(target=launch_, args=(f"launch-{i}",)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert most[0] == 1 and not list(tmp_path.iterdir())   # one holder at a time; no claim or private name left
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_claim_in_turn, args=(str(runs), f"launch-{i}", 150)) for i in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * 6
+    assert not list(tmp_path.glob("both-*"))                  # never two holders at once
+    assert len(list(tmp_path.glob("held-*"))) > 1              # and the run did change hands
+    assert not list(runs.iterdir())                            # no claim, private name or break lock left
 
 
-def test_a_stale_claim_is_removed_but_not_a_fresh_one_made_meanwhile(tmp_path):
-    (tmp_path / ".r.claim").write_text(json.dumps({"launch": "fresh", "host": "elsewhere", "pid": 1, "since": 0}))
-    claim_module._remove_stale(tmp_path / ".r.claim", judged='{"launch": "the stale one"}')
-    assert json.loads((tmp_path / ".r.claim").read_text())["launch"] == "fresh"
+def test_a_stale_claim_is_removed_only_if_it_is_still_the_one_judged(tmp_path):
+    path = tmp_path / ".r.claim"
+    path.write_text(json.dumps({"launch": "gone", "host": "elsewhere", "pid": 1, "since": 0}))
+    judged = claim_module._read(path)
+    # meanwhile another launch that judged it stale too removed it and made its own claim
+    path.unlink()
+    path.write_text(json.dumps({"launch": "fresh", "host": "elsewhere", "pid": 1, "since": 1}))
+    claim_module._remove_stale(path, judged[0], judged[1], "launch-b")
+    assert json.loads(path.read_text())["launch"] == "fresh"   # the fresh claim stays, whatever its inode
     with claim(tmp_path, "r", "launch-b", 60) as holder:
         assert holder and "launch fresh" in holder
-    assert [p.name for p in tmp_path.iterdir()] == [".r.claim"]
+    assert [p.name for p in tmp_path.iterdir()] == [".r.claim"]   # no break lock or private name left
+
+
+def test_a_holder_removes_its_own_claim_only(tmp_path):
+    with claim(tmp_path, "r", "launch-a", 60) as holder:
+        assert holder is None
+        (tmp_path / ".r.claim").unlink()   # judged stale by another launch, which claimed the run in turn
+        (tmp_path / ".r.claim").write_text(json.dumps({"launch": "launch-b", "host": "elsewhere", "pid": 1}))
+    assert json.loads((tmp_path / ".r.claim").read_text())["launch"] == "launch-b"
+
+
+def test_a_break_lock_left_by_a_launch_that_died_is_taken_over(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / ".r.claim").write_text(json.dumps({"launch": "gone", "host": socket.gethostname(),
+                                                   "pid": int(dead.stdout)}))
+    (tmp_path / ".r.claim.break").write_text("{}")
+    os.utime(tmp_path / ".r.claim.break", (0, 0))
+    with claim(tmp_path, "r", "launch-b", 60) as holder:
+        assert holder is None
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_runs_directory_without_hard_links_is_named_in_one_line(tmp_path, monkeypatch):
+    def no_links(*_):
+        raise OSError(errno.EPERM, "Operation not permitted")
+    monkeypatch.setattr(claim_module.os, "link", no_links)
+    with pytest.raises(CohtbError, match=f"^{tmp_path}: cannot claim a run there: its file system has no hard links"):
+        with claim(tmp_path, "r", "launch-a", 60):
+            pass
 
 
 def test_two_launches_of_the_same_runs_record_each_once(fake_gem5, tmp_path, monkeypatch):
@@ -235,6 +281,11 @@ def test_progress_estimates_what_is_left_from_the_runs_host_times():
     assert "2 running, 1 waiting, 2 done" in p._status()
     assert p.stream.getvalue().splitlines()[-1].startswith("[2/5] 0 running")   # a log: a whole line per run done
     assert "\r" not in p.stream.getvalue()
+    q = Progress(total=3, stream=io.StringIO())
+    for _ in range(3):   # a launch again: every run already there gets no line of its own, the end one line
+        q.finish(launch.Outcome(RunSpec("lockref", "locked", "split", 2, 2, 50), "skipped"), started=False)
+    q.close()
+    assert q.stream.getvalue().splitlines() == ["[3/3] 0 running, 0 done, 3 already there, 0 failed, 0 s"]
 
 
 def test_an_interrupted_launch_is_resumed_by_launching_again(fake_gem5, tmp_path, monkeypatch):

@@ -30,6 +30,7 @@ class Progress:
         self.t0 = time.monotonic()
         self.lock = threading.Lock()
         self.terminal = hasattr(stream, "isatty") and stream.isatty()
+        self.last = ""   # the status a log was last given
 
     def eta(self) -> str:
         """What is left, from the runs' own host times so far: their mean, times the runs left, over the slots."""
@@ -59,17 +60,21 @@ class Progress:
             if o.status != "skipped":
                 what = f"{o.seconds:.0f} s" if o.status == "done" else "FAILED: " + o.error.splitlines()[0]
                 print(f"\r{o.spec.id}: {what}".ljust(100) if self.terminal else f"{o.spec.id}: {what}", file=self.stream)
-            self._redraw()
+            if self.terminal or o.status != "skipped":   # a log gets no line per run found already recorded
+                self._redraw()
 
     def _redraw(self) -> None:
         if self.terminal:
             print(f"\r{self._status()}", end="", file=self.stream, flush=True)
         else:
-            print(self._status(), file=self.stream, flush=True)
+            self.last = self._status()
+            print(self.last, file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.terminal:
             print(file=self.stream)
+        elif self.last.split("]")[0] != self._status().split("]")[0]:   # runs found recorded since the last line
+            self._redraw()
 
 
 def check(specs: list[RunSpec], runners: Mapping[str, Runner]) -> None:
