@@ -15,6 +15,7 @@ import pytest
 
 from cohtb import launch
 from cohtb.errors import CohtbError
+from cohtb.run import gem5 as gem5_tool, scheduler
 from cohtb.run.executors import DaskCluster, check_address
 from cohtb.run.spec import RunSpec
 
@@ -159,6 +160,26 @@ def test_a_worker_that_cannot_see_the_runs_directory_gets_no_run(cluster, tmp_pa
         workers = executor.client.scheduler_info()["workers"]
         assert [workers[a]["name"] for a in executor.workers] == ["sees-it"]
         assert sorted(p.name for p in (shared / "runs").iterdir()) == sorted(s.id for s in smoke())
+    finally:
+        executor.close()
+
+
+def test_a_worker_that_sees_another_kernel_cache_gets_no_full_system_run(cluster, tmp_path):
+    # The path exists on both (a worker on another host may have a cache of its own there): what counts is that
+    # the worker sees the client's directory, where the boots the runs restore are made.
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    if (why := can_hide_a_directory(kernels)) is not None:
+        pytest.skip(why)
+    cluster.add_worker("sees-it")
+    cluster.add_worker("own-cache", hide=kernels)
+    cluster.wait_for_workers(2)
+    executor = DaskCluster(cluster.address)
+    try:
+        scheduler.admit(executor, tmp_path, gem5_tool.require(), {kernels: "the boots are"})
+        workers = executor.client.scheduler_info()["workers"]
+        assert [workers[a]["name"] for a in executor.workers] == ["sees-it"]
+        assert not list(kernels.iterdir())   # the client's mark is gone again
     finally:
         executor.close()
 

@@ -148,6 +148,10 @@ class FSRunner:
         if spec.home_socket:   # its boot checkpoint is of one machine; the placement moves its lines instead
             raise CohtbError(f"run {spec.id}: a full-system run keeps every line's home (home_socket 0)")
 
+    def shared(self) -> dict[Path, str]:
+        return {kernel.kernel_cache(): "it builds the kernels and boot checkpoints the runs restore "
+                                       "(COHTB_KERNEL_CACHE)"}
+
     def prepare(self, specs: list[RunSpec], gem5: Path, timeout: float, workers: int) -> dict:
         """Run id -> (kernel build, checkpoint), or the error that prevents the run: the kernels built first (each
         uses every core), then one boot per (kernel, machine), `workers` at a time."""

@@ -42,6 +42,10 @@ class Runner(Protocol):
     def check(self, spec: RunSpec) -> None:
         """Refuse a spec this runner cannot record (one line naming the run), before anything runs."""
 
+    def shared(self) -> dict[Path, str]:
+        """The directories besides the runs' one where prepare leaves what the runs need, each with what it holds:
+        a worker must see them as the client does."""
+
     def prepare(self, specs: list[RunSpec], gem5: Path, timeout: float, workers: int) -> dict[str, Any]:
         """Run id -> what its command needs (built once for all the runs: a kernel, a boot checkpoint), or the
         error, as a string, that prevents the run."""

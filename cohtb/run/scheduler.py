@@ -84,17 +84,39 @@ def check(specs: list[RunSpec], runners: Mapping[str, Runner]) -> None:
         runners[s.kind].check(s)
 
 
-def check_worker(runs_dir: str, gem5_identity: str) -> str | None:
+def check_worker(runs_dir: str, gem5_identity: str, shared: dict[str, str] | None = None,
+                 token: str = "") -> str | None:
     """Why this process (a cluster's worker, or the client itself) cannot record runs, or None: it must see the
-    runs' directory and the checkout, and have the client's gem5 build."""
+    runs' directory and the checkout, have the client's gem5 build, and see each of `shared` (directory -> what
+    the client prepared there) as the client does: the client left a file named by `token` in each."""
     if not os.access(runs_dir, os.W_OK | os.X_OK):
         return f"cannot write the runs' directory {runs_dir} (not on a file system it shares with the client?)"
+    for directory, what in (shared or {}).items():
+        if not (Path(directory) / f".cohtb-seen-{token}").exists():
+            return (f"does not see the client's {directory}, where {what} (not on a file system it shares with "
+                    "the client?)")
     found = gem5_tool.find()
     if found is None:
         return gem5_tool.why_missing()
     if gem5_tool.identity(found) != gem5_identity:
         return f"{found} is another gem5 build than the client's (digest {gem5_tool.identity(found)}, not {gem5_identity})"
     return None
+
+
+def admit(executor, runs_dir: Path, gem5: Path, shared: dict[Path, str]) -> None:
+    """The workers that can record these runs (check_worker), the client's marks left in the shared directories
+    for the time of the check."""
+    token = uuid.uuid4().hex
+    marks = [d / f".cohtb-seen-{token}" for d in shared]
+    try:
+        for d, mark in zip(shared, marks):
+            d.mkdir(parents=True, exist_ok=True)
+            mark.touch()
+        executor.admit(check_worker, str(runs_dir.resolve()), gem5_tool.identity(gem5),
+                       {str(d.resolve()): what for d, what in shared.items()}, token)
+    finally:
+        for mark in marks:
+            mark.unlink(missing_ok=True)
 
 
 def record_task(spec: RunSpec, runner: Runner, prepared, runs_dir: Path, timeout: float, live: Live | None,
@@ -119,8 +141,9 @@ def launch(specs: list[RunSpec], runs_dir: Path, runners: Mapping[str, Runner], 
     runs_dir.mkdir(parents=True, exist_ok=True)
     local = LocalPool(jobs)
     executor = executor or local
-    executor.admit(check_worker, str(runs_dir.resolve()), gem5_tool.identity(gem5))
     todo = [s for s in specs if not (runs_dir / s.id / "manifest.json").exists()]
+    admit(executor, runs_dir, gem5, {d: what for kind, runner in runners.items() if any(s.kind == kind for s in todo)
+                                     for d, what in runner.shared().items()})
     if live:
         build_live_monitors(todo)
     prepared: dict = {}

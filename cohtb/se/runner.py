@@ -33,6 +33,9 @@ class SERunner:
         if spec.policy not in w.policies or spec.layout not in w.layouts:
             raise CohtbError(f"run {spec.id}: {spec.workload} takes policies {w.policies} and layouts {w.layouts}")
 
+    def shared(self) -> dict[Path, str]:
+        return {}   # the workloads are built in the checkout, which every worker runs from
+
     def prepare(self, specs: list[RunSpec], gem5_binary: Path, timeout: float, workers: int) -> dict:
         return {s.id: None for s in specs}   # the binaries are built by the set-up (check found them)
 
