@@ -17,6 +17,7 @@ from cohtb import launch
 from cohtb.errors import CohtbError
 from cohtb.run import gem5 as gem5_tool, scheduler
 from cohtb.run.executors import DaskCluster, check_address
+from cohtb.run.recorder import checkout
 from cohtb.run.spec import RunSpec
 
 FAKE = Path(__file__).with_name("fake_gem5.py")
@@ -182,6 +183,13 @@ def test_a_worker_that_sees_another_kernel_cache_gets_no_full_system_run(cluster
         assert not list(kernels.iterdir())   # the client's mark is gone again
     finally:
         executor.close()
+
+
+def test_a_worker_running_another_cohtb_commit_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEM5", str(FAKE))
+    ok = scheduler.check_worker(str(tmp_path), gem5_tool.identity(FAKE), checkout()["commit"])
+    other = scheduler.check_worker(str(tmp_path), gem5_tool.identity(FAKE), "0" * 40)
+    assert ok is None and other.startswith("runs cohtb at commit ") and "the client at 000000000000" in other
 
 
 def test_no_worker_able_is_an_error_that_names_why(cluster, tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 from cohtb.errors import CohtbError
 from cohtb.run import gem5 as gem5_tool
 from cohtb.run.executors import LocalPool
-from cohtb.run.recorder import Live, Outcome, Runner, build_live_monitors, record
+from cohtb.run.recorder import Live, Outcome, Runner, build_live_monitors, checkout, record
 from cohtb.run.spec import RunSpec
 
 
@@ -84,11 +84,16 @@ def check(specs: list[RunSpec], runners: Mapping[str, Runner]) -> None:
         runners[s.kind].check(s)
 
 
-def check_worker(runs_dir: str, gem5_identity: str, shared: dict[str, str] | None = None,
+def check_worker(runs_dir: str, gem5_identity: str, cohtb_commit: str, shared: dict[str, str] | None = None,
                  token: str = "") -> str | None:
-    """Why this process (a cluster's worker, or the client itself) cannot record runs, or None: it must see the
-    runs' directory and the checkout, have the client's gem5 build, and see each of `shared` (directory -> what
-    the client prepared there) as the client does: the client left a file named by `token` in each."""
+    """Why this process (a cluster's worker, or the client itself) cannot record runs, or None: it must run the
+    client's cohtb commit, see the runs' directory, have the client's gem5 build, and see each of `shared`
+    (directory -> what the client prepared there) as the client does: the client left a file named by `token` in
+    each. (A worker started before the client's checkout moved on runs the older code, and would record it.)"""
+    mine = checkout()["commit"]
+    if mine != cohtb_commit:
+        return (f"runs cohtb at commit {mine[:12]}, the client at {cohtb_commit[:12]}: start the worker again from "
+                "the client's checkout")
     if not os.access(runs_dir, os.W_OK | os.X_OK):
         return f"cannot write the runs' directory {runs_dir} (not on a file system it shares with the client?)"
     for directory, what in (shared or {}).items():
@@ -112,7 +117,7 @@ def admit(executor, runs_dir: Path, gem5: Path, shared: dict[Path, str]) -> None
         for d, mark in zip(shared, marks):
             d.mkdir(parents=True, exist_ok=True)
             mark.touch()
-        executor.admit(check_worker, str(runs_dir.resolve()), gem5_tool.identity(gem5),
+        executor.admit(check_worker, str(runs_dir.resolve()), gem5_tool.identity(gem5), checkout()["commit"],
                        {str(d.resolve()): what for d, what in shared.items()}, token)
     finally:
         for mark in marks:
