@@ -40,7 +40,9 @@ def bundle(runs: list[Run], into: Path) -> int:
             if source.suffix == ".gz":
                 shutil.copyfile(source, packed)
             else:
-                with open(source, "rb") as src, gzip.open(packed, "wb", 9) as dst:
+                # no time in the header (mtime 0): bundling a run again gives the same bytes, so git sees no change
+                with open(source, "rb") as src, open(packed, "wb") as raw, \
+                        gzip.GzipFile(filename=str(packed), fileobj=raw, mode="wb", compresslevel=9, mtime=0) as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
             total += sum(p.stat().st_size for p in tmp.iterdir())   # what was bundled, not what else is there
     declared = sorted(set(recorded(into)) | {r.id for r in runs if r.spec.declaration})
