@@ -160,9 +160,9 @@ REFERENCE_RUNS = Path(__file__).parent.parent / "reference-runs"
 
 
 def test_recorded_builds_say_which_dentry_they_had():
-    """The bundled pre611 runs were built with the hypothetical 184-byte dentry; the record says so, by their tree key
-    (they predate patch digests), and agrees with each run's own layout map. Builds from now on carry their patches'
-    digests."""
+    """The bundled pre611 runs recorded before issue 32's fix were built with the hypothetical 184-byte dentry (the
+    record says so by their tree key: they predate patch digests), those recorded since (declaration 004-fsv3 on)
+    with 6.8-6.10's, by their patches' digests; each agrees with its run's own layout map."""
     runs = sorted(REFERENCE_RUNS.glob("fs-*/manifest.json"))
     assert runs
     for path in runs:
@@ -170,7 +170,10 @@ def test_recorded_builds_say_which_dentry_they_had():
         d = kernel.recorded_dentry(m["kernel"])
         paddr = {f["name"]: f["paddr"] for f in m["layout"] if f["object"] == "file"}
         assert paddr["d_lockref"] - paddr["d_flags"] == d.d_lockref_offset, path.parent.name
-        assert d == {"pre611": kernel.DENTRY_HYBRID184, "stock-6.12": kernel.DENTRY_611}[m["kernel"]["variant"]]
+        fixed = "patch_digests" in m["kernel"]
+        pre611 = kernel.DENTRY_68 if fixed else kernel.DENTRY_HYBRID184
+        assert d == {"pre611": pre611, "stock-6.12": kernel.DENTRY_611}[m["kernel"]["variant"]], path.parent.name
+        assert fixed == (m["spec"].get("declaration") == "004-fsv3"), path.parent.name   # the runs since the fix
     for name, want in (("pre611", kernel.DENTRY_68), ("hybrid184", kernel.DENTRY_HYBRID184),
                        ("stock-6.12", kernel.DENTRY_611), ("pre611-wait", kernel.DENTRY_68)):
         v = kernel.VARIANTS[name]

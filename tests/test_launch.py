@@ -292,7 +292,9 @@ def test_an_interrupted_launch_is_resumed_by_launching_again(fake_gem5, tmp_path
     monkeypatch.setenv("FAKE_GEM5_SLOW_SECONDS", "3")
     cmd = [sys.executable, "-m", "cohtb.cli", "launch", "--workload", "lockref", "--policy", "locked,cmpxchg,retry100",
            "--ops", "50", "--jobs", "1", "--runs", str(tmp_path)]
-    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT as a terminal gives it, even when the tests themselves run in the background (which ignores SIGINT)
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not any((d / "manifest.json").exists() for d in tmp_path.iterdir()):
         assert time.monotonic() < deadline and first.poll() is None, first.communicate()
