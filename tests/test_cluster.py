@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -146,23 +147,31 @@ def can_hide_a_directory(tmp: Path) -> str | None:
     return None
 
 
-def test_a_worker_that_cannot_see_the_runs_directory_gets_no_run(cluster, tmp_path):
-    shared = tmp_path / "shared"   # the client's results file system, which one worker does not mount
-    (shared / "runs").mkdir(parents=True)
-    if (why := can_hide_a_directory(shared)) is not None:
+@contextmanager
+def two_workers_one_blind_to(cluster, directory: Path):
+    """A cluster of a worker that sees `directory` ("sees-it") and one for which it is an empty directory of
+    the same path, as on another host; skipped where a mount namespace is not permitted."""
+    if (why := can_hide_a_directory(directory)) is not None:
         pytest.skip(why)
     cluster.add_worker("sees-it")
-    cluster.add_worker("blind", hide=shared)
+    cluster.add_worker("blind", hide=directory)
     cluster.wait_for_workers(2)
     executor = DaskCluster(cluster.address)
     try:
+        yield executor
+    finally:
+        executor.close()
+
+
+def test_a_worker_that_cannot_see_the_runs_directory_gets_no_run(cluster, tmp_path):
+    shared = tmp_path / "shared"   # the client's results file system, which one worker does not mount
+    (shared / "runs").mkdir(parents=True)
+    with two_workers_one_blind_to(cluster, shared) as executor:
         outcomes = launch.launch(smoke(), shared / "runs", timeout=300, executor=executor)
         assert [o.status for o in outcomes] == ["done"] * 4, [o.error for o in outcomes]
         workers = executor.client.scheduler_info()["workers"]
         assert [workers[a]["name"] for a in executor.workers] == ["sees-it"]
         assert sorted(p.name for p in (shared / "runs").iterdir()) == sorted(s.id for s in smoke())
-    finally:
-        executor.close()
 
 
 def test_a_worker_that_sees_another_kernel_cache_gets_no_full_system_run(cluster, tmp_path):
@@ -170,19 +179,11 @@ def test_a_worker_that_sees_another_kernel_cache_gets_no_full_system_run(cluster
     # the worker sees the client's directory, where the boots the runs restore are made.
     kernels = tmp_path / "kernels"
     kernels.mkdir()
-    if (why := can_hide_a_directory(kernels)) is not None:
-        pytest.skip(why)
-    cluster.add_worker("sees-it")
-    cluster.add_worker("own-cache", hide=kernels)
-    cluster.wait_for_workers(2)
-    executor = DaskCluster(cluster.address)
-    try:
+    with two_workers_one_blind_to(cluster, kernels) as executor:
         scheduler.admit(executor, tmp_path, gem5_tool.require(), {kernels: "the boots are"})
         workers = executor.client.scheduler_info()["workers"]
         assert [workers[a]["name"] for a in executor.workers] == ["sees-it"]
         assert not list(kernels.iterdir())   # the client's mark is gone again
-    finally:
-        executor.close()
 
 
 def test_a_worker_running_another_cohtb_commit_is_refused(tmp_path, monkeypatch):

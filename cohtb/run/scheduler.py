@@ -30,7 +30,7 @@ class Progress:
         self.t0 = time.monotonic()
         self.lock = threading.Lock()
         self.terminal = hasattr(stream, "isatty") and stream.isatty()
-        self.last = ""   # the status a log was last given
+        self.logged = 0   # runs ended when a log was last given the status
 
     def eta(self) -> str:
         """What is left, from the runs' own host times so far: their mean, times the runs left, over the slots."""
@@ -67,13 +67,13 @@ class Progress:
         if self.terminal:
             print(f"\r{self._status()}", end="", file=self.stream, flush=True)
         else:
-            self.last = self._status()
-            print(self.last, file=self.stream, flush=True)
+            self.logged = self.done + self.failed + self.skipped
+            print(self._status(), file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.terminal:
             print(file=self.stream)
-        elif self.last.split("]")[0] != self._status().split("]")[0]:   # runs found recorded since the last line
+        elif self.logged != self.done + self.failed + self.skipped:   # runs found recorded since the last line
             self._redraw()
 
 
