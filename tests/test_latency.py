@@ -75,3 +75,23 @@ def test_a_damaged_hardware_file_names_the_field(tmp_path, cell):
     bad.write_text(f'[p]\npart = "x"\ncells = [{cell}]\n')
     with pytest.raises(CohtbError, match=r"hw.toml: field 'p.cells\[0\]'"):
         parts(bad)
+
+
+def test_an_untraced_run_has_no_events_and_still_gives_its_cells(tmp_path, monkeypatch):
+    """The calibration plan runs gem5 without ProtocolTrace (cclat times itself): the run is recorded with no event
+    file, bundles, gives its cells, and anything that wants its events says it has none."""
+    monkeypatch.setenv("GEM5", str(FAKE))
+    spec = RunSpec(**{**cclat(1).to_json(), "extra": cclat(1).extra, "traced": False})
+    assert spec.id.endswith("-untraced")
+    [outcome] = launch.launch([spec], tmp_path / "runs", jobs=1)
+    assert outcome.status == "done", outcome.error
+    [run] = discover([tmp_path / "runs" / spec.id])
+    assert "--no-trace" in run.manifest.gem5.command and not any(a.startswith("--debug-file") for a in run.manifest.gem5.command)
+    assert run.manifest.files.events is None and run.manifest.ingest == {"traced": False}
+    assert not (run.path / "events.cohtb").exists()
+    assert [c.hops for c in cells(run)] and {c.hops for c in cells(run)} == {1}   # 8x1: core 1 is one socket over
+    with pytest.raises(CohtbError, match="untraced run"):
+        run.events()
+    assert cli.main(["bundle", str(run.path), "--into", str(tmp_path / "bundled")]) == 0
+    [bundled] = discover([tmp_path / "bundled" / spec.id])
+    assert cells(bundled) == cells(run)

@@ -145,6 +145,9 @@ class FSRunner:
                              f"layout ({v.policy}, {v.layout})")
         if spec.intruder_period_us or spec.ops:
             raise CohtbError(f"run {spec.id}: a full-system run is timed and has no intruder")
+        if not spec.traced:
+            raise CohtbError(f"run {spec.id}: full-system runs are always traced (their layout map is read from the "
+                             "trace's kernel objects)")
         if spec.home_socket:   # its boot checkpoint is of one machine; the placement moves its lines instead
             raise CohtbError(f"run {spec.id}: a full-system run keeps every line's home (home_socket 0)")
 

@@ -24,6 +24,17 @@ def recorded(into: Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
+def pack_events(run: Run, packed: Path) -> None:
+    source = run.events_file()
+    if source.suffix == ".gz":
+        shutil.copyfile(source, packed)
+    else:
+        # no time in the header (mtime 0): bundling a run again gives the same bytes, so git sees no change
+        with open(source, "rb") as src, open(packed, "wb") as raw, \
+                gzip.GzipFile(filename=str(packed), fileobj=raw, mode="wb", compresslevel=9, mtime=0) as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+
+
 def bundle(runs: list[Run], into: Path) -> int:
     """Returns the bytes the bundled runs take. A run recorded under a declaration is listed in RECORDED too: a
     declaration's verdict must not change because one of its runs went missing."""
@@ -35,15 +46,8 @@ def bundle(runs: list[Run], into: Path) -> int:
             m = dump(run.manifest)
             m["bundled"] = {"from": portable(str(run.path), {"{repo}": ROOT}), "left_out": ["trace.gz", "pagemap.txt", "gem5/"]}
             (tmp / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
-            source = run.events_file()
-            packed = tmp / (run.manifest.files.events + ".gz")
-            if source.suffix == ".gz":
-                shutil.copyfile(source, packed)
-            else:
-                # no time in the header (mtime 0): bundling a run again gives the same bytes, so git sees no change
-                with open(source, "rb") as src, open(packed, "wb") as raw, \
-                        gzip.GzipFile(filename=str(packed), fileobj=raw, mode="wb", compresslevel=9, mtime=0) as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
+            if run.manifest.files.events is not None:   # an untraced run has none
+                pack_events(run, tmp / (run.manifest.files.events + ".gz"))
             total += sum(p.stat().st_size for p in tmp.iterdir())   # what was bundled, not what else is there
     declared = sorted(set(recorded(into)) | {r.id for r in runs if r.spec.declaration})
     if declared != recorded(into):

@@ -99,7 +99,7 @@ class WorkloadResult(_Open):
 
 
 class Files(_Open):
-    events: str
+    events: Optional[str]   # None: an untraced run (spec.traced false), which has no events
 
 
 class LayoutRecord(BaseModel):

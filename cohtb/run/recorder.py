@@ -144,7 +144,7 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
     session = None
     try:
         cmd = runner.command(spec, tmp, gem5, prepared)
-        if live:
+        if live and spec.traced:
             session = start_live(spec, tmp, live, runner.pagemap(tmp))
             cmd = ["--debug-file=trace.pipe" if a == f"--debug-file={gem5_tool.TRACE}" else a for a in cmd]
         rc, stderr = run_gem5(cmd, timeout, session)
@@ -224,6 +224,8 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
         (tmp / "ingest.json").unlink()   # now in the manifest
         if socket_of_core != block_socket_map(spec.cores_per_socket, len(socket_of_core)):
             raise CohtbError("gem5's cores are not numbered socket by socket: a live run's socket map was wrong")
+    elif not spec.traced:
+        counts = {"traced": False}   # gem5 ran without ProtocolTrace: no events, nothing for the monitor
     else:
         t_ingest = time.monotonic()
         counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=pagemap)
@@ -250,7 +252,7 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
         "roi": {"begin_tick": roi["begin_tick"], "end_tick": roi["end_tick"], "seconds": roi["roi_seconds"]},
         "workload": workload,
         "ingest": counts,
-        "files": {"events": "events.cohtb", **({"trace": "trace.gz"} if kept_trace else {}),
+        "files": {"events": "events.cohtb" if spec.traced else None, **({"trace": "trace.gz"} if kept_trace else {}),
                   **({"pagemap": "pagemap.txt"} if pagemap else {}),
                   **({"live": "live.json"} if (tmp / "live.json").exists() else {}), **(files or {}), "gem5": "gem5/"},
         "layout": [f.to_json() for f in fields],

@@ -64,6 +64,8 @@ class Run:
     def events_file(self) -> Path:
         """The event file, plain or (bundled runs) gzip-compressed."""
         name = self.manifest.files.events
+        if name is None:
+            raise CohtbError(f"{self.path}: an untraced run (gem5 ran without ProtocolTrace): it has no events")
         for candidate in (self.path / name, self.path / (name + ".gz")):
             if candidate.exists():
                 return candidate

@@ -47,6 +47,10 @@ class RunSpec:
     # The declaration the run is recorded under (cohtb/experiments/declarations.py), e.g. "000v3"; "" for runs
     # recorded before declarations, and for runs outside the seed experiments.
     declaration: str = ""
+    # Whether gem5 writes its ProtocolTrace (and the monitor counts it). False only for a workload that measures
+    # itself in the guest (cclat times each operation with rdtsc): a whole run of its barriers traced is hundreds of
+    # MB and says nothing the workload's own numbers do not.
+    traced: bool = True
 
     @property
     def cores(self) -> int:
@@ -77,6 +81,8 @@ class RunSpec:
             parts.append(f"home{self.home_socket}")
         if self.placement:
             parts.append(f"place{self.placement}")
+        if not self.traced:
+            parts.append("untraced")
         if self.declaration:
             parts.append(f"d{self.declaration}")
         if self.seed:

@@ -40,6 +40,8 @@ class SERunner:
         return {s.id: None for s in specs}   # the binaries are built by the set-up (check found them)
 
     def command(self, spec: RunSpec, run_dir: Path, gem5_binary: Path, prepared: None) -> list[str]:
+        if not spec.traced:
+            return command(spec, run_dir, gem5_binary, trace=None, config_args=("--no-trace",))
         return command(spec, run_dir, gem5_binary)
 
     def pagemap(self, run_dir: Path) -> Path:
@@ -50,4 +52,6 @@ class SERunner:
             workload = json.loads((run_dir / "workload.stdout").read_text())
         except (OSError, json.JSONDecodeError):
             raise CohtbError(f"the workload printed no JSON result:\n{tail(run_dir / 'workload.stderr')}") from None
-        return manifest_of(spec, run_dir, roi, cmd, t0, workload, binary(spec.workload), self.pagemap(run_dir))
+        # An untraced run logged no TLB mappings: its layout keeps virtual addresses only, as a native run's.
+        pagemap = self.pagemap(run_dir) if spec.traced else None
+        return manifest_of(spec, run_dir, roi, cmd, t0, workload, binary(spec.workload), pagemap)

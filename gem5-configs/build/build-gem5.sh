@@ -9,10 +9,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$src"
 case $variant in
 X86) ;;
-X86_CHI)   # gem5's X86 options with the CHI protocol (src/mem/ruby/protocol/chi/Kconfig)
-    mkdir -p build/X86_CHI
-    [ -f build/X86_CHI/gem5.build/config ] || scons defconfig build/X86_CHI build_opts/X86 --ignore-style
-    scons setconfig build/X86_CHI RUBY_PROTOCOL_CHI=y --ignore-style ;;
+X86_CHI)   # gem5's X86 options with the CHI protocol: X86_CHI.defconfig beside this script
+    [ -f build/X86_CHI/gem5.build/config ] ||
+        PATH="$here/bin:/usr/bin:/bin" scons defconfig build/X86_CHI "$here/X86_CHI.defconfig" --ignore-style ;;
 *) echo "build-gem5.sh: variant $variant: want X86 or X86_CHI" >&2; exit 2 ;;
 esac
 # Our g++ (bin/g++: reproducible, no debug information), then Debian's python3-config and tools, whatever a
