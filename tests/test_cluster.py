@@ -180,7 +180,7 @@ def test_a_worker_that_sees_another_kernel_cache_gets_no_full_system_run(cluster
     kernels = tmp_path / "kernels"
     kernels.mkdir()
     with two_workers_one_blind_to(cluster, kernels) as executor:
-        scheduler.admit(executor, tmp_path, gem5_tool.require(), {kernels: "the boots are"})
+        scheduler.admit(executor, tmp_path, {"flat": gem5_tool.require()}, {kernels: "the boots are"})
         workers = executor.client.scheduler_info()["workers"]
         assert [workers[a]["name"] for a in executor.workers] == ["sees-it"]
         assert not list(kernels.iterdir())   # the client's mark is gone again
@@ -188,9 +188,19 @@ def test_a_worker_that_sees_another_kernel_cache_gets_no_full_system_run(cluster
 
 def test_a_worker_running_another_cohtb_commit_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("GEM5", str(FAKE))
-    ok = scheduler.check_worker(str(tmp_path), gem5_tool.identity(FAKE), checkout()["commit"])
-    other = scheduler.check_worker(str(tmp_path), gem5_tool.identity(FAKE), "0" * 40)
+    ok = scheduler.check_worker(str(tmp_path), {"flat": gem5_tool.identity(FAKE)}, checkout()["commit"])
+    other = scheduler.check_worker(str(tmp_path), {"flat": gem5_tool.identity(FAKE)}, "0" * 40)
     assert ok is None and other.startswith("runs cohtb at commit ") and "the client at 000000000000" in other
+
+
+def test_a_worker_without_the_gem5_of_a_machine_the_runs_use_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEM5", str(FAKE))
+    monkeypatch.delenv("GEM5_CHI", raising=False)
+    builds = {"flat": gem5_tool.identity(FAKE), "socket": gem5_tool.identity(FAKE)}
+    why = scheduler.check_worker(str(tmp_path), builds, checkout()["commit"])
+    assert why.startswith("gem5 for the socket machine not found: set GEM5_CHI")
+    monkeypatch.setenv("GEM5_CHI", str(FAKE))
+    assert scheduler.check_worker(str(tmp_path), builds, checkout()["commit"]) is None
 
 
 def test_no_worker_able_is_an_error_that_names_why(cluster, tmp_path):

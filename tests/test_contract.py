@@ -1,6 +1,7 @@
 """The contract is defined once: the generated C header and Python constants match what the Chisel build
 emitted, and no hand-written copy of a contract definition is left anywhere else in the repository."""
 
+import ast
 import re
 import subprocess
 
@@ -9,6 +10,7 @@ import pytest
 from cohtb import contract as ct
 from cohtb.contract import codegen
 from cohtb.monitor import config
+from cohtb.run.gem5 import MACHINES
 from cohtb.toolchain import ROOT
 
 
@@ -112,3 +114,11 @@ def test_monitor_limits_are_the_contracts():
     with pytest.raises(CohtbError, match=re.escape(ct.MONITOR_LIMITS["sockets"].rule)):
         replace(base, cores=4, sockets=5)
     assert (ondemand.CORES, ondemand.SOCKETS) == (ct.MONITOR_LIMITS["cores"], ct.MONITOR_LIMITS["sockets"])
+
+
+def test_cohtb_and_the_gem5_configs_name_the_same_machines():
+    """The configs run inside gem5 and cannot import cohtb: the machines cohtb finds a gem5 build for
+    (cohtb/run/gem5.py) must be the ones gem5-configs/multisocket/machine.py builds."""
+    tree = ast.parse((ROOT / "gem5-configs" / "multisocket" / "machine.py").read_text())
+    [table] = [n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "MACHINES"]
+    assert tuple(ast.literal_eval(k) for k in table.keys) == MACHINES

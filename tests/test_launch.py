@@ -59,6 +59,28 @@ def test_runs_are_written_whole_and_reruns_skip(fake_gem5, tmp_path):
     assert [o.status for o in again] == ["skipped"] * 3
 
 
+def test_a_run_on_the_socket_machine_uses_the_chi_build(fake_gem5, tmp_path, monkeypatch):
+    """Each machine has its own gem5 build (GEM5 the flat machine's, GEM5_CHI the socket machine's): a launch that
+    needs one that is missing says which, before anything runs; a run records the machine it ran on."""
+    spec = RunSpec("atomicity", "xchg", "line", 2, 2, 50, machine="socket", traced=False)
+    monkeypatch.delenv("GEM5_CHI", raising=False)
+    with pytest.raises(CohtbError, match="gem5 for the socket machine not found: set GEM5_CHI"):
+        launch.launch([spec], tmp_path, jobs=1)
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setenv("GEM5_CHI", str(FAKE))
+    [o] = launch.launch([spec], tmp_path, jobs=1)
+    assert o.status == "done", o.error
+    m = load_manifest(tmp_path / spec.id / "manifest.json")
+    assert spec.id.endswith("-socketmachine-untraced") and m.spec.machine == "socket"
+    assert m.system.machine == "socket" and m.gem5.command[m.gem5.command.index("--machine") + 1] == "socket"
+    assert m.workload.model_dump()["invariants"] == "ok"
+
+
+def test_an_unknown_machine_is_refused_in_one_line():
+    with pytest.raises(CohtbError, match="unknown machine 'mesh' \\(known: flat, socket\\)"):
+        RunSpec("lockref", "locked", "split", 2, 2, 50, machine="mesh").check()
+
+
 def test_a_failed_run_is_recorded_and_the_rest_go_on(fake_gem5, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_GEM5_FAIL_POLICY", "cmpxchg")
     outcomes = launch.launch(specs("locked", "cmpxchg", "retry100"), tmp_path, jobs=2)
@@ -87,7 +109,7 @@ def test_without_gem5_launch_says_what_is_missing(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "cohtb.cli", "launch", "--matrix", "smoke", "--runs", str(tmp_path)],
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 2
-    assert "gem5 not found: set GEM5 to the path of a gem5.opt, or put gem5.opt on PATH" in proc.stderr
+    assert "gem5 for the flat machine not found: set GEM5 to the path of a gem5.opt, or put gem5.opt on PATH" in proc.stderr
 
 
 def test_a_timed_run_measures_its_window(fake_gem5, tmp_path):
@@ -126,7 +148,7 @@ def test_the_manifest_schema_is_pinned_with_its_version():
     """What a manifest holds is pinned: a field added as optional re-pins the digest alone; a field whose meaning
     changes is a new MANIFEST_VERSION (and load() must still read the older ones)."""
     schema = json.dumps(Manifest.model_json_schema(), sort_keys=True).encode()
-    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "2c14eb85fba755e7")   # + system.topology, system.machine, spec.traced; files.events may be null (issue 34)
+    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "0e6aef37b7420faa")   # + system.topology, system.machine, spec.traced, spec.machine; files.events may be null (issue 34)
 
 
 def test_a_manifest_of_another_version_is_refused(tmp_path):

@@ -22,7 +22,7 @@ def test_main_job_from_the_bundled_runs(tmp_path):
                           text=True, env=env, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
-    assert out.splitlines()[0].startswith("cohtb run: gem5 not found") and "bundled reference runs" in out.splitlines()[0]
+    assert out.splitlines()[0].startswith("cohtb run: gem5 for the flat machine not found") and "bundled reference runs" in out.splitlines()[0]
     runs = sorted(p.name for p in REFERENCE_RUNS.iterdir() if (p / "manifest.json").exists())
     assert f"identical counters on all {len(runs)} runs" in out
     assert "Throughput, fairness and ping-pong per operation" in out and "Seeds: published vs simulated" in out

@@ -61,6 +61,8 @@ def test_runs_and_keeps_its_invariants(name, policy, layout):
             (s, o) for s in "MESI" for o in ("load", "store", "cas", "fai", "tas", "swap")]
         for c in doc["cells"]:
             assert c["n"] == ops and 0 < c["min"] <= c["p10"] <= c["median"] <= c["p90"] <= c["max"]
+    if name == "atomicity":   # every increment counted once
+        assert doc["invariants"] == "ok" and doc["count"] == expected_ops and doc["lost_increments"] == 0
     if name == "stat_counter":
         assert doc["summed_value"] == doc["expected_value"] == expected_ops
         if policy == "shared":

@@ -4,6 +4,7 @@ out comes from the declaration of the seed the runs stand for (cohtb/experiments
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from cohtb.atomic import writable_dir
@@ -13,6 +14,7 @@ from cohtb.experiments import declarations, plans
 from cohtb.launch import check, launch
 from cohtb.places import RUNS
 from cohtb.run import executors
+from cohtb.run.gem5 import MACHINES
 from cohtb.run.recorder import Live
 from cohtb.run.spec import RunSpec
 
@@ -43,6 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="start perturbation (per-thread skew); 0: none")
     p.add_argument("--intruder-period-us", type=int, default=0, help="an intruder takes the lock every N µs; 0: none")
     p.add_argument("--cpu", choices=["timing", "o3"], default="timing", help="gem5 CPU model")
+    p.add_argument("--machine", choices=MACHINES, default="flat",
+                   help="with --workload or --fs: the simulated machine (docs/machine.md; each needs its own gem5 "
+                        "build: GEM5 the flat one's, GEM5_CHI the socket one's)")
+    p.add_argument("--untraced", action="store_true",
+                   help="with --workload: gem5 without ProtocolTrace (for a workload that times itself, e.g. cclat)")
     p.add_argument("--runs", default=str(RUNS), help="where run directories go")
     p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
     p.add_argument("--dask", metavar="ADDRESS", help=DASK_HELP)
@@ -69,6 +76,17 @@ def offset_list(text: str) -> tuple[int | None, ...]:
 
 
 def specs_of(args: argparse.Namespace) -> list[RunSpec]:
+    one_off = one_off_specs(args)
+    if one_off is None:
+        if args.machine != "flat" or args.untraced:
+            raise CohtbError("--machine and --untraced go with --workload or --fs: a plan names its own machine")
+        return plans.plan(args.matrix)
+    if args.untraced and args.fs:
+        raise CohtbError("--untraced goes with --workload: full-system runs are always traced")
+    return [replace(s, machine=args.machine, traced=not args.untraced) for s in one_off]
+
+
+def one_off_specs(args: argparse.Namespace) -> list[RunSpec] | None:
     measure = {"warmup_us": args.warmup_us, "window_us": args.window_us, "interval_us": args.interval_us,
                "skew_ns": args.skew_ns}
     if args.fs:
@@ -83,7 +101,7 @@ def specs_of(args: argparse.Namespace) -> list[RunSpec]:
         return plans.workload_runs(args.workload, args.policy.split(","), args.layout.split(","), args.sockets,
                                    args.cores_per_socket, ops=args.ops, intruder_period_us=args.intruder_period_us,
                                    cpu=args.cpu, seed=args.seed, **measure)
-    return plans.plan(args.matrix)
+    return None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from pathlib import Path
 
 from cohtb.atomic import atomic_dir, write_json_atomic
@@ -155,18 +156,18 @@ class FSRunner:
         return {kernel.kernel_cache(): "it builds the kernels and boot checkpoints the runs restore "
                                        "(COHTB_KERNEL_CACHE)"}
 
-    def prepare(self, specs: list[RunSpec], gem5: Path, timeout: float, workers: int) -> dict:
+    def prepare(self, specs: list[RunSpec], gem5: Mapping[str, Path], timeout: float, workers: int) -> dict:
         """Run id -> (kernel build, checkpoint), or the error that prevents the run: the kernels built first (each
-        uses every core), then one boot per (kernel, machine), `workers` at a time."""
+        uses every core), then one boot per (kernel, machine), `workers` at a time, each by its machine's gem5."""
         if not specs:
             return {}
         built = prepare_kernels(specs)
-        boots = {(s.kernel, s.sockets, s.cores_per_socket): s for s in specs}
+        boots = {(s.kernel, *s.machine_args()): s for s in specs}
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {k: pool.submit(checkpoint, built[k[0]], s, gem5, timeout) for k, s in boots.items()}
+            futures = {k: pool.submit(checkpoint, built[s.kernel], s, gem5[s.machine], timeout) for k, s in boots.items()}
         ready: dict = {}
         for s in specs:
-            fut = futures[s.kernel, s.sockets, s.cores_per_socket]
+            fut = futures[(s.kernel, *s.machine_args())]
             err = fut.exception()
             ready[s.id] = (f"no checkpoint: {err}" if isinstance(err, CohtbError) else
                            f"no checkpoint: {type(err).__name__}: {err}") if err else (built[s.kernel], fut.result())

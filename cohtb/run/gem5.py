@@ -11,30 +11,46 @@ from pathlib import Path
 
 from cohtb.errors import CohtbError
 
-WANTED = "gem5 v24.0.0.1, X86 build (build/X86/gem5.opt, protocol MESI_Two_Level)"
+# machine -> (the environment variable naming its gem5.opt, the name looked for on PATH, what it must be). Each
+# machine needs gem5 built with its protocol (gem5-configs/multisocket/machine.py; docs/gem5.md says how).
+BUILDS = {
+    "flat": ("GEM5", "gem5.opt", "gem5 v24.0.0.1, X86 build (build/X86/gem5.opt, protocol MESI_Two_Level)"),
+    "socket": ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)"),
+}
+MACHINES = tuple(BUILDS)
 TRACE = "trace.gz"   # ProtocolTrace, in gem5's output directory (gzip: gem5 compresses a .gz debug file itself)
 
 
-def find() -> Path | None:
-    env = os.environ.get("GEM5")
+def _build(machine: str) -> tuple[str, str | None, str]:
+    if machine not in BUILDS:
+        raise CohtbError(f"unknown machine '{machine}' (known: {', '.join(BUILDS)})")
+    return BUILDS[machine]
+
+
+def find(machine: str = "flat") -> Path | None:
+    """The gem5.opt of this machine: its environment variable's file, else (the flat machine) gem5.opt on PATH."""
+    variable, on_path, _ = _build(machine)
+    env = os.environ.get(variable)
     if env:
         return Path(env) if Path(env).is_file() and os.access(env, os.X_OK) else None
-    found = shutil.which("gem5.opt")
+    found = shutil.which(on_path) if on_path else None
     return Path(found) if found else None
 
 
-def why_missing() -> str:
-    env = os.environ.get("GEM5")
+def why_missing(machine: str = "flat") -> str:
+    variable, on_path, wanted = _build(machine)
+    env = os.environ.get(variable)
     if env:
-        return f"GEM5={env} is not an executable file; it must name {WANTED}"
-    return (f"gem5 not found: set GEM5 to the path of a gem5.opt, or put gem5.opt on PATH ({WANTED}; "
-            "no package registry ships gem5, build it from its source)")
+        return f"{variable}={env} is not an executable file; it must name {wanted}"
+    where = f"set {variable} to the path of a gem5.opt" + (f", or put {on_path} on PATH" if on_path else "")
+    return f"gem5 for the {machine} machine not found: {where} ({wanted}; no package registry ships gem5, build it " \
+           "from its source: docs/gem5.md)"
 
 
-def require() -> Path:
-    path = find()
+def require(machine: str = "flat") -> Path:
+    path = find(machine)
     if path is None:
-        raise CohtbError(why_missing())
+        raise CohtbError(why_missing(machine))
     return path
 
 

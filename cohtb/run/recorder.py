@@ -16,6 +16,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, replace
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -46,9 +47,9 @@ class Runner(Protocol):
         """The directories besides the runs' one where prepare leaves what the runs need, each with what it holds:
         a worker must see them as the client does."""
 
-    def prepare(self, specs: list[RunSpec], gem5: Path, timeout: float, workers: int) -> dict[str, Any]:
+    def prepare(self, specs: list[RunSpec], gem5: Mapping[str, Path], timeout: float, workers: int) -> dict[str, Any]:
         """Run id -> what its command needs (built once for all the runs: a kernel, a boot checkpoint), or the
-        error, as a string, that prevents the run."""
+        error, as a string, that prevents the run. gem5: machine -> its gem5 binary."""
 
     def command(self, spec: RunSpec, run_dir: Path, gem5: Path, prepared: Any) -> list[str]:
         """gem5's command line, writing into the (temporary) run directory."""

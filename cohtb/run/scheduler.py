@@ -84,10 +84,11 @@ def check(specs: list[RunSpec], runners: Mapping[str, Runner]) -> None:
         runners[s.kind].check(s)
 
 
-def check_worker(runs_dir: str, gem5_identity: str, cohtb_commit: str, shared: dict[str, str] | None = None,
-                 token: str = "") -> str | None:
+def check_worker(runs_dir: str, gem5_identities: dict[str, str], cohtb_commit: str,
+                 shared: dict[str, str] | None = None, token: str = "") -> str | None:
     """Why this process (a cluster's worker, or the client itself) cannot record runs, or None: it must run the
-    client's cohtb commit, see the runs' directory, have the client's gem5 build, and see each of `shared`
+    client's cohtb commit, see the runs' directory, have the client's gem5 build of every machine the runs use
+    (gem5_identities: machine -> the client's build), and see each of `shared`
     (directory -> what the client prepared there) as the client does: the client left a file named by `token` in
     each. (A worker started before the client's checkout moved on runs the older code, and would record it.)"""
     mine = checkout()["commit"]
@@ -100,15 +101,17 @@ def check_worker(runs_dir: str, gem5_identity: str, cohtb_commit: str, shared: d
         if not (Path(directory) / f".cohtb-seen-{token}").exists():
             return (f"does not see the client's {directory}, where {what} (not on a file system it shares with "
                     "the client?)")
-    found = gem5_tool.find()
-    if found is None:
-        return gem5_tool.why_missing()
-    if gem5_tool.identity(found) != gem5_identity:
-        return f"{found} is another gem5 build than the client's (digest {gem5_tool.identity(found)}, not {gem5_identity})"
+    for machine, identity in gem5_identities.items():
+        found = gem5_tool.find(machine)
+        if found is None:
+            return gem5_tool.why_missing(machine)
+        if gem5_tool.identity(found) != identity:
+            return (f"{found} is another gem5 build than the client's for the {machine} machine (digest "
+                    f"{gem5_tool.identity(found)}, not {identity})")
     return None
 
 
-def admit(executor, runs_dir: Path, gem5: Path, shared: dict[Path, str]) -> None:
+def admit(executor, runs_dir: Path, gem5: dict[str, Path], shared: dict[Path, str]) -> None:
     """The workers that can record these runs (check_worker), the client's marks left in the shared directories
     for the time of the check."""
     token = uuid.uuid4().hex
@@ -117,7 +120,8 @@ def admit(executor, runs_dir: Path, gem5: Path, shared: dict[Path, str]) -> None
         for d, mark in zip(shared, marks):
             d.mkdir(parents=True, exist_ok=True)
             mark.touch()
-        executor.admit(check_worker, str(runs_dir.resolve()), gem5_tool.identity(gem5), checkout()["commit"],
+        executor.admit(check_worker, str(runs_dir.resolve()), {m: gem5_tool.identity(p) for m, p in gem5.items()},
+                       checkout()["commit"],
                        {str(d.resolve()): what for d, what in shared.items()}, token)
     finally:
         for mark in marks:
@@ -127,7 +131,8 @@ def admit(executor, runs_dir: Path, gem5: Path, shared: dict[Path, str]) -> None
 def record_task(spec: RunSpec, runner: Runner, prepared, runs_dir: Path, timeout: float, live: Live | None,
                 declaration: dict | None, launch: str) -> Outcome:
     """One run where it is sent (this process, or a worker): the gem5 found there, which check_worker vouched for."""
-    return record(spec, runner, prepared, gem5_tool.require(), runs_dir, timeout, live, declaration, launch)
+    return record(spec, runner, prepared, gem5_tool.require(spec.machine), runs_dir, timeout, live, declaration,
+                  launch)
 
 
 def launch(specs: list[RunSpec], runs_dir: Path, runners: Mapping[str, Runner], jobs: int | None = None,
@@ -136,13 +141,13 @@ def launch(specs: list[RunSpec], runs_dir: Path, runners: Mapping[str, Runner], 
     """runners: kind ("se", "fs") -> its runner. declared: declaration id -> its record
     (cohtb/experiments/declarations.py: record), taken by the caller before the launch, for every run recorded
     under a declaration. executor: where the runs go (cohtb/run/executors.py; default: `jobs` local slots)."""
-    gem5 = gem5_tool.require()
+    check(specs, runners)
+    gem5 = {m: gem5_tool.require(m) for m in dict.fromkeys(s.machine for s in specs)}   # machine -> its build
     declared = declared or {}
     unrecorded = sorted({s.declaration for s in specs if s.declaration} - set(declared))
     if unrecorded:
         raise CohtbError(f"runs declared under {', '.join(unrecorded)} need the declaration's record: record them "
                          "with `cohtb seeds --launch`")
-    check(specs, runners)
     runs_dir.mkdir(parents=True, exist_ok=True)
     local = LocalPool(jobs)
     executor = executor or local

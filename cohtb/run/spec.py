@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pydantic import NonNegativeInt, PositiveInt
 
 from cohtb.errors import CohtbError
+from cohtb.run.gem5 import MACHINES
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class RunSpec:
     # itself in the guest (cclat times each operation with rdtsc): a whole run of its barriers traced is hundreds of
     # MB and says nothing the workload's own numbers do not.
     traced: bool = True
+    # The simulated machine (gem5-configs/multisocket/machine.py): "flat" (MESI_Two_Level, a line's only point of
+    # coherence its home socket's L2 bank) or "socket" (CHI: a shared cache per socket, a home directory of sockets).
+    machine: str = "flat"
 
     @property
     def cores(self) -> int:
@@ -81,6 +85,8 @@ class RunSpec:
             parts.append(f"home{self.home_socket}")
         if self.placement:
             parts.append(f"place{self.placement}")
+        if self.machine != "flat":
+            parts.append(f"{self.machine}machine")
         if not self.traced:
             parts.append("untraced")
         if self.declaration:
@@ -102,7 +108,7 @@ class RunSpec:
 
     def machine_args(self) -> list[str]:
         """The machine, as both gem5 configs take it (gem5-configs/multisocket/machine.py)."""
-        return ["--sockets", str(self.sockets), "--cores-per-socket", str(self.cores_per_socket),
+        return [*(["--machine", self.machine] if self.machine != "flat" else []), "--sockets", str(self.sockets), "--cores-per-socket", str(self.cores_per_socket),
                 *(["--home-socket", str(self.home_socket)] if self.home_socket else []),
                 *(["--topology", self.topology] if self.topology else [])]
 
@@ -134,6 +140,8 @@ class RunSpec:
         """What any run must be, whatever runs it; its runner checks the rest (runner.check)."""
         if self.sockets < 1 or self.sockets & (self.sockets - 1):
             raise CohtbError(f"run {self.id}: sockets must be a power of two (gem5 interleaves memory channels by address bits)")
+        if self.machine not in MACHINES:
+            raise CohtbError(f"run {self.id}: unknown machine '{self.machine}' (known: {', '.join(MACHINES)})")
         if self.placement and not self.kernel:
             raise CohtbError(f"run {self.id}: placement is the full-system benchmark's (stat_file --pad-files)")
         if self.home_socket >= self.sockets and self.home_socket:

@@ -4,6 +4,7 @@ gem5 traced."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from cohtb.errors import CohtbError
@@ -36,7 +37,7 @@ class SERunner:
     def shared(self) -> dict[Path, str]:
         return {}   # the workloads are built in the checkout, which every worker runs from
 
-    def prepare(self, specs: list[RunSpec], gem5_binary: Path, timeout: float, workers: int) -> dict:
+    def prepare(self, specs: list[RunSpec], gem5_binary: Mapping[str, Path], timeout: float, workers: int) -> dict:
         return {s.id: None for s in specs}   # the binaries are built by the set-up (check found them)
 
     def command(self, spec: RunSpec, run_dir: Path, gem5_binary: Path, prepared: None) -> list[str]:
