@@ -244,6 +244,21 @@ def test_the_guest_benchmark_runs_natively():
         assert os.path.basename(doc["path"]).startswith(f"cohtb-{op}.") and not os.path.exists(doc["path"])
 
 
+def test_the_guest_benchmarks_intruder_lists_the_directory_now_and_then(tmp_path):
+    """--intruder-period-us P (issue 36, seed 004's trigger): one more thread runs getdents64 over the file's
+    directory every P µs, as `ls` does; the listings are counted, each one whole."""
+    initramfs.build_guest_programs()
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--threads", "1",
+                        "--intruder-period-us", "2000", "--warmup-us", "1000", "--window-us", "40000",
+                        "--interval-us", "10000"], capture_output=True, text=True, check=True)
+    doc = json.loads(r.stdout)
+    assert doc["invariants"] == "ok" and doc["listing_failures"] == 0 and doc["threads"] == 1
+    assert 1 <= doc["listings"] <= 21   # at most one per period of the 41 ms; at least one even on a busy host
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--threads", "1",
+                        "--window-us", "2000", "--interval-us", "1000"], capture_output=True, text=True, check=True)
+    assert json.loads(r.stdout)["listings"] == 0
+
+
 def test_the_guest_benchmark_places_its_dentry_only_on_a_kernel_that_reports_it(tmp_path):
     """--dentry-line-offset reads the kernel's cohtb-object lines; a host kernel prints none: one clear line, exit 3,
     and no file left behind."""

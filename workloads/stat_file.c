@@ -21,6 +21,7 @@
 #include "common/guest.h"
 
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 static const char testcase_description[] = "every thread stat(2)s, or opens and closes, one file through the real kernel";
 
@@ -31,6 +32,7 @@ static const char *line_offsets[] = {"any", "0", "8", "16", "24", "32", "40", "4
   X(dir, "dir", "directory of the file (tmpfs in the guest)", FLAG_TEXT, "/tmp")                                            \
   X(dentry_line_offset, "dentry-line-offset", "the file's dentry starts this many bytes into a cache line (guest only)", line_offsets, "any") \
   X(pad_files, "pad-files", "create this many other files first: the file's dentry comes that many slab objects later", NULL, "0") \
+  X(intruder_period_us, "intruder-period-us", "one more thread lists the file's directory (getdents64, as ls does) every P microseconds (0: none)", NULL, "0") \
   X(guest, "guest", "in the gem5 guest: quiet console, the kernel's object lines in the JSON, JSON via m5 writefile", NULL, NULL)
 
 BENCH_TESTCASE("stat_file", "system calls (stat, or open+close pairs)", TESTCASE_FLAGS)
@@ -38,6 +40,27 @@ static char path[256];
 static int guest, pads;
 static int open_close;
 static uint64_t failures[MAX_THREADS][8] __aligned_line;
+static uint64_t lister_period_ns, listings, listing_failures;
+static volatile int stop_lister;
+
+/* The intruder of seed 004's collapse: `ls` of the directory now and then. getdents64 on tmpfs is
+ * dcache_readdir, which takes each child dentry's d_lock (scan_positives: spin_lock_nested, dget_dlock) and
+ * puts the reference it took with dput: the file's d_lock held for a moment by a CPU that does not stat. */
+static void lister(int id) {
+  (void)id;
+  char buf[4096];
+  uint64_t next = now_ns() + lister_period_ns;
+  while (!READ_ONCE(stop_lister)) {
+    if (now_ns() < next) { cpu_relax(); continue; }
+    int fd = open(flag_text(dir), O_RDONLY | O_DIRECTORY);
+    long got = 0;
+    while (fd >= 0 && (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {}
+    if (fd < 0 || got < 0) listing_failures++;
+    if (fd >= 0) close(fd);
+    listings++;
+    next += lister_period_ns;
+  }
+}
 
 static void testcase(int id) {
   struct stat st;
@@ -85,6 +108,8 @@ static int testcase_prepare(void) {
   cpu_set_t every;
   if (sched_getaffinity(0, sizeof every, &every) == 0 && pin_thread(pthread_self(), 0))
     sched_setaffinity(0, sizeof every, &every);
+  lister_period_ns = flag_num(intruder_period_us) * 1000;
+  if (lister_period_ns) { run.intruder = lister; run.stop_intruder = &stop_lister; }
   run.switch_cpu = guest;   /* cohtb_fs.py restores its checkpoint into atomic CPUs: the set-up is fast */
   return 0;
 }
@@ -97,6 +122,9 @@ static int testcase_report(void) {
   json_str("path", path);
   json_u64("pad_dentries", (uint64_t)pads);
   json_u64("failures", failed);
+  json_u64("listings", listings);
+  json_u64("listing_failures", listing_failures);
+  failed += listing_failures;
   json_str("invariants", failed ? "violated" : "ok");
   if (guest) json_kernel_objects(strrchr(path, '/') + 1);
   return failed ? 1 : 0;

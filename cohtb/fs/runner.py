@@ -144,8 +144,10 @@ class FSRunner:
         if spec.workload != kernel.FS_WORKLOAD or (spec.policy, spec.layout) != (v.policy, v.layout):
             raise CohtbError(f"run {spec.id}: a full-system run is {kernel.FS_WORKLOAD} with its kernel's policy and "
                              f"layout ({v.policy}, {v.layout})")
-        if spec.intruder_period_us or spec.ops:
-            raise CohtbError(f"run {spec.id}: a full-system run is timed and has no intruder")
+        if spec.ops:
+            raise CohtbError(f"run {spec.id}: a full-system run is timed (a window, not --ops)")
+        if spec.intruder_hold_ns is not None:   # its intruder lists the directory (stat_file --intruder-period-us)
+            raise CohtbError(f"run {spec.id}: a full-system run's intruder holds no lock of its own (no hold time)")
         if not spec.traced:
             raise CohtbError(f"run {spec.id}: full-system runs are always traced (their layout map is read from the "
                              "trace's kernel objects)")
