@@ -67,9 +67,12 @@ def table(cells: list[LatencyCell], part: Part | None) -> Table:
                      "" if published is None else f"{c.median_ns / published:.2f}"])
     header = ["state", "operation", "hops", "home hops", "ns", "ns p10-p90", "cycles", "published ns", "ratio"]
     note = (f"Published: {part.description}; {part.source}." if part else "No published part chosen.")
-    if marked:
+    if marked:   # each reason once, with the cells it stands for
+        by_reason: dict[str, list[str]] = {}
+        for (s, o, h), why in marked.items():
+            by_reason.setdefault(why, []).append(f"{s} {o} {h} hop{'s' if h != 1 else ''}")
         note += " * Inferred, not stated by the source: " + "; ".join(
-            f"{s} {o} {h} hop{'s' if h != 1 else ''}: {why}" for (s, o, h), why in marked.items()) + "."
+            f"{why} ({', '.join(keys)})" for why, keys in by_reason.items()) + "."
     return Table("One operation on a line held by another core", header, rows,
                  note + " Simulated: the median of the repetitions (ns at the machine's clock, and cycles), the "
                         "timer's own cost taken off; ratio: simulated over published ns. Hops: socket links between "
