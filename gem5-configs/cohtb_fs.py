@@ -110,5 +110,5 @@ simulator.run()
 error = {"error": "the benchmark never asked for switchcpu: the whole run was atomic"} \
     if opts.mode == "run" and "switch_tick" not in region.roi else {}
 roi = region.write(opts.out, simulator, opts, hierarchy, "atomic" if opts.mode == "boot" else "timing",
-                   {k: v for k, v in vars(opts).items() if k not in ("out",)}, **error)
+                   {k: v for k, v in vars(opts).items() if k not in ("out", "machine_file")}, **error)
 print(f"cohtb_fs.py: {opts.mode}: exit '{roi['exit_cause']}' at tick {roi['final_tick']}")

@@ -58,5 +58,5 @@ simulator = Simulator(board=board, on_exit_event={ExitEvent.WORKBEGIN: region.wo
 simulator.run()
 
 roi = region.write(opts.out, simulator, opts, hierarchy, opts.cpu,
-                   {k: v for k, v in vars(opts).items() if k not in ("args", "out")}, workload_args=workload_args)
+                   {k: v for k, v in vars(opts).items() if k not in ("args", "out", "machine_file")}, workload_args=workload_args)
 print(f"cohtb_se.py: exit '{roi['exit_cause']}' at tick {roi['final_tick']}, region {roi.get('roi_seconds')} s")

@@ -10,7 +10,8 @@ import pytest
 from cohtb import contract as ct
 from cohtb.contract import codegen
 from cohtb.monitor import config
-from cohtb.run.gem5 import MACHINES
+from cohtb.run.gem5 import BUILDS
+from cohtb.run.machines import HIERARCHIES
 from cohtb.toolchain import ROOT
 
 
@@ -117,8 +118,8 @@ def test_monitor_limits_are_the_contracts():
 
 
 def test_cohtb_and_the_gem5_configs_name_the_same_machines():
-    """The configs run inside gem5 and cannot import cohtb: the machines cohtb finds a gem5 build for
-    (cohtb/run/gem5.py) must be the ones gem5-configs/multisocket/machine.py builds."""
+    """The configs run inside gem5 and cannot import cohtb: the hierarchies cohtb finds a gem5 build for
+    (cohtb/run/gem5.py) must be the ones gem5-configs/multisocket/machine.py builds and its machine files name."""
     tree = ast.parse((ROOT / "gem5-configs" / "multisocket" / "machine.py").read_text())
     [table] = [n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "MACHINES"]
-    assert tuple(ast.literal_eval(k) for k in table.keys) == MACHINES
+    assert tuple(ast.literal_eval(k) for k in table.keys) == HIERARCHIES == tuple(BUILDS)

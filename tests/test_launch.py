@@ -76,11 +76,6 @@ def test_a_run_on_the_socket_machine_uses_the_chi_build(fake_gem5, tmp_path, mon
     assert m.workload.model_dump()["invariants"] == "ok"
 
 
-def test_an_unknown_machine_is_refused_in_one_line():
-    with pytest.raises(CohtbError, match="unknown machine 'mesh' \\(known: flat, socket\\)"):
-        RunSpec("lockref", "locked", "split", 2, 2, 50, machine="mesh").check()
-
-
 def test_a_failed_run_is_recorded_and_the_rest_go_on(fake_gem5, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_GEM5_FAIL_POLICY", "cmpxchg")
     outcomes = launch.launch(specs("locked", "cmpxchg", "retry100"), tmp_path, jobs=2)

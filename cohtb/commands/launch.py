@@ -14,7 +14,7 @@ from cohtb.experiments import declarations, plans
 from cohtb.launch import check, launch
 from cohtb.places import RUNS
 from cohtb.run import executors
-from cohtb.run.gem5 import MACHINES
+from cohtb.run.machines import known
 from cohtb.run.recorder import Live
 from cohtb.run.spec import RunSpec
 
@@ -45,9 +45,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="start perturbation (per-thread skew); 0: none")
     p.add_argument("--intruder-period-us", type=int, default=0, help="an intruder takes the lock every N µs; 0: none")
     p.add_argument("--cpu", choices=["timing", "o3"], default="timing", help="gem5 CPU model")
-    p.add_argument("--machine", choices=MACHINES, default="flat",
-                   help="with --workload or --fs: the simulated machine (docs/machine.md; each needs its own gem5 "
-                        "build: GEM5 the flat one's, GEM5_CHI the socket one's)")
+    p.add_argument("--machine", choices=known(), default="flat",
+                   help="with --workload or --fs: the simulated machine, a hierarchy or a machine file "
+                        "(docs/machine.md; each hierarchy needs its own gem5 build: GEM5 the flat one's, GEM5_CHI "
+                        "the socket one's)")
     p.add_argument("--untraced", action="store_true",
                    help="with --workload: gem5 without ProtocolTrace (for a workload that times itself, e.g. cclat)")
     p.add_argument("--runs", default=str(RUNS), help="where run directories go")

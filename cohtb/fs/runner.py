@@ -31,7 +31,8 @@ from cohtb.trace import events
 
 CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
 MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py")),
-                 *sorted((ROOT / "gem5-configs" / "multisocket" / "topologies").glob("*.json"))]
+                 *sorted((ROOT / "gem5-configs" / "multisocket" / "topologies").glob("*.json")),
+                 *sorted((ROOT / "gem5-configs" / "multisocket" / "machines").glob("*.json"))]
 CONSOLE = "board.pc.com_1.device"   # the guest's serial console, in gem5's output directory
 RESULT = "workload.json"            # what the guest's script writes back (m5 writefile), into gem5's outdir
 STDERR = "workload.stderr"

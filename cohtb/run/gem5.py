@@ -10,21 +10,20 @@ import shutil
 from pathlib import Path
 
 from cohtb.errors import CohtbError
+from cohtb.run.machines import hierarchy_of
 
-# machine -> (the environment variable naming its gem5.opt, the name looked for on PATH, what it must be). Each
-# machine needs gem5 built with its protocol (gem5-configs/multisocket/machine.py; docs/gem5.md says how).
+# hierarchy -> (the environment variable naming its gem5.opt, the name looked for on PATH, what it must be). Each
+# hierarchy needs gem5 built with its protocol (gem5-configs/multisocket/machine.py; docs/gem5.md says how), and
+# a machine is found by its hierarchy (cohtb/run/machines.py).
 BUILDS = {
     "flat": ("GEM5", "gem5.opt", "gem5 v24.0.0.1, X86 build (build/X86/gem5.opt, protocol MESI_Two_Level)"),
     "socket": ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)"),
 }
-MACHINES = tuple(BUILDS)
 TRACE = "trace.gz"   # ProtocolTrace, in gem5's output directory (gzip: gem5 compresses a .gz debug file itself)
 
 
 def _build(machine: str) -> tuple[str, str | None, str]:
-    if machine not in BUILDS:
-        raise CohtbError(f"unknown machine '{machine}' (known: {', '.join(BUILDS)})")
-    return BUILDS[machine]
+    return BUILDS[hierarchy_of(machine)]
 
 
 def find(machine: str = "flat") -> Path | None:
@@ -43,7 +42,7 @@ def why_missing(machine: str = "flat") -> str:
     if env:
         return f"{variable}={env} is not an executable file; it must name {wanted}"
     where = f"set {variable} to the path of a gem5.opt" + (f", or put {on_path} on PATH" if on_path else "")
-    return f"gem5 for the {machine} machine not found: {where} ({wanted}; no package registry ships gem5, build it " \
+    return f"gem5 for the {hierarchy_of(machine)} machine not found: {where} ({wanted}; no package registry ships gem5, build it " \
            "from its source: docs/gem5.md)"
 
 

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pydantic import NonNegativeInt, PositiveInt
 
 from cohtb.errors import CohtbError
-from cohtb.run.gem5 import MACHINES
+from cohtb.run.machines import known
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,9 @@ class RunSpec:
     # itself in the guest (cclat times each operation with rdtsc): a whole run of its barriers traced is hundreds of
     # MB and says nothing the workload's own numbers do not.
     traced: bool = True
-    # The simulated machine (gem5-configs/multisocket/machine.py): "flat" (MESI_Two_Level, a line's only point of
-    # coherence its home socket's L2 bank) or "socket" (CHI: a shared cache per socket, a home directory of sockets).
+    # The simulated machine (cohtb/run/machines.py): a hierarchy, "flat" (MESI_Two_Level, a line's only point of
+    # coherence its home socket's L2 bank) or "socket" (CHI: a shared cache per socket, a home directory of
+    # sockets), with its defaults; or a machine file, a hierarchy with its parameters fixed.
     machine: str = "flat"
 
     @property
@@ -140,8 +141,8 @@ class RunSpec:
         """What any run must be, whatever runs it; its runner checks the rest (runner.check)."""
         if self.sockets < 1 or self.sockets & (self.sockets - 1):
             raise CohtbError(f"run {self.id}: sockets must be a power of two (gem5 interleaves memory channels by address bits)")
-        if self.machine not in MACHINES:
-            raise CohtbError(f"run {self.id}: unknown machine '{self.machine}' (known: {', '.join(MACHINES)})")
+        if self.machine not in known():
+            raise CohtbError(f"run {self.id}: unknown machine '{self.machine}' (known: {', '.join(known())})")
         if self.placement and not self.kernel:
             raise CohtbError(f"run {self.id}: placement is the full-system benchmark's (stat_file --pad-files)")
         if self.home_socket >= self.sockets and self.home_socket:

@@ -12,29 +12,42 @@ from m5.objects import DDR4_2400_8x8
 
 from gem5.components.memory.memory import ChanneledMemory
 
+from . import machine_file as files
 from . import topology as wiring
 
-# machine -> (the Ruby protocol gem5 must be built with, the module and class of its hierarchy). A hierarchy's
+# hierarchy -> (the Ruby protocol gem5 must be built with, the module and class of its hierarchy). A hierarchy's
 # module is imported only for its machine: it needs its protocol's controllers, which exist only in a gem5
 # built with that protocol.
 MACHINES = {"flat": ("MESI_Two_Level", "multisocket_mesi_two_level", "MultiSocketMESITwoLevel"),
             "socket": ("CHI", "socket_chi", "SocketCHI")}
+# The parameters' values where neither the machine's file nor the command line gives one (None: gem5's own).
+DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1i_size": "32KiB", "l2_size": "1MiB", "local_latency": 20,
+            "local_bandwidth": 32, "socket_latency": 300, "socket_bandwidth": 8, "router_latency": None,
+            "l1_latency": None, "llc_latency": None, "home_latency": None, "memory_latency": None}
+SOCKET_ONLY = ("l1_latency", "llc_latency", "home_latency", "memory_latency")   # CHI controllers' latencies
+HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machine's L2 bank, the socket machine's "
+                                                   "shared last-level cache",
+        "local_latency": "controller<->socket router link, cycles", "local_bandwidth": "bytes/cycle",
+        "socket_latency": "socket<->socket link, cycles (100 ns at 3 GHz)",
+        "socket_bandwidth": "bytes/cycle (about one UPI link at 3 GHz)",
+        "router_latency": "cycles inside a socket's router (gem5's default: 1)",
+        "l1_latency": "socket machine: an L1's lookup, cycles (its read_hit_latency)",
+        "llc_latency": "socket machine: the socket cache's lookup, hit or miss, cycles",
+        "home_latency": "socket machine: the home directory's lookup, cycles",
+        "memory_latency": "socket machine: cycles the memory controller adds to memory's answer"}
+assert set(DEFAULTS) == set(files.PARAMS)
 
 
 def add_machine_args(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("--machine", choices=sorted(MACHINES), default="flat",
-                    help="the cache hierarchy (each needs gem5 built with its protocol: docs/gem5.md)")
+    ap.add_argument("--machine", default="flat",
+                    help="a cache hierarchy (flat, socket: each needs gem5 built with its protocol, docs/gem5.md) "
+                         "with the defaults below, or a machine file in multisocket/machines/ that names its "
+                         "hierarchy and fixes its parameters")
     ap.add_argument("--sockets", type=int, default=8)
     ap.add_argument("--cores-per-socket", type=int, default=4)
-    ap.add_argument("--clock", default="3GHz")
-    ap.add_argument("--l1d-size", default="32KiB")
-    ap.add_argument("--l1i-size", default="32KiB")
-    ap.add_argument("--l2-size", default="1MiB", help="per socket: the flat machine's L2 bank, the socket machine's "
-                                                       "shared last-level cache")
-    ap.add_argument("--local-latency", type=int, default=20, help="controller<->socket router link, cycles")
-    ap.add_argument("--local-bandwidth", type=int, default=32, help="bytes/cycle")
-    ap.add_argument("--socket-latency", type=int, default=300, help="socket<->socket link, cycles (100 ns at 3 GHz)")
-    ap.add_argument("--socket-bandwidth", type=int, default=8, help="bytes/cycle (about one UPI link at 3 GHz)")
+    for name, kind in files.PARAMS.items():
+        ap.add_argument(f"--{name.replace('_', '-')}", type=kind, default=None,
+                        help=f"{HELP.get(name, '')} (default: the machine file's, else {DEFAULTS[name]})")
     ap.add_argument("--mem-size", default="1GiB")
     ap.add_argument("--topology", default=None,
                     help="which socket pairs a link joins: a name in multisocket/topologies/ or a file "
@@ -44,7 +57,22 @@ def add_machine_args(ap: argparse.ArgumentParser) -> None:
 
 
 def check_machine(opts, config: str) -> None:
-    protocol = MACHINES[opts.machine][0]
+    """Checks the options and settles the machine's parameters into them: the command line's, else the machine
+    file's, else DEFAULTS (opts.hierarchy and opts.machine_file are set too)."""
+    try:
+        opts.machine_file = None if opts.machine in files.HIERARCHIES else files.load(opts.machine)
+    except files.MachineFileError as e:
+        raise SystemExit(f"{config}: --machine: {e}") from None
+    opts.hierarchy = opts.machine_file.hierarchy if opts.machine_file else opts.machine
+    for name in files.PARAMS:
+        if getattr(opts, name) is None:
+            setattr(opts, name, (opts.machine_file.params if opts.machine_file else {}).get(name, DEFAULTS[name]))
+    if opts.hierarchy != "socket":
+        given = [n for n in SOCKET_ONLY if getattr(opts, n) is not None]
+        if given:
+            raise SystemExit(f"{config}: {', '.join(given)}: the socket machine's latencies; "
+                             f"machine {opts.machine} is {opts.hierarchy}")
+    protocol = MACHINES[opts.hierarchy][0]
     if str(buildEnv["PROTOCOL"]) != protocol:
         raise SystemExit(f"{config}: --machine {opts.machine} needs gem5 built with PROTOCOL={protocol}; this one "
                          f"has {buildEnv['PROTOCOL']} (docs/gem5.md)")
@@ -67,15 +95,16 @@ def wiring_of(opts, config: str = "cohtb"):
 
 
 def hierarchy_and_memory(opts):
-    _, module, name = MACHINES[opts.machine]
+    _, module, name = MACHINES[opts.hierarchy]
     hierarchy_class = getattr(importlib.import_module(f".{module}", __package__), name)
-    caches = ({"l2_size": opts.l2_size, "l2_assoc": 16} if opts.machine == "flat" else
-              {"llc_size": opts.l2_size, "llc_assoc": 16})
+    caches = ({"l2_size": opts.l2_size, "l2_assoc": 16} if opts.hierarchy == "flat" else
+              {"llc_size": opts.l2_size, "llc_assoc": 16, **{n: getattr(opts, n) for n in SOCKET_ONLY}})
     hierarchy = hierarchy_class(
         sockets=opts.sockets, cores_per_socket=opts.cores_per_socket, l1d_size=opts.l1d_size, l1d_assoc=8,
         l1i_size=opts.l1i_size, l1i_assoc=8, **caches, local_latency=opts.local_latency,
         local_bandwidth=opts.local_bandwidth, socket_latency=opts.socket_latency,
-        socket_bandwidth=opts.socket_bandwidth, topology=wiring_of(opts), home_socket=opts.home_socket)
+        socket_bandwidth=opts.socket_bandwidth, router_latency=opts.router_latency, topology=wiring_of(opts),
+        home_socket=opts.home_socket)
     memory = ChanneledMemory(DDR4_2400_8x8, num_channels=opts.sockets, interleaving_size=64, size=opts.mem_size)
     return hierarchy, memory
 
@@ -84,5 +113,7 @@ def machine_record(opts, hierarchy, cpu: str) -> dict:
     """What roi.json says about the machine (the manifest's system and controllers)."""
     return {"sockets": opts.sockets, "cores_per_socket": opts.cores_per_socket,
             "cores": opts.sockets * opts.cores_per_socket, "cpu": cpu, "clock": opts.clock,
-            "machine": opts.machine, "home_socket": opts.home_socket, "topology": wiring_of(opts).record(),
+            "machine": opts.machine, "hierarchy": opts.hierarchy,
+            **({"machine_file": opts.machine_file.record()} if opts.machine_file else {}),
+            "home_socket": opts.home_socket, "topology": wiring_of(opts).record(),
             "controllers": hierarchy.controller_map()}

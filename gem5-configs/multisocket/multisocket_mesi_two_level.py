@@ -24,13 +24,13 @@ from .socket_network import SocketNetwork
 class MultiSocketMESITwoLevel(AbstractRubyCacheHierarchy, AbstractTwoLevelCacheHierarchy):
     def __init__(self, sockets: int, cores_per_socket: int, l1d_size: str, l1d_assoc: int, l1i_size: str, l1i_assoc: int,
                  l2_size: str, l2_assoc: int, local_latency: int, local_bandwidth: int, socket_latency: int,
-                 socket_bandwidth: int, topology, home_socket: int = 0):
+                 socket_bandwidth: int, topology, home_socket: int = 0, router_latency: int | None = None):
         AbstractRubyCacheHierarchy.__init__(self=self)
         AbstractTwoLevelCacheHierarchy.__init__(self, l1i_size=l1i_size, l1i_assoc=l1i_assoc, l1d_size=l1d_size,
                                                 l1d_assoc=l1d_assoc, l2_size=l2_size, l2_assoc=l2_assoc)
         self._sockets = sockets
         self._cores_per_socket = cores_per_socket
-        self._net = (local_latency, local_bandwidth, socket_latency, socket_bandwidth, topology)
+        self._net = (local_latency, local_bandwidth, socket_latency, socket_bandwidth, topology, router_latency)
         self._home_socket = home_socket
 
     def socket_of_bank(self, bank: int) -> int:

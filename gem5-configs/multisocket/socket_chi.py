@@ -75,11 +75,17 @@ class SocketCache(AbstractNode):
 class SocketCHI(AbstractRubyCacheHierarchy):
     def __init__(self, sockets: int, cores_per_socket: int, l1d_size: str, l1d_assoc: int, l1i_size: str,
                  l1i_assoc: int, llc_size: str, llc_assoc: int, local_latency: int, local_bandwidth: int,
-                 socket_latency: int, socket_bandwidth: int, topology, home_socket: int = 0):
+                 socket_latency: int, socket_bandwidth: int, topology, home_socket: int = 0,
+                 router_latency: int | None = None, l1_latency: int | None = None, llc_latency: int | None = None,
+                 home_latency: int | None = None, memory_latency: int | None = None):
         super().__init__()
+        # Controllers' latencies, cycles (None: gem5's own): applied where each controller looks a line up
+        # (CHI's read_hit_latency/read_miss_latency, CHI-cache-actions.sm), and as memory's answer leaves its
+        # controller (CHI-mem.sm: data_latency).
+        self._latency = {"l1": l1_latency, "llc": llc_latency, "home": home_latency, "memory": memory_latency}
         self._sockets, self._cores_per_socket = sockets, cores_per_socket
         self._l1d, self._l1i, self._llc = (l1d_size, l1d_assoc), (l1i_size, l1i_assoc), (llc_size, llc_assoc)
-        self._net = (local_latency, local_bandwidth, socket_latency, socket_bandwidth, topology)
+        self._net = (local_latency, local_bandwidth, socket_latency, socket_bandwidth, topology, router_latency)
         self._home_socket = home_socket
 
     def socket_of_home(self, residue: int) -> int:
@@ -125,10 +131,13 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         for rng, port in channels:
             mc = MemoryController(network, rng, port)
             mc.ruby_system = self.ruby_system
+            if self._latency["memory"] is not None:
+                mc.data_latency = self._latency["memory"]
             home = SimpleDirectory(network, line, clock)
             home.addr_ranges = [rng]
             home.downstream_destinations = [mc]
             home.ruby_system = self.ruby_system
+            self._lookup(home, self._latency["home"])
             self._memory_controllers.append(mc)
             self._home_controllers.append(home)
         self.ruby_system.memory_controllers = self._memory_controllers
@@ -138,6 +147,7 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         for s in range(self._sockets):
             llc = SocketCache(network, line, clock, *self._llc)
             llc.ruby_system = self.ruby_system
+            self._lookup(llc, self._latency["llc"])
             llc.downstream_destinations = self._home_controllers
             self._llc_controllers.append(llc)
         self.ruby_system.llc_controllers = self._llc_controllers
@@ -179,6 +189,11 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         self.ruby_system.sys_port_proxy = RubyPortProxy()
         board.connect_system_port(self.ruby_system.sys_port_proxy.in_ports)
 
+    @staticmethod
+    def _lookup(controller, cycles: int | None) -> None:
+        if cycles is not None:
+            controller.read_hit_latency = controller.read_miss_latency = cycles
+
     def _private_l1s(self, core, i: int, board: AbstractBoard):
         """Core i's L1D and L1I with their sequencers, wired to the core as gem5's own CHI hierarchy does (the
         X86 interrupt ports, the IO bus and the page-table walkers included)."""
@@ -191,6 +206,8 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         if board.has_io_bus():
             d.sequencer.connectIOPorts(board.get_io_bus())
         d.ruby_system = ic.ruby_system = self.ruby_system
+        self._lookup(d, self._latency["l1"])
+        self._lookup(ic, self._latency["l1"])
         core.connect_icache(ic.sequencer.in_ports)
         core.connect_dcache(d.sequencer.in_ports)
         core.connect_walker_ports(d.sequencer.in_ports, ic.sequencer.in_ports)

@@ -9,20 +9,21 @@ from m5.objects import SimpleExtLink, SimpleIntLink, SimpleNetwork, Switch
 
 class SocketNetwork(SimpleNetwork):
     def __init__(self, ruby_system, local_latency: int, local_bandwidth: int, socket_latency: int,
-                 socket_bandwidth: int, topology):
+                 socket_bandwidth: int, topology, router_latency: int | None = None):
         super().__init__()
         self.netifs = []
         self.ruby_system = ruby_system
         self._local = (local_latency, local_bandwidth)
         self._remote = (socket_latency, socket_bandwidth)
         self._topology = topology
+        self._router = {} if router_latency is None else {"latency": router_latency}   # None: gem5's default
 
     def connect_sockets(self, controllers_by_socket):
         """controllers_by_socket[s] lists the controllers of socket s."""
         sockets = len(controllers_by_socket)
         if sockets != self._topology.sockets:
             raise ValueError(f"topology {self._topology.name} wires {self._topology.sockets} sockets, not {sockets}")
-        self.routers = [Switch(router_id=s) for s in range(sockets)]
+        self.routers = [Switch(router_id=s, **self._router) for s in range(sockets)]
         latency, bandwidth = self._local
         ext = []
         for s, controllers in enumerate(controllers_by_socket):

@@ -1,0 +1,38 @@
+"""The simulated machines a run can name (RunSpec.machine): a cache hierarchy with its defaults (`flat`, `socket`)
+or a machine file (gem5-configs/multisocket/machines/<name>.json) that names its hierarchy and fixes its
+parameters. The files are read by the gem5 configs' own module (multisocket/machine_file.py, standard library
+only), loaded here by its path, so cohtb and gem5 read them by the same rules."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from cohtb.errors import CohtbError
+from cohtb.places import ROOT
+
+CONFIGS = ROOT / "gem5-configs" / "multisocket"
+
+
+def _load_module():
+    spec = importlib.util.spec_from_file_location("cohtb_machine_file", CONFIGS / "machine_file.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+machine_file = _load_module()
+HIERARCHIES: tuple[str, ...] = machine_file.HIERARCHIES
+FILES = CONFIGS / "machines"
+
+
+def known() -> list[str]:
+    return [*HIERARCHIES, *machine_file.names()]
+
+
+def hierarchy_of(machine: str) -> str:
+    """The cache hierarchy of a machine; a machine that is neither a hierarchy nor a readable file is refused in
+    one line naming the file and the field."""
+    try:
+        return machine_file.hierarchy_of(machine)
+    except machine_file.MachineFileError as e:
+        raise CohtbError(f"machine '{machine}': {e}") from None

@@ -1,0 +1,71 @@
+"""Machine files (gem5-configs/multisocket/machines/*.json): every kept file reads, names its hierarchy and says
+where each of its parameters comes from; a damaged one is refused in one line naming the file and the field; a
+run finds its gem5 build by its machine's hierarchy."""
+
+import json
+
+import pytest
+
+from cohtb.errors import CohtbError
+from cohtb.run import gem5, machines
+from cohtb.run.spec import RunSpec
+
+GOOD = {"name": "m", "hierarchy": "socket", "description": "a test machine",
+        "params": {"clock": "2.13GHz", "socket_latency": 60}, "sources": {"clock": "a part's data sheet",
+                                                                           "socket_latency": "a latency table"}}
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.setattr(machines.machine_file, "DIRECTORY", tmp_path)
+    return tmp_path
+
+
+def write(directory, name, doc):
+    (directory / f"{name}.json").write_text(json.dumps({**doc, "name": name}))
+
+
+@pytest.mark.parametrize("name", machines.machine_file.names())
+def test_every_kept_machine_file_reads_and_sources_every_parameter(name):
+    m = machines.machine_file.load(name)
+    assert m.hierarchy in machines.HIERARCHIES and m.params and set(m.params) <= set(m.sources)
+
+
+def test_a_machine_is_a_hierarchy_or_a_file(files, monkeypatch):
+    write(files, "m", GOOD)
+    assert machines.known() == ["flat", "socket", "m"]
+    assert [machines.hierarchy_of(n) for n in ("flat", "socket", "m")] == ["flat", "socket", "socket"]
+    spec = RunSpec("atomicity", "xadd", "line", 2, 2, 10, machine="m")
+    spec.check()
+    assert "-mmachine" in spec.id and spec.machine_args()[:2] == ["--machine", "m"]
+    monkeypatch.setenv("GEM5_CHI", "/nonexistent/gem5.opt")
+    assert "GEM5_CHI=/nonexistent/gem5.opt" in gem5.why_missing("m")   # its hierarchy's build
+
+
+@pytest.mark.parametrize("damage, field", [
+    (lambda d: d.update(hierarchy="mesh"), "hierarchy"),
+    (lambda d: d["params"].update(socket_latency="sixty"), "params.socket_latency"),
+    (lambda d: d["params"].update(socket_latency=-1), "params.socket_latency"),
+    (lambda d: d["params"].update(speed=3), "params.speed"),
+    (lambda d: d["sources"].pop("clock"), "sources.clock"),
+    (lambda d: d.pop("description"), "description"),
+])
+def test_a_damaged_machine_file_names_the_file_and_the_field(files, damage, field):
+    doc = json.loads(json.dumps(GOOD))
+    damage(doc)
+    write(files, "m", doc)
+    with pytest.raises(CohtbError) as e:
+        machines.hierarchy_of("m")
+    assert str(files / "m.json") in str(e.value) and f"field '{field}'" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_file_whose_name_is_not_its_own_is_refused(files):
+    (files / "m.json").write_text(json.dumps({**GOOD, "name": "other"}))
+    with pytest.raises(CohtbError, match="field 'name'"):
+        machines.hierarchy_of("m")
+
+
+def test_an_unknown_machine_names_the_known_ones(files):
+    with pytest.raises(CohtbError, match="unknown machine 'mesh' \\(known: flat, socket\\)"):
+        RunSpec("atomicity", "xadd", "line", 2, 2, 10, machine="mesh").check()
