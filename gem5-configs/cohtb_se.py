@@ -1,5 +1,5 @@
-"""cohtb's gem5 system: an x86 SE-mode machine of S sockets x C cores with Ruby MESI_Two_Level,
-running one workload binary. ProtocolTrace is on between the workload's m5 work-begin and work-end;
+"""cohtb's gem5 system: an x86 SE-mode machine of S sockets x C cores (multisocket/machine.py: the flat machine,
+MESI_Two_Level, or the socket machine, CHI), running one workload binary. ProtocolTrace is on between the workload's m5 work-begin and work-end;
 the x86 TLB flag is on until the first (set-up) work-begin only, so the trace also carries the page
 mappings of the set-up. Writes OUT/roi.json (region ticks, controller map, parameters).
 

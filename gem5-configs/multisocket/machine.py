@@ -30,9 +30,9 @@ HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machin
         "local_latency": "controller<->socket router link, cycles", "local_bandwidth": "bytes/cycle",
         "socket_latency": "socket<->socket link, cycles (100 ns at 3 GHz)",
         "socket_bandwidth": "bytes/cycle (about one UPI link at 3 GHz)",
-        "router_latency": "cycles inside a socket's router (gem5's default: 1)",
-        "l1_latency": "socket machine: an L1's lookup, cycles (its read_hit_latency)",
-        "llc_latency": "socket machine: the socket cache's lookup, hit or miss, cycles",
+        "router_latency": "cycles a socket's router takes to route a message (gem5's default: 1)",
+        "l1_latency": "socket machine: an L1 hit, cycles (tag 1 + data access; at least 2)",
+        "llc_latency": "socket machine: the socket cache's lookup, hit or miss or snoop, cycles",
         "home_latency": "socket machine: the home directory's lookup, cycles",
         "memory_latency": "socket machine: cycles the memory controller adds to memory's answer"}
 assert set(DEFAULTS) == set(files.PARAMS)

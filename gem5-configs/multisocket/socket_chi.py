@@ -79,9 +79,10 @@ class SocketCHI(AbstractRubyCacheHierarchy):
                  router_latency: int | None = None, l1_latency: int | None = None, llc_latency: int | None = None,
                  home_latency: int | None = None, memory_latency: int | None = None):
         super().__init__()
-        # Controllers' latencies, cycles (None: gem5's own): applied where each controller looks a line up
-        # (CHI's read_hit_latency/read_miss_latency, CHI-cache-actions.sm), and as memory's answer leaves its
-        # controller (CHI-mem.sm: data_latency).
+        # Controllers' latencies, cycles (None: gem5's own): an L1's hit is its cache's tag (1) and data access (a
+        # core's own loads and stores never take CHI's ReadHitPipe, CHI-cache-actions.sm); the socket cache and the
+        # home take read_hit/read_miss_latency on a request from above and snp_latency on a snoop from below; memory's
+        # answer leaves its controller after data_latency (CHI-mem.sm).
         self._latency = {"l1": l1_latency, "llc": llc_latency, "home": home_latency, "memory": memory_latency}
         self._sockets, self._cores_per_socket = sockets, cores_per_socket
         self._l1d, self._l1i, self._llc = (l1d_size, l1d_assoc), (l1i_size, l1i_assoc), (llc_size, llc_assoc)
@@ -137,7 +138,8 @@ class SocketCHI(AbstractRubyCacheHierarchy):
             home.addr_ranges = [rng]
             home.downstream_destinations = [mc]
             home.ruby_system = self.ruby_system
-            self._lookup(home, self._latency["home"])
+            if self._latency["home"] is not None:
+                home.read_hit_latency = home.read_miss_latency = self._latency["home"]
             self._memory_controllers.append(mc)
             self._home_controllers.append(home)
         self.ruby_system.memory_controllers = self._memory_controllers
@@ -147,7 +149,8 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         for s in range(self._sockets):
             llc = SocketCache(network, line, clock, *self._llc)
             llc.ruby_system = self.ruby_system
-            self._lookup(llc, self._latency["llc"])
+            if self._latency["llc"] is not None:
+                llc.read_hit_latency = llc.read_miss_latency = llc.snp_latency = self._latency["llc"]
             llc.downstream_destinations = self._home_controllers
             self._llc_controllers.append(llc)
         self.ruby_system.llc_controllers = self._llc_controllers
@@ -189,11 +192,6 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         self.ruby_system.sys_port_proxy = RubyPortProxy()
         board.connect_system_port(self.ruby_system.sys_port_proxy.in_ports)
 
-    @staticmethod
-    def _lookup(controller, cycles: int | None) -> None:
-        if cycles is not None:
-            controller.read_hit_latency = controller.read_miss_latency = cycles
-
     def _private_l1s(self, core, i: int, board: AbstractBoard):
         """Core i's L1D and L1I with their sequencers, wired to the core as gem5's own CHI hierarchy does (the
         X86 interrupt ports, the IO bus and the page-table walkers included)."""
@@ -206,8 +204,8 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         if board.has_io_bus():
             d.sequencer.connectIOPorts(board.get_io_bus())
         d.ruby_system = ic.ruby_system = self.ruby_system
-        self._lookup(d, self._latency["l1"])
-        self._lookup(ic, self._latency["l1"])
+        if self._latency["l1"] is not None:   # tag 1 + data (0 would wrap around: at least 1)
+            d.cache.dataAccessLatency = ic.cache.dataAccessLatency = max(1, self._latency["l1"] - 1)
         core.connect_icache(ic.sequencer.in_ports)
         core.connect_dcache(d.sequencer.in_ports)
         core.connect_walker_ports(d.sequencer.in_ports, ic.sequencer.in_ports)

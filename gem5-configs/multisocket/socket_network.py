@@ -16,7 +16,9 @@ class SocketNetwork(SimpleNetwork):
         self._local = (local_latency, local_bandwidth)
         self._remote = (socket_latency, socket_bandwidth)
         self._topology = topology
-        self._router = {} if router_latency is None else {"latency": router_latency}   # None: gem5's default
+        # A Switch charges its routing latencies (Switch.cc), not BasicRouter's `latency` (garnet's); None: gem5's 1.
+        self._router = ({} if router_latency is None else
+                        {"int_routing_latency": router_latency, "ext_routing_latency": router_latency})
 
     def connect_sockets(self, controllers_by_socket):
         """controllers_by_socket[s] lists the controllers of socket s."""
