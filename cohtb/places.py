@@ -10,6 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # bundled with the checkout, which `cohtb run` and `cohtb results` read when gem5 is absent.
 RUNS = Path("results/runs")
 REFERENCE_RUNS = ROOT / "reference-runs"
+# The calibration plan's runs (cclat, untraced), bundled apart: nothing in them is for the monitor to replay.
+CALIBRATION_RUNS = ROOT / "calibration-runs"
 
 
 def user_cache(variable: str, name: str) -> Path:

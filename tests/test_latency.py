@@ -99,3 +99,18 @@ def test_an_untraced_run_has_no_events_and_still_gives_its_cells(tmp_path, monke
     assert cli.main(["bundle", str(run.path), "--into", str(tmp_path / "bundled")]) == 0
     [bundled] = discover([tmp_path / "bundled" / spec.id])
     assert cells(bundled) == cells(run)
+
+
+def test_the_distances_table_counts_cells_within_the_tolerance_and_names_rows_out_of_order():
+    from cohtb.analysis.latency import LatencyCell
+    from cohtb.report.latency import Part, distances_table
+
+    def cell(op, hops, cycles):
+        return LatencyCell("M", op, hops, hops, 50, cycles, cycles, cycles, 1.0, "r")
+
+    part = Part("p", "a part", "a source", {("M", "load", 0): 100.0, ("M", "load", 1): 200.0,
+                                            ("M", "store", 0): 100.0}, {})
+    t = distances_table([cell("load", 0, 110), cell("load", 1, 300), cell("store", 0, 90), cell("store", 1, 80)],
+                        part, "t")
+    assert t.rows == [["M", "load", "110 / 100 (1.10)", "300 / 200 (1.50)"], ["M", "store", "90 / 100 (0.90)", "80"]]
+    assert "2 of 3 published cells within 25%" in t.note and "not M store" in t.note

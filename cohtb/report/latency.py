@@ -7,7 +7,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from cohtb.analysis.latency import LatencyCell
+from cohtb.analysis.latency import LatencyCell, cells as cells_of
 from cohtb.errors import CohtbError
 from cohtb.tables import Table
 
@@ -78,3 +78,53 @@ def table(cells: list[LatencyCell], part: Part | None) -> Table:
                         "timer's own cost taken off; ratio: simulated over published ns. Hops: socket links between "
                         "the owner's and the target's sockets; home hops: between the line's home and the target "
                         "(in state I no core holds the line: a published I cell is matched by home hops).")
+
+
+# The part the calibration plan's machine (8 sockets wired as a glueless E7-8800 box) is compared with.
+CALIBRATION_PART = "westmere-ex-8s"
+TOLERANCE = 0.25   # issue 34: every cell within 25% of the published figure
+
+
+def distances_table(cells: list[LatencyCell], part: Part, title: str) -> Table:
+    """Per state and operation, the simulated and published time at each distance, and whether the machine orders
+    them (same socket < one hop < two hops) as the hardware does; the note says how many cells are within the
+    tolerance."""
+    by_key = {(c.state, c.operation, distance(c)): c for c in cells}
+    hops = sorted({k[2] for k in by_key})
+    rows, within, compared, misordered = [], 0, 0, []
+    for state, op in dict.fromkeys((c.state, c.operation) for c in cells):
+        row = [state, op]
+        times = []
+        for h in hops:
+            c = by_key.get((state, op, h))
+            published = part.ns.get((state, op, h))
+            if c is None:
+                row.append("")
+                continue
+            times.append(c.median_ns)
+            if published is None:
+                row.append(f"{c.median_ns:.0f}")
+                continue
+            ratio = c.median_ns / published
+            compared += 1
+            within += abs(ratio - 1) <= TOLERANCE
+            row.append(f"{c.median_ns:.0f} / {published:.0f} ({ratio:.2f})")
+        if any(a >= b for a, b in zip(times, times[1:])):
+            misordered.append(f"{state} {op}")
+        rows.append(row)
+    note = (f"Simulated / published ns (ratio), the median of each cell's repetitions against {part.description} "
+            f"({part.name}). {within} of {compared} published cells within {TOLERANCE:.0%}; ordered same socket < one "
+            f"hop < two hops: {'every row' if not misordered else 'not ' + ', '.join(misordered)}.")
+    return Table(title, ["state", "operation", *[("same socket" if h == 0 else f"{h} hop" + "s" * (h > 1))
+                                                  for h in hops]], rows, note)
+
+
+def calibration_markdown(runs_by_machine: dict[str, list]) -> str:
+    """docs/machine.md's measured tables: the calibration plan's runs of each machine, bundled in
+    calibration-runs/."""
+    part = parts()[CALIBRATION_PART]
+    out = []
+    for machine, runs in runs_by_machine.items():
+        cells = [c for r in runs for c in cells_of(r)]
+        out.append(distances_table(cells, part, f"Machine {machine}: {len(runs)} cclat runs").markdown())
+    return "\n".join(out) if out else "No calibration runs bundled yet.\n"

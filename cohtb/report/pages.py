@@ -9,12 +9,13 @@ from pathlib import Path
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic, writing
 from cohtb.experiments.seeds import HISTORY
-from cohtb.places import REFERENCE_RUNS, ROOT
-from cohtb.report import results, seed_plots
+from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, ROOT
+from cohtb.report import latency, results, seed_plots
 from cohtb.report.results import SeedResult
-from cohtb.run.runs import kept
+from cohtb.run.runs import discover, kept
 
 RESULTS, README, FS_DOC, FIGURES = "docs/results.md", "README.md", "docs/fs.md", "docs/results"   # in the checkout
+MACHINE_DOC = "docs/machine.md"
 
 
 @dataclass
@@ -43,9 +44,20 @@ class Pages:
                 results.write_block(path, block, check=False)
 
 
-def build(root: Path | None = None, reference_runs: Path | None = None) -> Pages:
-    """The pages of the checkout at `root` (default: this one) from the runs bundled in `reference_runs`."""
+def calibration_block(calibration_runs: Path) -> str:
+    """docs/machine.md's measured latency tables, per machine, from the bundled calibration runs."""
+    by_machine: dict[str, list] = {}
+    for run in (discover([calibration_runs]) if calibration_runs.is_dir() else []):
+        by_machine.setdefault(run.manifest.system.machine or "flat", []).append(run)
+    return "\n".join([results.BEGIN, "", latency.calibration_markdown(by_machine).strip(), "", results.END])
+
+
+def build(root: Path | None = None, reference_runs: Path | None = None,
+          calibration_runs: Path | None = None) -> Pages:
+    """The pages of the checkout at `root` (default: this one) from the runs bundled in `reference_runs` and
+    `calibration_runs`."""
     root, reference_runs = root or ROOT, reference_runs or REFERENCE_RUNS
+    calibration_runs = calibration_runs or CALIBRATION_RUNS
     specs = list(dict.fromkeys(s for versions in HISTORY.values() for e in versions
                                for s in [*e.specs(), *e.sensitivity]))
     runs, missing = kept(specs, [reference_runs])
@@ -53,5 +65,6 @@ def build(root: Path | None = None, reference_runs: Path | None = None) -> Pages
     history = results.seed_history(ms)
     drawn = [r for r in map(results.shown, history.values()) if r is not None]
     page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history))
-    blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms))]
+    blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms)),
+              (root / MACHINE_DOC, calibration_block(calibration_runs))]
     return Pages(root, page, blocks, history, len(runs), len(missing))

@@ -62,7 +62,7 @@ class System(_Open):
     clock: str
     params: SystemParams
     topology: Optional[Topology] = None   # absent in runs recorded before topologies: every pair one hop
-    machine: str = "flat"                 # the cache hierarchy (gem5-configs/multisocket/machine.py: MACHINES)
+    machine: str = "flat"                 # a hierarchy or a machine file (cohtb/run/machines.py)
 
     @property
     def clock_hz(self) -> float:
