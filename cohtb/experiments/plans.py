@@ -10,6 +10,7 @@ from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.experiments.declarations import Declaration
 from cohtb.experiments.seeds import EXPERIMENTS, full_system
+from cohtb.run.machines import known
 from cohtb.run.spec import RunSpec
 
 FS_SEED = "004-fs"     # the full-system experiment: one-off full-system runs measure as it declares
@@ -24,6 +25,15 @@ def lockref_plan(sockets: int, cores_per_socket: int, ops: int, policies: tuple[
         specs += [RunSpec("lockref", p, "split", sockets, cores_per_socket, ops, intruder_period_us=2, intruder_hold_ns=500)
                   for p in ("retry100", "unified")]
     return specs
+
+
+def calibration_plan(machine: str) -> list[RunSpec]:
+    """The calibration benchmark (workloads/cclat.c) on the seeds' 8x4 machine wired as a glueless 8-socket box:
+    the owner on core 0, a sharer beside it, the target on its socket, one hop and two hops away; lines homed on
+    the owner's socket. Untraced: cclat times itself, and a trace of its barriers is hundreds of MB a run."""
+    return [RunSpec("cclat", "all", "all", 8, 4, 50, topology="glueless-8s", traced=False, machine=machine,
+                    extra=("--target", str(t), "--sharer", "1", "--interleave", "8", "--home", "0"))
+            for t in (2, 4, 16)]
 
 
 def seeds_plan(*seeds: str) -> list[RunSpec]:
@@ -42,12 +52,9 @@ PLANS = {
     # What a spin-wait poll costs in gem5 (PAUSE is a no-op there): 100-poll waits with and without PAUSE, 1x2.
     "pause": lambda: [RunSpec("pause", p, "private", 1, 2, warmup_us=20, window_us=100, interval_us=10)
                       for p in ("pause", "plain")],
-    # The calibration benchmark (workloads/cclat.c) on the seeds' 8x4 machine wired as a glueless 8-socket box:
-    # the owner on core 0, a sharer beside it, the target on its socket, one hop and two hops away; lines homed
-    # on the owner's socket. Untraced: cclat times itself, and a trace of its barriers is hundreds of MB a run.
-    "calibration": lambda: [RunSpec("cclat", "all", "all", 8, 4, 50, topology="glueless-8s", traced=False,
-                                    extra=("--target", str(t), "--sharer", "1", "--interleave", "8", "--home", "0"))
-                            for t in (2, 4, 16)],
+    # The calibration benchmark on the flat machine, and on every other machine (calibration-<machine>).
+    "calibration": lambda: calibration_plan("flat"),
+    **{f"calibration-{m}": (lambda m=m: calibration_plan(m)) for m in known() if m != "flat"},
     # A quick check of the whole path.
     "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
 }
