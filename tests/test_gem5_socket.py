@@ -1,0 +1,35 @@
+"""The socket machine on the real gem5 built with CHI (GEM5_CHI; docs/gem5.md): x86's locked read-modify-writes stay
+atomic under contention, and the calibration benchmark finds a transfer in the socket faster than one over a
+socket link, and one link faster than two. Skipped, with the reason, without that build; must pass with it.
+`make test-gem5` runs it with the other gem5 tests."""
+
+import pytest
+
+from cohtb.analysis.latency import cells
+from cohtb.launch import launch
+from cohtb.run import gem5
+from cohtb.run.runs import load
+from cohtb.run.spec import RunSpec
+
+pytestmark = [pytest.mark.gem5, pytest.mark.skipif(gem5.find("socket") is None, reason=gem5.why_missing("socket"))]
+
+
+@pytest.mark.parametrize("policy", ["xadd", "cmpxchg", "xchg"])
+def test_locked_instructions_lose_no_increment_on_the_socket_machine(tmp_path, policy):
+    """Two sockets of four cores hammer one line with one locked instruction each: a snoop that took the line
+    between a locked read and its write would lose an increment (workloads/atomicity.c)."""
+    spec = RunSpec("atomicity", policy, "line", 2, 4, ops=2000, machine="socket", traced=False)
+    [outcome] = launch([spec], tmp_path, jobs=1, timeout=3600)
+    assert outcome.status == "done", outcome.error
+    w = load(tmp_path / spec.id).manifest.workload.model_dump()
+    assert (w["count"], w["lost_increments"], w["invariants"]) == (8 * 2000, 0, "ok")
+
+
+def test_a_transfer_costs_more_with_every_socket_link(tmp_path):
+    """cclat's M-state load: the owner on core 0, the target beside it, one hop and two hops away (glueless-8s)."""
+    specs = [RunSpec("cclat", "load", "M", 8, 2, 20, topology="glueless-8s", machine="socket", traced=False,
+                     extra=("--target", str(t), "--interleave", "8", "--home", "0")) for t in (1, 2, 8)]
+    outcomes = launch(specs, tmp_path, jobs=1, timeout=3600)
+    assert [o.status for o in outcomes] == ["done"] * 3, [o.error for o in outcomes]
+    by_hops = {c.hops: c.median_cycles for s in specs for c in cells(load(tmp_path / s.id))}
+    assert sorted(by_hops) == [0, 1, 2] and by_hops[0] < by_hops[1] < by_hops[2], by_hops
