@@ -128,21 +128,24 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         channels = board.get_mem_ports()
         if len(channels) != self._sockets:
             raise ValueError(f"memory has {len(channels)} channels, want one per socket")
+        # Each controller is placed in the ruby system before any other controller names it as a downstream
+        # destination: a SimObject named by a parameter before it has a parent is adopted by the one naming it.
         self._memory_controllers, self._home_controllers = [], []
         for rng, port in channels:
             mc = MemoryController(network, rng, port)
             mc.ruby_system = self.ruby_system
             if self._latency["memory"] is not None:
                 mc.data_latency = self._latency["memory"]
+            self._memory_controllers.append(mc)
+        self.ruby_system.memory_controllers = self._memory_controllers
+        for (rng, _), mc in zip(channels, self._memory_controllers):
             home = SimpleDirectory(network, line, clock)
             home.addr_ranges = [rng]
             home.downstream_destinations = [mc]
             home.ruby_system = self.ruby_system
             if self._latency["home"] is not None:
                 home.read_hit_latency = home.read_miss_latency = self._latency["home"]
-            self._memory_controllers.append(mc)
             self._home_controllers.append(home)
-        self.ruby_system.memory_controllers = self._memory_controllers
         self.ruby_system.home_controllers = self._home_controllers
 
         self._llc_controllers = []
