@@ -47,10 +47,13 @@ class Pages:
 def calibration_block(calibration_runs: Path) -> str:
     """docs/machine.md's measured latency tables, per machine, from the bundled calibration runs."""
     by_machine: dict[str, list] = {}
-    for run in (discover([calibration_runs]) if calibration_runs.is_dir() else []):
-        if run.spec.workload == "cclat":   # the machine's other checks (atomicity) are kept beside them
+    runs = discover([calibration_runs]) if calibration_runs.is_dir() else []
+    for run in runs:
+        if run.spec.workload == "cclat":
             by_machine.setdefault(run.manifest.system.machine or "flat", []).append(run)
-    return "\n".join([results.BEGIN, "", latency.calibration_markdown(by_machine).strip(), "", results.END])
+    checks = [r for r in runs if r.spec.workload == "atomicity"]
+    return "\n".join([results.BEGIN, "", latency.calibration_markdown(by_machine).strip(), "",
+                      *([latency.atomicity_table(checks).markdown().strip(), ""] if checks else []), results.END])
 
 
 def build(root: Path | None = None, reference_runs: Path | None = None,

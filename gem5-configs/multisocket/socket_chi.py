@@ -50,9 +50,11 @@ class SocketCache(AbstractNode):
         self.enable_DMT = False
         self.enable_DCT = False
         self.allow_SD = True
-        # A core's first read of a line no other core holds gets it exclusive (E), as on Intel's parts; by default
-        # a CHI cache that keeps the line passes it on shared only.
-        self.fwd_unique_on_readshared = True
+        # CHI's default: a read is passed up shared even when this cache holds the line uniquely, so a core's first
+        # read is SC, not E, and its first store upgrades in the socket. Passing it up unique (E, as on Intel's
+        # parts) made gem5 assert (CHI-cache-actions.sm:1692, a writeback of a partly valid line) in the first
+        # cclat run on 8x4.
+        self.fwd_unique_on_readshared = False
         self.alloc_on_seq_acc = False
         self.alloc_on_seq_line_write = False
         self.alloc_on_readshared = True
