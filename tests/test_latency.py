@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from cohtb import cli, launch
-from cohtb.analysis.latency import cells
+from cohtb.analysis.latency import LatencyCell, cells
 from cohtb.errors import CohtbError
-from cohtb.report.latency import parts, table
+from cohtb.report.latency import Part, distances_table, parts, table
 from cohtb.run.runs import discover
 from cohtb.run.spec import RunSpec
 
@@ -102,9 +102,6 @@ def test_an_untraced_run_has_no_events_and_still_gives_its_cells(tmp_path, monke
 
 
 def test_the_distances_table_counts_cells_within_the_tolerance_and_names_rows_out_of_order():
-    from cohtb.analysis.latency import LatencyCell
-    from cohtb.report.latency import Part, distances_table
-
     def cell(op, hops, cycles):
         return LatencyCell("M", op, hops, hops, 50, cycles, cycles, cycles, 1.0, "r")
 

@@ -1,5 +1,6 @@
 """The pages `cohtb results` writes from the bundled runs, the same on every checkout: docs/results.md and its
-figures, and the generated results blocks of README.md and docs/fs.md."""
+figures, and the generated results blocks of README.md, docs/fs.md and docs/machine.md (the latter from the
+calibration runs)."""
 
 from __future__ import annotations
 
