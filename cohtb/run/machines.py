@@ -1,7 +1,8 @@
 """The simulated machines a run can name (RunSpec.machine): a cache hierarchy with its defaults (`flat`, `socket`)
 or a machine file (gem5-configs/multisocket/machines/<name>.json) that names its hierarchy and fixes its
 parameters. The files are read by the gem5 configs' own module (multisocket/machine_file.py, standard library
-only), loaded here by its path, so cohtb and gem5 read them by the same rules."""
+only), loaded here by its path, so cohtb and gem5 read them by the same rules; the socket machine's controller
+numbering likewise (multisocket/placement.py)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ from cohtb.places import ROOT
 CONFIGS = ROOT / "gem5-configs" / "multisocket"
 
 
-def _load_module():
-    spec = importlib.util.spec_from_file_location("cohtb_machine_file", CONFIGS / "machine_file.py")
+def _load_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"cohtb_{name}", CONFIGS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-machine_file = _load_module()
+machine_file = _load_module("machine_file")
+placement = _load_module("placement")
 HIERARCHIES: tuple[str, ...] = machine_file.HIERARCHIES
 FILES = CONFIGS / "machines"
 
@@ -36,3 +38,11 @@ def hierarchy_of(machine: str) -> str:
         return machine_file.hierarchy_of(machine)
     except machine_file.MachineFileError as e:
         raise CohtbError(f"machine '{machine}': {e}") from None
+
+
+def l1d_versions(machine: str, cores: int, sockets: int) -> list[int] | None:
+    """The L1D controller versions a trace of this machine names its cores by, before gem5 has run (a live ingest):
+    None where the version is the core (MESI_Two_Level)."""
+    if machine_file.PROTOCOL_OF[hierarchy_of(machine)] != "CHI":
+        return None
+    return [placement.chi_l1d_version(c, sockets) for c in range(cores)]

@@ -26,7 +26,7 @@ from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.monitor import live as live_monitor, ondemand, rtl
 from cohtb.places import ROOT
-from cohtb.run import gem5 as gem5_tool
+from cohtb.run import gem5 as gem5_tool, machines
 from cohtb.run.claim import claim
 from cohtb.run.manifest import MANIFEST_VERSION, DeclarationRecord, Manifest, dump
 from cohtb.run.portable import portable, roots
@@ -111,7 +111,7 @@ def start_live(spec: RunSpec, tmp: Path, live: Live, pagemap: Path | None) -> li
     (tmp / "gem5").mkdir(exist_ok=True)
     cmd = ingest.command(tmp / "gem5" / "trace.pipe", tmp / "events.cohtb", tmp / "gem5",
                          block_socket_map(spec.cores_per_socket, spec.cores), {"run": spec.id, "trace": "live"},
-                         pagemap=pagemap)
+                         pagemap=pagemap, l1d_versions=machines.l1d_versions(spec.machine, spec.cores, spec.sockets))
     if live.keep_trace:
         cmd += ["--copy-input", str(tmp / "gem5" / gem5_tool.TRACE)]
     # No regions: the fields' addresses are known only once the run has ended (its layout map); the totals, the
@@ -225,11 +225,16 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
         (tmp / "ingest.json").unlink()   # now in the manifest
         if socket_of_core != block_socket_map(spec.cores_per_socket, len(socket_of_core)):
             raise CohtbError("gem5's cores are not numbered socket by socket: a live run's socket map was wrong")
+        if (ingest.l1d_versions_of(roi.get("protocol", ""), roi["controllers"])
+                != machines.l1d_versions(spec.machine, spec.cores, spec.sockets)):
+            raise CohtbError("gem5's L1D controllers are not numbered as placement.chi_l1d_version says: a live "
+                             "run's ingest read the wrong controllers")
     elif not spec.traced:
         counts = {"traced": False}   # gem5 ran without ProtocolTrace: no events, nothing for the monitor
     else:
         t_ingest = time.monotonic()
-        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=pagemap)
+        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=pagemap,
+                               l1d_versions=ingest.l1d_versions_of(roi.get("protocol", ""), roi["controllers"]))
         counts["host_seconds"] = round(time.monotonic() - t_ingest, 2)
     fields = translate(workload["layout_map"], load_pagemap(pagemap) if pagemap else None, f"{spec.id}: layout map")
     if layout_how:

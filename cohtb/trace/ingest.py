@@ -23,11 +23,15 @@ def tool_path() -> Path:
 
 
 def ingest(trace: Path | str, out: Path, socket_of_core: list[int] | None = None, source: dict | None = None,
-           line_size: int = DEFAULT_LINE_SIZE, pagemap: Path | None = None, cores_per_socket: int | None = None) -> dict:
+           line_size: int = DEFAULT_LINE_SIZE, pagemap: Path | None = None, cores_per_socket: int | None = None,
+           l1d_versions: list[int] | None = None) -> dict:
     """Convert one trace (a path, or '-' for stdin) of a machine whose core c sits in socket_of_core[c], or in
-    socket c // cores_per_socket with the cores the trace shows; returns the tool's counts. Leaves no file on error."""
+    socket c // cores_per_socket with the cores the trace shows; returns the tool's counts. A CHI trace needs
+    l1d_versions, the controller version of each core's L1D (the run's controller map: l1d_versions_of). Leaves
+    no file on error."""
     with tempfile.TemporaryDirectory(prefix="cohtb-ingest-") as tmp:
-        cmd = command(trace, out, Path(tmp), socket_of_core, source, line_size, pagemap, cores_per_socket)
+        cmd = command(trace, out, Path(tmp), socket_of_core, source, line_size, pagemap, cores_per_socket,
+                      l1d_versions)
         proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise CohtbError(proc.stderr.strip().removeprefix("cohtb-ingest: ") or f"cohtb-ingest exited {proc.returncode}")
@@ -36,10 +40,12 @@ def ingest(trace: Path | str, out: Path, socket_of_core: list[int] | None = None
 
 def command(trace: Path | str, out: Path, scratch: Path, socket_of_core: list[int] | None = None,
             source: dict | None = None, line_size: int = DEFAULT_LINE_SIZE, pagemap: Path | None = None,
-            cores_per_socket: int | None = None) -> list[str]:
+            cores_per_socket: int | None = None, l1d_versions: list[int] | None = None) -> list[str]:
     """The cohtb-ingest command line (its socket map is written into scratch, which must outlive the run)."""
     if (socket_of_core is None) == (cores_per_socket is None):
         raise CohtbError("give the sockets either as a core->socket map or as cores per socket")
+    if l1d_versions is not None and (socket_of_core is None or len(l1d_versions) != len(socket_of_core)):
+        raise CohtbError("a CHI trace needs a core->socket map with one core per L1D version")
     cmd = [str(tool_path()), str(trace), str(out), "--line-size", str(line_size),
            "--source", json.dumps(source or {}, sort_keys=True)]
     smap = (check_socket_map(socket_of_core, "socket map") if socket_of_core is not None
@@ -47,9 +53,21 @@ def command(trace: Path | str, out: Path, scratch: Path, socket_of_core: list[in
     map_file = Path(scratch) / "sockets"
     map_file.write_text(",".join(map(str, smap)))   # a file: a map of thousands of cores is too long an argument
     cmd += ["--socket-map", f"@{map_file}"] + ([] if socket_of_core is not None else ["--cores-from-trace"])
+    if l1d_versions is not None:
+        versions_file = Path(scratch) / "l1d-versions"
+        versions_file.write_text(",".join(map(str, l1d_versions)))
+        cmd += ["--chi-l1d", f"@{versions_file}"]
     if pagemap is not None:
         cmd += ["--pagemap", str(pagemap)]
     return cmd
+
+
+def l1d_versions_of(protocol: str, controllers: dict) -> list[int] | None:
+    """Each core's L1D controller version, in core order, from a run's controller map (roi.json, the manifest) when
+    its protocol names every controller alike (CHI); None for MESI_Two_Level, whose L1Cache version is the core."""
+    if protocol != "CHI":
+        return None
+    return [c["version"] for c in sorted(controllers["l1"], key=lambda c: c["core"])]
 
 
 def read_socket_map(spec: str) -> list[int]:

@@ -15,16 +15,17 @@ from gem5.components.memory.memory import ChanneledMemory
 from . import machine_file as files
 from . import topology as wiring
 
-# hierarchy -> (the Ruby protocol gem5 must be built with, the module and class of its hierarchy). A hierarchy's
-# module is imported only for its machine: it needs its protocol's controllers, which exist only in a gem5
-# built with that protocol.
-MACHINES = {"flat": ("MESI_Two_Level", "multisocket_mesi_two_level", "MultiSocketMESITwoLevel"),
-            "socket": ("CHI", "socket_chi", "SocketCHI")}
+# hierarchy -> the module and class of its hierarchy. A hierarchy's module is imported only for its machine: it
+# needs its protocol's controllers (machine_file.PROTOCOL_OF), which exist only in a gem5 built with that protocol.
+MACHINES = {"flat": ("multisocket_mesi_two_level", "MultiSocketMESITwoLevel"), "socket": ("socket_chi", "SocketCHI")}
+assert set(MACHINES) == set(files.HIERARCHIES)
 # The parameters' values where neither the machine's file nor the command line gives one (None: gem5's own).
 DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1i_size": "32KiB", "l2_size": "1MiB", "local_latency": 20,
             "local_bandwidth": 32, "socket_latency": 300, "socket_bandwidth": 8, "router_latency": None,
-            "l1_latency": None, "llc_latency": None, "home_latency": None, "memory_latency": None}
-SOCKET_ONLY = ("l1_latency", "llc_latency", "home_latency", "memory_latency")   # CHI controllers' latencies
+            "l1_latency": None, "l1_snoop_latency": None, "l1_dirty_shared": True, "llc_latency": None,
+            "home_latency": None, "memory_latency": None}
+# The CHI controllers' parameters (None: gem5's own; l1_dirty_shared True is CHI's L1 default)
+SOCKET_ONLY = ("l1_latency", "l1_snoop_latency", "l1_dirty_shared", "llc_latency", "home_latency", "memory_latency")
 HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machine's L2 bank, the socket machine's "
                                                    "shared last-level cache",
         "local_latency": "controller<->socket router link, cycles", "local_bandwidth": "bytes/cycle",
@@ -32,6 +33,10 @@ HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machin
         "socket_bandwidth": "bytes/cycle (about one UPI link at 3 GHz)",
         "router_latency": "cycles a socket's router takes to route a message (gem5's default: 1)",
         "l1_latency": "socket machine: an L1 hit, cycles (tag 1 + data access; at least 2)",
+        "l1_snoop_latency": "socket machine: cycles an L1 takes before it answers a snoop (the core's own snoop; "
+                            "its private L2 on the real parts)",
+        "l1_dirty_shared": "socket machine: yes: an L1 may keep a line dirty and shared (CHI's SD, as MOESI's O); "
+                           "no: a read of a core's dirty line leaves the dirty data in the socket cache (Intel's cores)",
         "llc_latency": "socket machine: the socket cache's lookup, hit or miss or snoop, cycles",
         "home_latency": "socket machine: the home directory's lookup, cycles",
         "memory_latency": "socket machine: cycles the memory controller adds to memory's answer"}
@@ -46,7 +51,7 @@ def add_machine_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--sockets", type=int, default=8)
     ap.add_argument("--cores-per-socket", type=int, default=4)
     for name, kind in files.PARAMS.items():
-        ap.add_argument(f"--{name.replace('_', '-')}", type=kind, default=None,
+        ap.add_argument(f"--{name.replace('_', '-')}", type=_yes_no if kind is bool else kind, default=None,
                         help=f"{HELP.get(name, '')} (default: the machine file's, else {DEFAULTS[name]})")
     ap.add_argument("--mem-size", default="1GiB")
     ap.add_argument("--topology", default=None,
@@ -54,6 +59,12 @@ def add_machine_args(ap: argparse.ArgumentParser) -> None:
                          "(default: complete-<sockets>s, every pair one hop, the first machine's wiring)")
     ap.add_argument("--home-socket", type=int, default=0,
                     help="rotate every line's home: line L's L2 bank and directory sit in socket (L + this) mod S")
+
+
+def _yes_no(text: str) -> bool:
+    if text not in ("yes", "no"):
+        raise argparse.ArgumentTypeError(f"{text!r}: yes or no")
+    return text == "yes"
 
 
 def check_machine(opts, config: str) -> None:
@@ -68,11 +79,11 @@ def check_machine(opts, config: str) -> None:
         if getattr(opts, name) is None:
             setattr(opts, name, (opts.machine_file.params if opts.machine_file else {}).get(name, DEFAULTS[name]))
     if opts.hierarchy != "socket":
-        given = [n for n in SOCKET_ONLY if getattr(opts, n) is not None]
+        given = [n for n in SOCKET_ONLY if getattr(opts, n) != DEFAULTS[n]]
         if given:
             raise SystemExit(f"{config}: {', '.join(given)}: the socket machine's latencies; "
                              f"machine {opts.machine} is {opts.hierarchy}")
-    protocol = MACHINES[opts.hierarchy][0]
+    protocol = files.PROTOCOL_OF[opts.hierarchy]
     if str(buildEnv["PROTOCOL"]) != protocol:
         raise SystemExit(f"{config}: --machine {opts.machine} needs gem5 built with PROTOCOL={protocol}; this one "
                          f"has {buildEnv['PROTOCOL']} (docs/gem5.md)")
@@ -95,7 +106,7 @@ def wiring_of(opts, config: str = "cohtb"):
 
 
 def hierarchy_and_memory(opts):
-    _, module, name = MACHINES[opts.hierarchy]
+    module, name = MACHINES[opts.hierarchy]
     hierarchy_class = getattr(importlib.import_module(f".{module}", __package__), name)
     caches = ({"l2_size": opts.l2_size, "l2_assoc": 16} if opts.hierarchy == "flat" else
               {"llc_size": opts.l2_size, "llc_assoc": 16, **{n: getattr(opts, n) for n in SOCKET_ONLY}})

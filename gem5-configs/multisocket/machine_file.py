@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DIRECTORY = Path(__file__).resolve().parent / "machines"
-HIERARCHIES = ("flat", "socket")
+# Each cache hierarchy and the Ruby protocol its gem5 must be built with.
+PROTOCOL_OF = {"flat": "MESI_Two_Level", "socket": "CHI"}
+HIERARCHIES = tuple(PROTOCOL_OF)
 # The parameters a file may set (machine.py's options, as their dest names) and their kinds.
 PARAMS = {"clock": str, "l1d_size": str, "l1i_size": str, "l2_size": str, "local_latency": int,
           "local_bandwidth": int, "socket_latency": int, "socket_bandwidth": int, "router_latency": int,
-          "l1_latency": int, "llc_latency": int, "home_latency": int, "memory_latency": int}
+          "l1_latency": int, "l1_snoop_latency": int, "l1_dirty_shared": bool, "llc_latency": int,
+          "home_latency": int, "memory_latency": int}
 
 
 class MachineFileError(ValueError):
@@ -76,7 +79,7 @@ def load(name: str) -> MachineFile:
         kind = PARAMS.get(key)
         if kind is None:
             raise MachineFileError(f"{path}: field 'params.{key}': not a machine parameter ({', '.join(PARAMS)})")
-        if not isinstance(value, kind) or isinstance(value, bool) or (kind is int and value < 0):
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool) or (kind is int and value < 0):
             raise MachineFileError(f"{path}: field 'params.{key}': {value!r} is not a {kind.__name__}"
                                    + (" >= 0" if kind is int else ""))
         if not isinstance(sources.get(key), str) or not sources[key].strip():

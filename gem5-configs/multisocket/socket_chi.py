@@ -25,7 +25,7 @@ from gem5.isas import ISA
 from gem5.utils.override import overrides
 from gem5.utils.requires import requires
 
-from .placement import socket_of_core, socket_of_home
+from .placement import chi_l1d_version, socket_of_core, socket_of_home
 from .socket_network import SocketNetwork
 
 VIRTUAL_NETWORKS = 4   # CHI's channels: request, snoop, response, data
@@ -78,14 +78,22 @@ class SocketCHI(AbstractRubyCacheHierarchy):
     def __init__(self, sockets: int, cores_per_socket: int, l1d_size: str, l1d_assoc: int, l1i_size: str,
                  l1i_assoc: int, llc_size: str, llc_assoc: int, local_latency: int, local_bandwidth: int,
                  socket_latency: int, socket_bandwidth: int, topology, home_socket: int = 0,
-                 router_latency: int | None = None, l1_latency: int | None = None, llc_latency: int | None = None,
+                 router_latency: int | None = None, l1_latency: int | None = None,
+                 l1_snoop_latency: int | None = None, l1_dirty_shared: bool = True, llc_latency: int | None = None,
                  home_latency: int | None = None, memory_latency: int | None = None):
         super().__init__()
         # Controllers' latencies, cycles (None: gem5's own): an L1's hit is its cache's tag (1) and data access (a
         # core's own loads and stores never take CHI's ReadHitPipe, CHI-cache-actions.sm); the socket cache and the
         # home take read_hit/read_miss_latency on a request from above and snp_latency on a snoop from below; memory's
         # answer leaves its controller after data_latency (CHI-mem.sm).
-        self._latency = {"l1": l1_latency, "llc": llc_latency, "home": home_latency, "memory": memory_latency}
+        # An L1 answers a snoop after snp_latency (CHI-cache-actions.sm, SnpSharedPipe/SnpInvPipe): the real parts' core
+        # snoop, which looks through the core's private L2 too (this machine has none).
+        self._latency = {"l1": l1_latency, "l1_snoop": l1_snoop_latency, "llc": llc_latency, "home": home_latency,
+                         "memory": memory_latency}
+        # CHI's L1 may keep a dirty line shared (SD, MOESI's O) and then answers for it; Intel's cores cannot (MESIF):
+        # a read of a core's dirty line leaves the dirty data in the socket's cache, which answers later readers, of
+        # any socket, without a core snoop. No: the L1 asks ReadNotSharedDirty (CHI-cache-actions.sm, Send_ReadShared).
+        self._l1_dirty_shared = l1_dirty_shared
         self._sockets, self._cores_per_socket = sockets, cores_per_socket
         self._l1d, self._l1i, self._llc = (l1d_size, l1d_assoc), (l1i_size, l1i_assoc), (llc_size, llc_assoc)
         self._net = (local_latency, local_bandwidth, socket_latency, socket_bandwidth, topology, router_latency)
@@ -170,6 +178,10 @@ class SocketCHI(AbstractRubyCacheHierarchy):
             self._l1i_controllers.append(ic)
         self.ruby_system.l1d_controllers = self._l1d_controllers
         self.ruby_system.l1i_controllers = self._l1i_controllers
+        for i, d in enumerate(self._l1d_controllers):   # the version a live ingest expects (placement.py)
+            if int(d.version) != chi_l1d_version(i, self._sockets):
+                raise ValueError(f"core {i}'s L1D is controller {int(d.version)}, not "
+                                 f"{chi_l1d_version(i, self._sockets)} as placement.chi_l1d_version says")
 
         self._dma_controllers = []
         if board.has_dma_ports():
@@ -211,6 +223,9 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         d.ruby_system = ic.ruby_system = self.ruby_system
         if self._latency["l1"] is not None:   # tag 1 + data (0 would wrap around: at least 1)
             d.cache.dataAccessLatency = ic.cache.dataAccessLatency = max(1, self._latency["l1"] - 1)
+        if self._latency["l1_snoop"] is not None:
+            d.snp_latency = ic.snp_latency = self._latency["l1_snoop"]
+        d.allow_SD = ic.allow_SD = self._l1_dirty_shared
         core.connect_icache(ic.sequencer.in_ports)
         core.connect_dcache(d.sequencer.in_ports)
         core.connect_walker_ports(d.sequencer.in_ports, ic.sequencer.in_ports)

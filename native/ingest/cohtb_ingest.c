@@ -1,10 +1,13 @@
-/* cohtb-ingest: a gem5 Ruby MESI_Two_Level ProtocolTrace (plain or gzip, file or pipe) -> a cohtb event
- * file (docs/event-format.md), streaming, in constant memory.
+/* cohtb-ingest: a gem5 Ruby ProtocolTrace of MESI_Two_Level or CHI (plain or gzip, file or pipe) -> a cohtb
+ * event file (docs/event-format.md), streaming, in constant memory.
  *
- *   cohtb-ingest TRACE|- OUT --socket-map S0,S1,...|@FILE [--cores-from-trace] [--line-size 64] [--source JSON]
- *                [--pagemap FILE] [--tee FILE] [--copy-input FILE.gz]
+ *   cohtb-ingest TRACE|- OUT --socket-map S0,S1,...|@FILE [--cores-from-trace] [--chi-l1d V0,V1,...|@FILE]
+ *                [--line-size 64] [--source JSON] [--pagemap FILE] [--tee FILE] [--copy-input FILE.gz]
  *
- * A core is an L1 controller (the trace's "version" column). --socket-map gives the socket of every core
+ * In a MESI_Two_Level trace (machine `L1Cache`) a core is an L1 controller (the trace's "version" column). CHI
+ * names every controller `Cache`: --chi-l1d gives the version of each core's L1D in core order (the run's
+ * controller map), and its transactions are read by chi.c; the other versions (L1Is, socket caches, homes) are
+ * counted only. --socket-map gives the socket of every core
  * in core order, inline or in a file of the same comma-separated list (cores the trace never shows are
  * allowed); with --cores-from-trace the file keeps only cores 0 up to the highest the trace shows (the map
  * may then be longer: cohtb's --cores-per-socket passes one for as many cores as could be). The file layout,
@@ -38,12 +41,12 @@
 #include <zlib.h>
 
 #include "cohtb_contract.h"
+#include "ingest.h"
 
 static char tmp_path[4096], map_tmp_path[4096], copy_tmp_path[4096];
 static const char *trace_name;
 
-static void fail(uint64_t lineno, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-static void fail(uint64_t lineno, const char *fmt, ...) {
+void fail(uint64_t lineno, const char *fmt, ...) {
   va_list ap;
   if (lineno) fprintf(stderr, "cohtb-ingest: %s:%" PRIu64 ": ", trace_name, lineno);
   else fprintf(stderr, "cohtb-ingest: %s: ", trace_name);
@@ -79,7 +82,7 @@ static int parse_u64(const char *s, int base, uint64_t *out) {
   return end - s;
 }
 
-static int state_is(const char *s, size_t len, const char *a) { return strlen(a) == len && !memcmp(s, a, len); }
+int state_is(const char *s, size_t len, const char *a) { return strlen(a) == len && !memcmp(s, a, len); }
 
 /* The contract's code of an L1 state name (0, "other", for a state the contract does not list). */
 static uint16_t state_code(const char *s, size_t len) {
@@ -139,7 +142,7 @@ static uint8_t socket_of[COHTB_MAX_CORES];
 static FILE *body, *tee_out;
 static uint64_t nrec, kept[COHTB_NUM_KINDS], first_tick = UINT64_MAX, last_tick;
 
-static void emit(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, int kind, uint16_t l1_state) {
+void emit(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, int kind, uint16_t l1_state) {
   struct cohtb_record r = {.tick = tick, .line = line, .core = (uint16_t)core, .socket = socket_of[core],
                            .kind = (uint8_t)kind, .l1_state = l1_state};
   if (fwrite(&r, sizeof r, 1, body) != 1) fail(lineno, "write failed: %s", strerror(errno));
@@ -183,11 +186,13 @@ static FILE *open_output(const char *out_path, long cores, long sockets, long li
 
 int main(int argc, char **argv) {
   static const char usage[] = "usage: cohtb-ingest TRACE|- OUT --socket-map S0,S1,...|@FILE [--cores-from-trace] "
-                              "[--line-size 64] [--source JSON] [--pagemap FILE] [--tee FILE] [--copy-input FILE.gz]\n";
+                              "[--chi-l1d V0,V1,...|@FILE] [--line-size 64] [--source JSON] [--pagemap FILE] [--tee FILE] "
+                              "[--copy-input FILE.gz]\n";
   if (argc < 3) { fputs(usage, stderr); return 2; }
   trace_name = strcmp(argv[1], "-") ? argv[1] : "<stdin>";
   const char *out_path = argv[2];
   static char map_text[8 * COHTB_MAX_CORES];
+  long chi_cores = 0;
   long map_cores = 0, line_size = COHTB_DEFAULT_LINE_SIZE;
   int cores_from_trace = 0;
   const char *source = "{}", *pagemap_path = NULL, *tee_path = NULL, *copy_path = NULL;
@@ -215,6 +220,26 @@ int main(int argc, char **argv) {
         socket_of[map_cores++] = (uint8_t)s;
       }
     }
+    else if (!strcmp(argv[i], "--chi-l1d")) {
+      const char *text = argv[++i];
+      if (text[0] == '@') {
+        FILE *mf = fopen(text + 1, "r");
+        size_t got = mf ? fread(map_text, 1, sizeof map_text - 1, mf) : 0;
+        if (!mf || ferror(mf)) { fprintf(stderr, "cohtb-ingest: cannot read %s: %s\n", text + 1, strerror(errno)); return 2; }
+        fclose(mf);
+        map_text[got] = 0;
+        text = map_text;
+      }
+      for (char *p = (char *)text, *end; *p && *p != '\n'; p = end + (*end == ',')) {
+        long v = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',' && *end != '\n') || v < 0 || chi_cores >= COHTB_MAX_CORES ||
+            !chi_map_core((uint64_t)v, (uint32_t)chi_cores)) {
+          fprintf(stderr, "cohtb-ingest: --chi-l1d wants comma-separated controller versions, one per core, each once\n");
+          return 2;
+        }
+        chi_cores++;
+      }
+    }
     else if (!strcmp(argv[i], "--line-size")) line_size = atol(argv[++i]);
     else if (!strcmp(argv[i], "--source")) source = argv[++i];
     else if (!strcmp(argv[i], "--pagemap")) pagemap_path = argv[++i];
@@ -223,6 +248,10 @@ int main(int argc, char **argv) {
     else { fprintf(stderr, "cohtb-ingest: unknown argument %s\n", argv[i]); fputs(usage, stderr); return 2; }
   }
   if (map_cores < 1) { fprintf(stderr, "cohtb-ingest: need --socket-map with at least one core\n"); return 2; }
+  if (chi_cores && (cores_from_trace || chi_cores != map_cores)) {
+    fprintf(stderr, "cohtb-ingest: --chi-l1d needs a --socket-map of its %ld cores (not --cores-from-trace)\n", chi_cores);
+    return 2;
+  }
   if (line_size < 1 || (line_size & (line_size - 1))) {
     fprintf(stderr, "cohtb-ingest: --line-size must be a power of two\n");
     return 2;
@@ -278,7 +307,7 @@ int main(int argc, char **argv) {
   int at_eof = 0;
   char *tok[16];
   uint64_t lineno = 0, l1 = 0, hits = 0, requests = 0, seq = 0, other_machines = 0, stalls = 0, ifetch = 0, ignored = 0;
-  uint64_t no_copy = 0, recalls = 0, debug_lines = 0, mappings = 0, max_core = 0;
+  uint64_t no_copy = 0, recalls = 0, debug_lines = 0, mappings = 0, max_core = 0, chi = 0;
   for (;;) {
     char *nl = pos < have ? memchr(chunk + pos, '\n', have - pos) : NULL;
     if (!nl) {
@@ -344,6 +373,26 @@ int main(int argc, char **argv) {
     }
     if (n < 4 || !parse_u64(tok[0], 10, &tick) || tok[0][strspn(tok[0], "0123456789")] || !parse_u64(tok[1], 10, &version))
       fail(lineno, "not a ProtocolTrace line (expected: tick version machine event ...)");
+    if (!strncmp(tok[2], "Cache", 5) && n < 16) {
+      /* CHI: tick version Cache Event From>To [0xADDR, line 0xLINE] [comment]. gem5 pads the event to 20
+       * columns, so an event of 20 characters or more follows "Cache" with no space: split it off. */
+      if (tok[2][5]) {
+        for (int j = n; j > 3; j--) tok[j] = tok[j - 1];
+        tok[3] = tok[2] + 5;
+        n++;
+      }
+      if (!chi_has_map()) fail(lineno, "a CHI trace (machine 'Cache'): give --chi-l1d, each core's L1D version (the run's controller map)");
+      if (n < 8 || strcmp(tok[6], "line") != 0 || tok[5][0] != '[')
+        fail(lineno, "malformed Cache transition (expected 'Event From>To [0x.., line 0x..]')");
+      const char *arrow = strchr(tok[4], '>');
+      if (!arrow) fail(lineno, "malformed state change '%s' (expected From>To)", tok[4]);
+      uint64_t line_addr;
+      if (parse_u64(tok[7], 16, &line_addr) < 3) fail(lineno, "malformed line address '%s'", tok[7]);
+      chi_transition(lineno, tick, version, tok[3], tok[4], (size_t)(arrow - tok[4]), arrow + 1, strlen(arrow + 1),
+                     line_addr >> line_shift);
+      chi++;
+      continue;
+    }
     if (strcmp(tok[2], "L1Cache") != 0) {
       if (!strcmp(tok[2], "Seq")) seq++;
       else other_machines++;
@@ -410,7 +459,7 @@ int main(int argc, char **argv) {
     close(pipe_fd);
   }
   if (lineno == 0) fail(0, "empty trace (no lines)");
-  if (l1 == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
+  if (l1 == 0 && chi == 0 && seq == 0 && mappings == 0) fail(0, "no Ruby transitions in %" PRIu64 " lines: not a ProtocolTrace", lineno);
 
   /* With --cores-from-trace: the cores up to the highest the trace shows; the header, then the records copied. */
   long cores = map_cores;
@@ -444,9 +493,11 @@ int main(int argc, char **argv) {
          ", \"cores\": %ld, \"sockets\": %ld, \"requests\": %" PRIu64 ", \"hits\": %" PRIu64 ", \"recalls\": %" PRIu64 ", \"inv_without_copy\": %" PRIu64
          ", \"seq\": %" PRIu64 ", \"other_machines\": %" PRIu64 ", \"stalls\": %" PRIu64 ", \"ifetch\": %" PRIu64
          ", \"ignored\": %" PRIu64 ", \"debug_lines\": %" PRIu64 ", \"mappings\": %" PRIu64 ", \"first_tick\": %" PRIu64
-         ", \"last_tick\": %" PRIu64 "}\n",
+         ", \"last_tick\": %" PRIu64,
          lineno, l1, nrec, kept[COHTB_READ], kept[COHTB_WRITE], kept[COHTB_EVICT], kept[COHTB_FWD_GETS], kept[COHTB_FWD_GETX],
          kept[COHTB_INV], cores, sockets, requests, hits, recalls, no_copy, seq, other_machines, stalls, ifetch, ignored, debug_lines,
          mappings, nrec ? first_tick : 0, last_tick);
+  if (chi) chi_print_counts(stdout);
+  puts("}");
   return 0;
 }

@@ -1,0 +1,128 @@
+"""cohtb ingest of a CHI ProtocolTrace (the socket machine): a core's L1D transactions, from the request that opens
+one to its `Final`, become the same completion-time events as MESI_Two_Level's (docs/gem5.md, "CHI"); snoops are
+evidence at the old holder; the other controllers are counted, not read; bad input is one line naming the line."""
+
+import re
+
+import pytest
+
+from cohtb.contract import L1_STATES, Kind
+from cohtb.errors import CohtbError
+from cohtb.trace import events as ev
+from cohtb.trace import ingest
+
+# Two sockets of two cores, numbered as socket_chi.py numbers them: homes 0-1, socket caches 2-3, then each core's
+# L1D and L1I (placement.chi_l1d_version).
+L1D = [4, 6, 8, 10]
+SOCKETS = [0, 0, 1, 1]
+
+
+def chi(tick: int, version: int, event: str, frm: str, to: str, line: int = 0x40) -> str:
+    """A line as gem5 writes it: the event right-aligned in 20 columns, so a longer one runs into `Cache`."""
+    return f"{tick:15d} {version:3d} {'Cache':>10s}{event:>20s} {frm:>6s}>{to:<6s} [{line:#x}, line {line:#x}] \n"
+
+
+def events_of(tmp_path, text: str, **kw):
+    trace = tmp_path / "t.txt"
+    trace.write_text(text)
+    counts = ingest.ingest(trace, tmp_path / "t.events", SOCKETS, l1d_versions=L1D, **kw)
+    _, recs = ev.read_all(tmp_path / "t.events")
+    rows = [(int(r["tick"]), int(r["core"]), Kind(int(r["kind"])).name, L1_STATES[int(r["l1_state"])]) for r in recs]
+    return rows, counts
+
+
+def test_a_miss_is_an_event_at_its_final_and_a_hit_is_none(tmp_path):
+    rows, counts = events_of(tmp_path, "".join([
+        chi(10, 4, "Load", "I", "BUSY_BLKD"), chi(11, 4, "SendReadShared", "BUSY_BLKD", "BUSY_INTR"),
+        chi(30, 4, "Final", "BUSY_INTR", "SC"),
+        chi(40, 4, "Load", "SC", "BUSY_BLKD"), chi(41, 4, "LoadHit", "BUSY_BLKD", "BUSY_BLKD"),
+        chi(41, 4, "Final", "BUSY_BLKD", "SC"),
+        chi(50, 6, "Store", "I", "BUSY_BLKD"), chi(70, 6, "Final", "BUSY_INTR", "UD"),
+        chi(80, 6, "Store", "UD", "BUSY_BLKD"), chi(81, 6, "Final", "BUSY_INTR", "UD"),
+    ]))
+    assert rows == [(30, 0, "READ", "IS"), (70, 1, "WRITE", "IM")]
+    assert counts["chi_requests"] == 2 and counts["chi_hits"] == 2 and counts["chi_open_at_end"] == 0
+
+
+def test_upgrades_silent_and_not(tmp_path):
+    rows, _ = events_of(tmp_path, "".join([
+        chi(10, 4, "Store", "SC", "BUSY_BLKD"), chi(20, 4, "Final", "BUSY_INTR", "UD"),
+        chi(30, 8, "Store", "UC", "BUSY_BLKD"), chi(31, 8, "Final", "BUSY_INTR", "UD"),
+        # an upgrade whose copy a snoop takes on the way (a hazard) completes as a miss
+        chi(40, 10, "Store", "SC", "BUSY_BLKD"), chi(41, 10, "SendCleanUnique", "BUSY_BLKD", "BUSY_INTR"),
+        chi(45, 10, "SnpUnique", "BUSY_INTR", "BUSY_BLKD"), chi(46, 10, "RestoreFromHazard", "BUSY_BLKD", "BUSY_INTR"),
+        chi(60, 10, "Final", "BUSY_INTR", "UD"),
+    ]))
+    assert rows == [(20, 0, "WRITE", "SM"), (31, 2, "WRITE", "E"), (45, 3, "INV", "S"), (60, 3, "WRITE", "IM")]
+
+
+def test_snoops_are_evidence_at_the_old_holder(tmp_path):
+    rows, counts = events_of(tmp_path, "".join([
+        chi(10, 4, "SnpShared", "UD", "BUSY_BLKD"), chi(12, 4, "Final", "BUSY_BLKD", "SC"),
+        chi(20, 6, "SnpUnique", "UC", "BUSY_BLKD"), chi(22, 6, "Final", "BUSY_BLKD", "I"),
+        chi(30, 8, "SnpCleanInvalid", "SC", "BUSY_BLKD"), chi(32, 8, "Final", "BUSY_BLKD", "I"),
+        chi(40, 10, "SnpCleanInvalid", "UD", "BUSY_BLKD"), chi(42, 10, "Final", "BUSY_BLKD", "I"),
+        chi(50, 4, "SnpSharedFwd", "SC", "BUSY_BLKD"), chi(52, 4, "Final", "BUSY_BLKD", "SC"),
+    ]))
+    assert rows == [(10, 0, "FWD_GETS", "M"), (20, 1, "FWD_GETX", "E"), (30, 2, "INV", "S"), (40, 3, "EVICT", "M")]
+    assert counts["chi_recalls"] == 1 and counts["chi_shared_snoops"] == 1
+
+
+def test_evictions_and_a_snoop_on_a_writeback(tmp_path):
+    rows, _ = events_of(tmp_path, "".join([
+        chi(10, 4, "Local_Eviction", "SC", "BUSY_BLKD"), chi(12, 4, "Final", "BUSY_BLKD", "I"),
+        chi(20, 6, "Global_Eviction", "UD", "BUSY_BLKD"), chi(21, 6, "SendWriteBackOrWriteEvict", "BUSY_BLKD", "BUSY_INTR"),
+        chi(25, 6, "SnpShared", "BUSY_INTR", "BUSY_BLKD"), chi(26, 6, "RestoreFromHazard", "BUSY_BLKD", "BUSY_INTR"),
+        chi(30, 6, "Final", "BUSY_INTR", "I"),
+        chi(40, 8, "Global_Eviction", "UD", "BUSY_BLKD"), chi(45, 8, "Final", "BUSY_INTR", "I"),
+    ]))
+    assert rows == [(12, 0, "EVICT", "S"), (25, 1, "FWD_GETS", "M_I"), (30, 1, "EVICT", "M_I"), (45, 2, "EVICT", "M_I")]
+
+
+def test_stalls_other_controllers_and_long_event_names_are_not_events(tmp_path):
+    rows, counts = events_of(tmp_path, "".join([
+        chi(10, 4, "Load", "I", "BUSY_BLKD"),
+        chi(11, 4, "SnpShared", "BUSY_BLKD", "BUSY_BLKD"),     # a snoop held back until the load's Final
+        chi(12, 4, "Store", "BUSY_BLKD", "BUSY_BLKD"),         # a second request held back
+        chi(13, 4, "DataArrayWriteOnFill", "BUSY_INTR", "BUSY_INTR"),
+        chi(14, 2, "ReadShared", "UD_RU", "BUSY_BLKD"),        # the socket cache: counted only
+        chi(15, 5, "Load", "I", "BUSY_BLKD"),                  # core 0's L1I
+        chi(20, 4, "Final", "BUSY_INTR", "SC"),
+    ]))
+    assert "CacheDataArrayWriteOnFill" in chi(0, 4, "DataArrayWriteOnFill", "I", "I")
+    assert rows == [(20, 0, "READ", "IS")]
+    assert counts["chi_stalls"] == 2 and counts["chi_other_caches"] == 2
+
+
+def test_a_load_whose_copy_is_taken_before_its_final(tmp_path):
+    rows, _ = events_of(tmp_path, chi(10, 4, "Load", "I", "BUSY_BLKD") + chi(20, 4, "Final", "BUSY_INTR", "I"))
+    assert rows == [(20, 0, "READ", "IS_I"), (20, 0, "EVICT", "IS_I")]
+
+
+@pytest.mark.parametrize("text, where", [
+    (chi(10, 4, "Load", "I", "BUSY_BLKD") + chi(11, 4, "Store", "SC", "BUSY_BLKD"),
+     ":2: core 0 opens a second request on line 0x1 before the first's Final"),
+    (chi(10, 4, "Load", "I", "BUSY_BLKD").replace("I>BUSY_BLKD", "I-BUSY_BLKD"), ":1: malformed state change"),
+    (chi(10, 4, "Load", "I", "BUSY_BLKD").replace(", line 0x40]", "]"), ":1: malformed Cache transition"),
+])
+def test_bad_input_names_the_line(tmp_path, text, where):
+    trace = tmp_path / "bad.txt"
+    trace.write_text(text)
+    with pytest.raises(CohtbError, match=re.escape(where)):
+        ingest.ingest(trace, tmp_path / "bad.events", SOCKETS, l1d_versions=L1D)
+    assert not list(tmp_path.glob("bad.events*"))
+
+
+def test_a_chi_trace_needs_the_controller_map(tmp_path):
+    trace = tmp_path / "t.txt"
+    trace.write_text(chi(10, 4, "Load", "I", "BUSY_BLKD"))
+    with pytest.raises(CohtbError, match=r":1: a CHI trace \(machine 'Cache'\): give --chi-l1d"):
+        ingest.ingest(trace, tmp_path / "t.events", SOCKETS)
+    with pytest.raises(CohtbError, match="one core per L1D version"):
+        ingest.ingest(trace, tmp_path / "t.events", SOCKETS, l1d_versions=L1D[:3])
+
+
+def test_versions_come_from_the_controller_map():
+    controllers = {"l1": [{"core": 1, "version": 6, "socket": 0}, {"core": 0, "version": 4, "socket": 0}]}
+    assert ingest.l1d_versions_of("CHI", controllers) == [4, 6]
+    assert ingest.l1d_versions_of("MESI_Two_Level", controllers) is None
