@@ -98,8 +98,8 @@ def test_recorded_gem5_traces_reconcile(tmp_path, trace):
     """Every transfer and dirty read of a recorded gem5 run is matched; what gem5 shows beyond them is named."""
     meta = json.loads(trace.with_name(trace.name.replace(".trace.gz", ".json")).read_text())
     smap = (ingest.read_socket_map(str(trace.with_name(meta["socket_map"]))) if "socket_map" in meta
-            else contiguous_socket_map(meta["cores"], meta["sockets"]))
-    ingest.ingest(trace, tmp_path / "r.events", smap)
+            else meta.get("sockets_of_cores") or contiguous_socket_map(meta["cores"], meta["sockets"]))
+    ingest.ingest(trace, tmp_path / "r.events", smap, l1d_versions=meta.get("l1d_versions"))   # CHI: its L1Ds
     header, recs = ev.read_all(tmp_path / "r.events")
     c = reconcile(recs, header.num_sockets).totals()
     assert c.transfersMatched > 0 and c.unexplained == 0, c
