@@ -204,4 +204,4 @@ def test_cli_takes_a_socket_map_file_or_cores_per_socket(tmp_path, capsys):
     assert main(["ingest", str(trace), str(tmp_path / "b.cohtb"), "--cores-per-socket", "2"]) == 0
     assert ev.read_all(tmp_path / "b.cohtb")[0].socket_of_core == [0, 0, 1]
     assert main(["ingest", str(trace), str(tmp_path / "c.cohtb")]) == 2
-    assert "--socket-map FILE|LIST or as --cores-per-socket K" in capsys.readouterr().err
+    assert "--socket-map FILE|LIST, --cores-per-socket K or --controllers FILE" in capsys.readouterr().err

@@ -189,7 +189,7 @@ def test_bad_input_names_the_line(tmp_path, text, where):
 def test_a_chi_trace_needs_the_controller_map(tmp_path):
     trace = tmp_path / "t.txt"
     trace.write_text(chi(10, 4, "Load", "I", "BUSY_BLKD"))
-    with pytest.raises(CohtbError, match=r":1: a CHI trace \(machine 'Cache'\): give --chi-l1d"):
+    with pytest.raises(CohtbError, match=r":1: a CHI trace \(machine 'Cache'\) needs each core's L1D controller version"):
         ingest.ingest(trace, tmp_path / "t.events", SOCKETS)
     with pytest.raises(CohtbError, match="one core per L1D version"):
         ingest.ingest(trace, tmp_path / "t.events", SOCKETS, l1d_versions=L1D[:3])
@@ -213,3 +213,21 @@ def test_recorded_gem5_traces(tmp_path, trace):
     got = [tuple(int(r[k]) for k in ("tick", "line", "core", "socket", "kind", "l1_state")) for r in recs]
     assert got == want and counts["events"] == meta["events"]
     assert counts["write"] > 0 and counts["fwd_getx"] > 0 and counts["fwd_gets"] > 0 and counts["chi_odd_finals"] == 0
+
+
+def test_cli_reads_the_controller_map_of_a_run(tmp_path, capsys):
+    from cohtb.cli import main
+
+    trace = tmp_path / "t.txt"
+    trace.write_text(chi(10, 8, "Store", "I", "BUSY_BLKD") + chi(20, 8, "Final", "BUSY_INTR", "UD"))
+    l1 = [{"core": c, "socket": s, "version": v, "icache_version": v + 1} for c, (s, v) in enumerate(zip(SOCKETS, L1D))]
+    (tmp_path / "roi.json").write_text(json.dumps({"protocol": "CHI", "controllers": {"l1": l1}}))
+    (tmp_path / "manifest.json").write_text(json.dumps({"gem5": {"protocol": "CHI"}, "controllers": {"l1": l1[::-1]}}))
+    for name in ("roi.json", "manifest.json"):
+        assert main(["ingest", str(trace), str(tmp_path / f"{name}.cohtb"), "--controllers", str(tmp_path / name)]) == 0
+        assert ev.read_all(tmp_path / f"{name}.cohtb")[1]["core"].tolist() == [2]
+    (tmp_path / "bad.json").write_text(json.dumps({"protocol": "CHI", "controllers": {"l1": [{"core": 0}]}}))
+    assert main(["ingest", str(trace), str(tmp_path / "x.cohtb"), "--controllers", str(tmp_path / "bad.json")]) == 2
+    assert "bad.json: field 'controllers.l1'" in capsys.readouterr().err
+    assert main(["ingest", str(trace), str(tmp_path / "x.cohtb"), "--cores-per-socket", "2"]) == 2
+    assert "--controllers RUN/manifest.json" in capsys.readouterr().err

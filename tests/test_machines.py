@@ -47,6 +47,8 @@ def test_a_machine_is_a_hierarchy_or_a_file(files, monkeypatch):
     (lambda d: d["params"].update(socket_latency="sixty"), "params.socket_latency"),
     (lambda d: d["params"].update(socket_latency=-1), "params.socket_latency"),
     (lambda d: d["params"].update(speed=3), "params.speed"),
+    (lambda d: d["params"].update(l1_dirty_shared="no"), "params.l1_dirty_shared"),
+    (lambda d: d["params"].update(home_latency=True), "params.home_latency"),
     (lambda d: d["sources"].pop("clock"), "sources.clock"),
     (lambda d: d.pop("description"), "description"),
 ])
@@ -69,3 +71,18 @@ def test_a_file_whose_name_is_not_its_own_is_refused(files):
 def test_an_unknown_machine_names_the_known_ones(files):
     with pytest.raises(CohtbError, match="unknown machine 'mesh' \\(known: flat, socket\\)"):
         RunSpec("atomicity", "xadd", "line", 2, 2, 10, machine="mesh").check()
+
+
+def test_a_yes_no_parameter_takes_only_a_boolean(files):
+    doc = json.loads(json.dumps(GOOD))
+    doc["params"]["l1_dirty_shared"], doc["sources"]["l1_dirty_shared"] = False, "the part's cores (MESIF)"
+    write(files, "m", doc)
+    assert machines.machine_file.load("m").params["l1_dirty_shared"] is False
+
+
+def test_a_live_ingest_knows_the_socket_machines_l1d_versions(files):
+    """CHI names its controllers by number only; a live run's ingest starts before gem5 has made them, so it takes
+    socket_chi.py's numbering rule (placement.py): homes, socket caches, then each core's L1D and L1I."""
+    write(files, "m", GOOD)
+    assert machines.l1d_versions("socket", 4, 2) == machines.l1d_versions("m", 4, 2) == [4, 6, 8, 10]
+    assert machines.l1d_versions("flat", 4, 2) is None

@@ -18,17 +18,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "order as a list (0,0,1,1); a core is an L1 controller (the trace's version column)")
     p.add_argument("--cores-per-socket", type=int, help="instead of a map: core c is in socket c // K, for as many "
                    "cores as the trace shows")
+    p.add_argument("--controllers", help="instead of a map: the run's roi.json or manifest.json, whose controller map "
+                   "gives each core's socket and, for a CHI trace (every controller named 'Cache'), its L1D's version")
     p.add_argument("--pagemap", help="also write the TLB page mappings found in the trace here")
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.socket_map is None) == (args.cores_per_socket is None):
-        raise CohtbError("give the sockets as --socket-map FILE|LIST or as --cores-per-socket K (one of the two)")
+    given = [a for a in (args.socket_map, args.cores_per_socket, args.controllers) if a is not None]
+    if len(given) != 1:
+        raise CohtbError("give the sockets as --socket-map FILE|LIST, --cores-per-socket K or --controllers FILE "
+                         "(one of the three)")
     if args.cores_per_socket is not None and args.cores_per_socket < 1:
         raise CohtbError(f"--cores-per-socket {args.cores_per_socket}: must be at least 1")
-    smap = ingest.read_socket_map(args.socket_map) if args.socket_map else None
+    smap, versions = None, None
+    if args.socket_map:
+        smap = ingest.read_socket_map(args.socket_map)
+    elif args.controllers:
+        smap, versions = ingest.read_controllers(Path(args.controllers))
     counts = ingest.ingest(args.trace, Path(args.out), smap, {"trace": str(args.trace)},
-                           pagemap=Path(args.pagemap) if args.pagemap else None, cores_per_socket=args.cores_per_socket)
+                           pagemap=Path(args.pagemap) if args.pagemap else None, cores_per_socket=args.cores_per_socket,
+                           l1d_versions=versions)
     print(f"{args.trace}: {counts['lines']:,} lines -> {counts['events']:,} events of {counts['cores']} cores in "
           f"{counts['sockets']} sockets in {args.out}")
     print("  " + ", ".join(f"{k} {v:,}" for k, v in counts.items() if k not in ("lines", "events", "cores", "sockets")))

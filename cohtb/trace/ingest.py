@@ -70,6 +70,28 @@ def l1d_versions_of(protocol: str, controllers: dict) -> list[int] | None:
     return [c["version"] for c in sorted(controllers["l1"], key=lambda c: c["core"])]
 
 
+def read_controllers(path: Path) -> tuple[list[int], list[int] | None]:
+    """The core->socket map and (CHI) the L1D versions of a run's controller map: its roi.json (gem5's, with
+    `protocol`) or its manifest.json (`gem5.protocol`). One line naming the file and field when it has none."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise CohtbError(f"{path}: cannot read a run's roi.json or manifest.json: {e}") from None
+    if not isinstance(doc, dict):
+        raise CohtbError(f"{path}: not a JSON object (a run's roi.json or manifest.json)")
+    gem5 = doc.get("gem5") if isinstance(doc.get("gem5"), dict) else {}
+    protocol = doc.get("protocol") or gem5.get("protocol")   # roi.json's, or the manifest's
+    try:
+        l1 = sorted(doc["controllers"]["l1"], key=lambda c: c["core"])
+        sockets = [int(c["socket"]) for c in l1]
+        versions = l1d_versions_of(protocol or "", {"l1": l1})
+    except (KeyError, TypeError, ValueError):
+        raise CohtbError(f"{path}: field 'controllers.l1': missing, or an L1 without core, socket or version") from None
+    if [c["core"] for c in l1] != list(range(len(l1))):
+        raise CohtbError(f"{path}: field 'controllers.l1': cores are not numbered 0..{len(l1) - 1}")
+    return check_socket_map(sockets, f"{path}: controllers.l1"), versions
+
+
 def read_socket_map(spec: str) -> list[int]:
     """A core->socket map: a file of "<core> <socket>" lines (every core 0..N-1 once; '#' starts a comment), or an
     inline comma-separated list of sockets in core order ("0,0,1,1")."""

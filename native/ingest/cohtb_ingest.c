@@ -381,7 +381,8 @@ int main(int argc, char **argv) {
         tok[3] = tok[2] + 5;
         n++;
       }
-      if (!chi_has_map()) fail(lineno, "a CHI trace (machine 'Cache'): give --chi-l1d, each core's L1D version (the run's controller map)");
+      if (!chi_has_map()) fail(lineno, "a CHI trace (machine 'Cache') needs each core's L1D controller version: cohtb ingest "
+                                      "--controllers RUN/manifest.json (cohtb-ingest --chi-l1d)");
       if (n < 8 || strcmp(tok[6], "line") != 0 || tok[5][0] != '[')
         fail(lineno, "malformed Cache transition (expected 'Event From>To [0x.., line 0x..]')");
       const char *arrow = strchr(tok[4], '>');
