@@ -22,10 +22,10 @@ assert set(MACHINES) == set(files.HIERARCHIES)
 # The parameters' values where neither the machine's file nor the command line gives one (None: gem5's own).
 DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1i_size": "32KiB", "l2_size": "1MiB", "local_latency": 20,
             "local_bandwidth": 32, "socket_latency": 300, "socket_bandwidth": 8, "router_latency": None,
-            "l1_latency": None, "l1_snoop_latency": None, "l1_dirty_shared": True, "llc_latency": None,
+            "l1_latency": None, "l1i_latency": None, "l1_snoop_latency": None, "l1_dirty_shared": True, "llc_latency": None,
             "home_latency": None, "memory_latency": None}
 # The CHI controllers' parameters (None: gem5's own; l1_dirty_shared True is CHI's L1 default)
-SOCKET_ONLY = ("l1_latency", "l1_snoop_latency", "l1_dirty_shared", "llc_latency", "home_latency", "memory_latency")
+SOCKET_ONLY = ("l1_latency", "l1i_latency", "l1_snoop_latency", "l1_dirty_shared", "llc_latency", "home_latency", "memory_latency")
 HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machine's L2 bank, the socket machine's "
                                                    "shared last-level cache",
         "local_latency": "controller<->socket router link, cycles", "local_bandwidth": "bytes/cycle",
@@ -33,6 +33,8 @@ HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machin
         "socket_bandwidth": "bytes/cycle (about one UPI link at 3 GHz)",
         "router_latency": "cycles a socket's router takes to route a message (gem5's default: 1)",
         "l1_latency": "socket machine: an L1 hit, cycles (tag 1 + data access; at least 2)",
+        "l1i_latency": "socket machine: the L1I's hit, cycles, where it differs from --l1-latency (a timing CPU fetches "
+                       "every instruction through it)",
         "l1_snoop_latency": "socket machine: cycles an L1 takes before it answers a snoop (the core's own snoop; "
                             "its private L2 on the real parts)",
         "l1_dirty_shared": "socket machine: yes: an L1 may keep a line dirty and shared (CHI's SD, as MOESI's O); "

@@ -20,7 +20,7 @@ HIERARCHIES = tuple(PROTOCOL_OF)
 # The parameters a file may set (machine.py's options, as their dest names) and their kinds.
 PARAMS = {"clock": str, "l1d_size": str, "l1i_size": str, "l2_size": str, "local_latency": int,
           "local_bandwidth": int, "socket_latency": int, "socket_bandwidth": int, "router_latency": int,
-          "l1_latency": int, "l1_snoop_latency": int, "l1_dirty_shared": bool, "llc_latency": int,
+          "l1_latency": int, "l1i_latency": int, "l1_snoop_latency": int, "l1_dirty_shared": bool, "llc_latency": int,
           "home_latency": int, "memory_latency": int}
 
 

@@ -78,7 +78,7 @@ class SocketCHI(AbstractRubyCacheHierarchy):
     def __init__(self, sockets: int, cores_per_socket: int, l1d_size: str, l1d_assoc: int, l1i_size: str,
                  l1i_assoc: int, llc_size: str, llc_assoc: int, local_latency: int, local_bandwidth: int,
                  socket_latency: int, socket_bandwidth: int, topology, home_socket: int = 0,
-                 router_latency: int | None = None, l1_latency: int | None = None,
+                 router_latency: int | None = None, l1_latency: int | None = None, l1i_latency: int | None = None,
                  l1_snoop_latency: int | None = None, l1_dirty_shared: bool = True, llc_latency: int | None = None,
                  home_latency: int | None = None, memory_latency: int | None = None):
         super().__init__()
@@ -88,7 +88,10 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         # answer leaves its controller after data_latency (CHI-mem.sm).
         # An L1 answers a snoop after snp_latency (CHI-cache-actions.sm, SnpSharedPipe/SnpInvPipe): the real parts' core
         # snoop, which looks through the core's private L2 too (this machine has none).
-        self._latency = {"l1": l1_latency, "l1_snoop": l1_snoop_latency, "llc": llc_latency, "home": home_latency,
+        # l1i: the L1I's own, where given (else l1's): a timing CPU fetches every instruction through its L1I, so that
+        # latency is charged on every instruction, which a published L1 (load-to-use) figure does not measure.
+        self._latency = {"l1": l1_latency, "l1i": l1_latency if l1i_latency is None else l1i_latency,
+                         "l1_snoop": l1_snoop_latency, "llc": llc_latency, "home": home_latency,
                          "memory": memory_latency}
         # CHI's L1 may keep a dirty line shared (SD, MOESI's O) and then answers for it; Intel's cores cannot (MESIF):
         # a read of a core's dirty line leaves the dirty data in the socket's cache, which answers later readers, of
@@ -222,7 +225,9 @@ class SocketCHI(AbstractRubyCacheHierarchy):
             d.sequencer.connectIOPorts(board.get_io_bus())
         d.ruby_system = ic.ruby_system = self.ruby_system
         if self._latency["l1"] is not None:   # tag 1 + data (0 would wrap around: at least 1)
-            d.cache.dataAccessLatency = ic.cache.dataAccessLatency = max(1, self._latency["l1"] - 1)
+            d.cache.dataAccessLatency = max(1, self._latency["l1"] - 1)
+        if self._latency["l1i"] is not None:
+            ic.cache.dataAccessLatency = max(1, self._latency["l1i"] - 1)
         if self._latency["l1_snoop"] is not None:
             d.snp_latency = ic.snp_latency = self._latency["l1_snoop"]
         d.allow_SD = ic.allow_SD = self._l1_dirty_shared
