@@ -4,16 +4,17 @@ calibration runs)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic, writing
 from cohtb.experiments.seeds import HISTORY
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, ROOT
-from cohtb.report import latency, results, seed_plots
+from cohtb.report import costs, html, latency, results, seed_plots
 from cohtb.report.results import SeedResult
 from cohtb.run.runs import discover, kept
+from cohtb.run.spec import RunSpec
 
 RESULTS, README, FS_DOC, FIGURES = "docs/results.md", "README.md", "docs/fs.md", "docs/results"   # in the checkout
 MACHINE_DOC = "docs/machine.md"
@@ -45,16 +46,32 @@ class Pages:
                 results.write_block(path, block, check=False)
 
 
-def calibration_block(calibration_runs: Path) -> str:
-    """docs/machine.md's measured latency tables, per machine, from the bundled calibration runs."""
+def calibration_block(calibration_runs: Path, reference_runs: Path) -> str:
+    """docs/machine.md's measured tables from the runs bundled in calibration-runs/: the latency tables per machine,
+    the locked-instruction check, and the full-system runs on a new machine (the monitor held against gem5, and
+    their host time beside their flat counterparts', which are seed runs in reference-runs/)."""
     by_machine: dict[str, list] = {}
     runs = discover([calibration_runs]) if calibration_runs.is_dir() else []
     for run in runs:
         if run.spec.workload == "cclat":
             by_machine.setdefault(run.manifest.system.machine or "flat", []).append(run)
     checks = [r for r in runs if r.spec.workload == "atomicity"]
+    full_system = [r for r in runs if r.spec.kernel]
+    tables = []
+    if full_system:
+        flat = [r for r in (discover([reference_runs]) if reference_runs.is_dir() else [])
+                if r.spec.kernel and any(_counterparts(r.spec, f.spec) for f in full_system)]
+        checked = metrics_for(full_system, None, check_model=False)
+        tables += [html.check_table(checked).markdown().strip(), "", costs.costs_table(full_system + flat).markdown().strip(), ""]
     return "\n".join([results.BEGIN, "", latency.calibration_markdown(by_machine).strip(), "",
-                      *([latency.atomicity_table(checks).markdown().strip(), ""] if checks else []), results.END])
+                      *([latency.atomicity_table(checks).markdown().strip(), ""] if checks else []), *tables,
+                      results.END])
+
+
+def _counterparts(flat: RunSpec, other: RunSpec) -> bool:
+    """A seed run on the flat machine (recorded under a declaration) that is the other run but for the machine."""
+    return (flat.machine == "flat" and bool(flat.declaration)
+            and replace(flat, declaration="") == replace(other, machine="flat", declaration=""))
 
 
 def build(root: Path | None = None, reference_runs: Path | None = None,
@@ -71,5 +88,5 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     drawn = [r for r in map(results.shown, history.values()) if r is not None]
     page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history))
     blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms)),
-              (root / MACHINE_DOC, calibration_block(calibration_runs))]
+              (root / MACHINE_DOC, calibration_block(calibration_runs, reference_runs))]
     return Pages(root, page, blocks, history, len(runs), len(missing))
