@@ -15,73 +15,8 @@ from cohtb.trace import events as ev
 from cohtb.trace import ingest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
-CACHE = re.compile(r"^\s*(\d+)\s+(\d+)\s+Cache\s*(\S+)\s+(\S*)>(\S*)\s+\[0x[0-9a-f]+, line (0x[0-9a-f]+)\]")
-STABLE = {"I": "I", "SC": "S", "SD": "S", "UC": "E", "UD": "M", "UD_T": "M"}
-INVALIDATING = {"SnpUnique", "SnpUniqueFwd", "SnpCleanInvalid"}
-SHARING = {"SnpShared", "SnpSharedFwd", "SnpNotSharedDirty", "SnpNotSharedDirtyFwd"}
-
-
-def python_reading(lines, l1d: list[int], sockets: list[int]) -> list[tuple]:
-    """docs/gem5.md's CHI table applied line by line in Python (the reference for the native reader)."""
-    core_of = {v: c for c, v in enumerate(l1d)}
-    out, open_req = [], {}   # (core, line) -> [kind, from-state, invalidated]
-
-    def put(tick, line, core, kind, state):
-        out.append((tick, line, core, sockets[core], int(kind), L1_STATES.index(state)))
-
-    def evidence(tick, line, core, event, state, writeback):
-        if state in ("M", "E") or writeback:
-            owner = "M_I" if writeback else state
-            if event == "SnpCleanInvalid":
-                put(tick, line, core, Kind.EVICT, owner)
-            elif event in INVALIDATING:
-                put(tick, line, core, Kind.FWD_GETX, owner)
-            elif event in SHARING:
-                put(tick, line, core, Kind.FWD_GETS, owner)
-        elif state == "S" and event in INVALIDATING:
-            put(tick, line, core, Kind.INV, "S")
-
-    for text in lines:
-        m = CACHE.match(text)
-        if not m or int(m.group(2)) not in core_of:
-            continue
-        tick, core, event, frm, to = int(m.group(1)), core_of[int(m.group(2))], m.group(3), m.group(4), m.group(5)
-        line = int(m.group(6), 16) >> 6
-        busy_from, busy_to = frm.startswith("BUSY"), to.startswith("BUSY")
-        snoop = event in INVALIDATING | SHARING | {"SnpOnce", "SnpOnceFwd"}
-        if snoop and not busy_from and busy_to:
-            evidence(tick, line, core, event, STABLE.get(frm, "I"), False)
-        elif snoop and (frm, to) == ("BUSY_INTR", "BUSY_BLKD"):
-            req = open_req.get((core, line))
-            state = "I" if req is None or req[2] else STABLE[req[1]]
-            writeback = req is not None and req[0] == "evict" and not req[2] and req[1] in ("UD", "UD_T", "UC", "SD")
-            evidence(tick, line, core, event, state, writeback)
-            if req is not None and event in INVALIDATING:
-                req[2] = True
-        elif not busy_from and frm in STABLE and busy_to:
-            kind = None
-            if event in ("Load", "Prefetch") and frm == "I":
-                kind = "load"
-            elif event in ("Store", "AtomicLoad", "AtomicStore") and frm != "UD" and frm != "UD_T":
-                kind = {"I": "miss", "SC": "upgrade", "SD": "upgrade", "UC": "silent"}[frm]
-            elif event.endswith("_Eviction"):
-                kind = "evict"
-            if kind:
-                open_req[(core, line)] = [kind, frm, False]
-        elif event == "Final" and (core, line) in open_req:
-            kind, frm, invalidated = open_req.pop((core, line))
-            if kind == "load":
-                st = "IS_I" if to == "I" else "IS"
-                put(tick, line, core, Kind.READ, st)
-                if to == "I":
-                    put(tick, line, core, Kind.EVICT, st)
-            elif kind == "evict":
-                if to == "I" and not invalidated:
-                    put(tick, line, core, Kind.EVICT, "S" if frm == "SC" else "M_I")
-            elif to in ("UD", "UD_T"):
-                put(tick, line, core, Kind.WRITE,
-                    "E" if kind == "silent" else "SM" if kind == "upgrade" and not invalidated else "IM")
-    return out
+# gem5's sequencer line when it answers a core: version = the core's sequencer (its L1D's and L1I's alike)
+SEQ_DONE = re.compile(r"^\s*(\d+)\s+(\d+)\s+Seq\s+Done\s+>\s+\[0x[0-9a-f]+, line (0x[0-9a-f]+)\]\s*(\d+) cycles")
 
 
 # Two sockets of two cores, numbered as socket_chi.py numbers them: homes 0-1, socket caches 2-3, then each core's
@@ -95,6 +30,12 @@ def chi(tick: int, version: int, event: str, frm: str, to: str, line: int = 0x40
     return f"{tick:15d} {version:3d} {'Cache':>10s}{event:>20s} {frm:>6s}>{to:<6s} [{line:#x}, line {line:#x}] \n"
 
 
+def data(tick: int, version: int, event: str) -> str:
+    """A line's data: two 32-byte messages (the CHI nodes' data channel), the second a cycle later; gem5 answers the
+    core at the second."""
+    return chi(tick, version, event, "BUSY_INTR", "BUSY_BLKD") + chi(tick + 1, version, event, "BUSY_BLKD", "BUSY_BLKD")
+
+
 def events_of(tmp_path, text: str, **kw):
     trace = tmp_path / "t.txt"
     trace.write_text(text)
@@ -104,29 +45,50 @@ def events_of(tmp_path, text: str, **kw):
     return rows, counts
 
 
-def test_a_miss_is_an_event_at_its_final_and_a_hit_is_none(tmp_path):
+def test_a_miss_is_an_event_when_gem5_answers_the_core_and_a_hit_is_none(tmp_path):
     rows, counts = events_of(tmp_path, "".join([
         chi(10, 4, "Load", "I", "BUSY_BLKD"), chi(11, 4, "SendReadShared", "BUSY_BLKD", "BUSY_INTR"),
-        chi(30, 4, "Final", "BUSY_INTR", "SC"),
+        data(30, 4, "CompData_SC"),
+        chi(31, 4, "CheckCacheFill", "BUSY_BLKD", "BUSY_INTR"), chi(32, 4, "Final", "BUSY_INTR", "SC"),
         chi(40, 4, "Load", "SC", "BUSY_BLKD"), chi(41, 4, "LoadHit", "BUSY_BLKD", "BUSY_BLKD"),
         chi(41, 4, "Final", "BUSY_BLKD", "SC"),
-        chi(50, 6, "Store", "I", "BUSY_BLKD"), chi(70, 6, "Final", "BUSY_INTR", "UD"),
+        chi(50, 6, "Store", "I", "BUSY_BLKD"), data(70, 6, "CompData_UD_PD"),
+        chi(72, 6, "Final", "BUSY_INTR", "UD"),
         chi(80, 6, "Store", "UD", "BUSY_BLKD"), chi(81, 6, "Final", "BUSY_INTR", "UD"),
     ]))
-    assert rows == [(30, 0, "READ", "IS"), (70, 1, "WRITE", "IM")]
+    assert rows == [(31, 0, "READ", "IS"), (71, 1, "WRITE", "IM")]
     assert counts["chi_requests"] == 2 and counts["chi_hits"] == 2 and counts["chi_open_at_end"] == 0
 
 
 def test_upgrades_silent_and_not(tmp_path):
     rows, _ = events_of(tmp_path, "".join([
-        chi(10, 4, "Store", "SC", "BUSY_BLKD"), chi(20, 4, "Final", "BUSY_INTR", "UD"),
+        chi(10, 4, "Store", "SC", "BUSY_BLKD"), chi(18, 4, "Comp_UC", "BUSY_INTR", "BUSY_BLKD"),
+        chi(18, 4, "CheckUpgrade_FromStore", "BUSY_BLKD", "BUSY_BLKD"), chi(20, 4, "Final", "BUSY_INTR", "UD"),
         chi(30, 8, "Store", "UC", "BUSY_BLKD"), chi(31, 8, "Final", "BUSY_INTR", "UD"),
-        # an upgrade whose copy a snoop takes on the way (a hazard) completes as a miss
+        # an upgrade whose copy a snoop takes on the way (a hazard) is answered when its data comes, as a miss
         chi(40, 10, "Store", "SC", "BUSY_BLKD"), chi(41, 10, "SendCleanUnique", "BUSY_BLKD", "BUSY_INTR"),
         chi(45, 10, "SnpUnique", "BUSY_INTR", "BUSY_BLKD"), chi(46, 10, "RestoreFromHazard", "BUSY_BLKD", "BUSY_INTR"),
-        chi(60, 10, "Final", "BUSY_INTR", "UD"),
+        chi(50, 10, "Comp_UC", "BUSY_INTR", "BUSY_BLKD"), chi(50, 10, "CheckUpgrade_FromStore", "BUSY_BLKD", "BUSY_BLKD"),
+        data(58, 10, "CompData_UC"), chi(60, 10, "Final", "BUSY_INTR", "UD"),
     ]))
-    assert rows == [(20, 0, "WRITE", "SM"), (31, 2, "WRITE", "E"), (45, 3, "INV", "S"), (60, 3, "WRITE", "IM")]
+    assert rows == [(18, 0, "WRITE", "SM"), (30, 2, "WRITE", "E"), (45, 3, "INV", "S"), (59, 3, "WRITE", "IM")]
+
+
+def test_a_snoop_after_the_answer_meets_the_new_data(tmp_path):
+    """gem5 answers the core when the data comes; the line stays busy for the fill (and a victim's eviction), and a
+    snoop served meanwhile takes the new copy: the write's transfer onward, not a core without a copy."""
+    rows, counts = events_of(tmp_path, "".join([
+        chi(10, 4, "Store", "I", "BUSY_BLKD"), data(20, 4, "CompData_UC"),
+        chi(21, 4, "CheckCacheFill", "BUSY_BLKD", "BUSY_INTR"),
+        chi(25, 4, "SnpUnique", "BUSY_INTR", "BUSY_BLKD"), chi(26, 4, "RestoreFromHazard", "BUSY_BLKD", "BUSY_INTR"),
+        chi(30, 4, "Final", "BUSY_INTR", "I"),
+        chi(40, 6, "Load", "I", "BUSY_BLKD"), data(50, 6, "CompData_UC"),
+        chi(51, 6, "CheckCacheFill", "BUSY_BLKD", "BUSY_INTR"),
+        chi(55, 6, "SnpShared", "BUSY_INTR", "BUSY_BLKD"), chi(56, 6, "RestoreFromHazard", "BUSY_BLKD", "BUSY_INTR"),
+        chi(60, 6, "Final", "BUSY_INTR", "SC"),
+    ]))
+    assert rows == [(21, 0, "WRITE", "IM"), (25, 0, "FWD_GETX", "M"), (51, 1, "READ", "IS"), (55, 1, "FWD_GETS", "E")]
+    assert counts["chi_odd_finals"] == 0 and counts["chi_snoops_without_copy"] == 0
 
 
 def test_snoops_are_evidence_at_the_old_holder(tmp_path):
@@ -135,21 +97,25 @@ def test_snoops_are_evidence_at_the_old_holder(tmp_path):
         chi(20, 6, "SnpUnique", "UC", "BUSY_BLKD"), chi(22, 6, "Final", "BUSY_BLKD", "I"),
         chi(30, 8, "SnpCleanInvalid", "SC", "BUSY_BLKD"), chi(32, 8, "Final", "BUSY_BLKD", "I"),
         chi(40, 10, "SnpCleanInvalid", "UD", "BUSY_BLKD"), chi(42, 10, "Final", "BUSY_BLKD", "I"),
-        chi(50, 4, "SnpSharedFwd", "SC", "BUSY_BLKD"), chi(52, 4, "Final", "BUSY_BLKD", "SC"),
+        chi(50, 4, "SnpShared", "SD", "BUSY_BLKD"), chi(52, 4, "Final", "BUSY_BLKD", "SD"),
     ]))
     assert rows == [(10, 0, "FWD_GETS", "M"), (20, 1, "FWD_GETX", "E"), (30, 2, "INV", "S"), (40, 3, "EVICT", "M")]
     assert counts["chi_recalls"] == 1 and counts["chi_shared_snoops"] == 1
 
 
-def test_evictions_and_a_snoop_on_a_writeback(tmp_path):
+def test_evictions_and_snoops_on_a_writeback(tmp_path):
     rows, _ = events_of(tmp_path, "".join([
         chi(10, 4, "Local_Eviction", "SC", "BUSY_BLKD"), chi(12, 4, "Final", "BUSY_BLKD", "I"),
-        chi(20, 6, "Global_Eviction", "UD", "BUSY_BLKD"), chi(21, 6, "SendWriteBackOrWriteEvict", "BUSY_BLKD", "BUSY_INTR"),
+        chi(20, 6, "Local_Eviction", "UD", "BUSY_BLKD"), chi(21, 6, "SendWriteBackOrWriteEvict", "BUSY_BLKD", "BUSY_INTR"),
         chi(25, 6, "SnpShared", "BUSY_INTR", "BUSY_BLKD"), chi(26, 6, "RestoreFromHazard", "BUSY_BLKD", "BUSY_INTR"),
         chi(30, 6, "Final", "BUSY_INTR", "I"),
-        chi(40, 8, "Global_Eviction", "UD", "BUSY_BLKD"), chi(45, 8, "Final", "BUSY_INTR", "I"),
+        # a writer takes the line from the writeback buffer: its Fwd_GETX, then the copy gone, as MESI's WB_Ack
+        chi(40, 8, "Local_Eviction", "UD", "BUSY_BLKD"), chi(41, 8, "SendWriteBackOrWriteEvict", "BUSY_BLKD", "BUSY_INTR"),
+        chi(43, 8, "SnpUnique", "BUSY_INTR", "BUSY_BLKD"), chi(44, 8, "RestoreFromHazard", "BUSY_BLKD", "BUSY_INTR"),
+        chi(45, 8, "Final", "BUSY_INTR", "I"),
     ]))
-    assert rows == [(12, 0, "EVICT", "S"), (25, 1, "FWD_GETS", "M_I"), (30, 1, "EVICT", "M_I"), (45, 2, "EVICT", "M_I")]
+    assert rows == [(12, 0, "EVICT", "S"), (25, 1, "FWD_GETS", "M_I"), (30, 1, "EVICT", "M_I"),
+                    (43, 2, "FWD_GETX", "M_I"), (45, 2, "EVICT", "M_I")]
 
 
 def test_stalls_other_controllers_and_long_event_names_are_not_events(tmp_path):
@@ -160,23 +126,31 @@ def test_stalls_other_controllers_and_long_event_names_are_not_events(tmp_path):
         chi(13, 4, "DataArrayWriteOnFill", "BUSY_INTR", "BUSY_INTR"),
         chi(14, 2, "ReadShared", "UD_RU", "BUSY_BLKD"),        # the socket cache: counted only
         chi(15, 5, "Load", "I", "BUSY_BLKD"),                  # core 0's L1I
-        chi(20, 4, "Final", "BUSY_INTR", "SC"),
+        data(20, 4, "CompData_SC"), chi(21, 4, "Final", "BUSY_INTR", "SC"),
+        # an eviction that must wait for a replacement buffer: logged with its next state, then retried
+        chi(30, 6, "Local_Eviction", "UD", "BUSY_BLKD").replace("] \n", "] Resource Stall\n"),
+        chi(35, 6, "Local_Eviction", "UD", "BUSY_BLKD"), chi(38, 6, "Final", "BUSY_INTR", "I"),
     ]))
     assert "CacheDataArrayWriteOnFill" in chi(0, 4, "DataArrayWriteOnFill", "I", "I")
-    assert rows == [(20, 0, "READ", "IS")]
-    assert counts["chi_stalls"] == 2 and counts["chi_other_caches"] == 2
+    assert rows == [(21, 0, "READ", "IS"), (38, 1, "EVICT", "M_I")]
+    assert counts["chi_stalls"] == 3 and counts["chi_other_caches"] == 2
 
 
-def test_a_load_whose_copy_is_taken_before_its_final(tmp_path):
-    rows, _ = events_of(tmp_path, chi(10, 4, "Load", "I", "BUSY_BLKD") + chi(20, 4, "Final", "BUSY_INTR", "I"))
-    assert rows == [(20, 0, "READ", "IS_I"), (20, 0, "EVICT", "IS_I")]
+def test_a_load_whose_copy_is_taken_before_its_data(tmp_path):
+    rows, _ = events_of(tmp_path, "".join([
+        chi(10, 4, "Load", "I", "BUSY_BLKD"), chi(11, 4, "SendReadShared", "BUSY_BLKD", "BUSY_INTR"),
+        chi(15, 4, "SnpCleanInvalid", "BUSY_INTR", "BUSY_BLKD"), chi(16, 4, "RestoreFromHazard", "BUSY_BLKD", "BUSY_INTR"),
+        data(20, 4, "CompData_SC"), chi(22, 4, "Final", "BUSY_INTR", "I"),
+    ]))
+    assert rows == [(21, 0, "READ", "IS_I"), (21, 0, "EVICT", "IS_I")]
 
 
 @pytest.mark.parametrize("text, where", [
     (chi(10, 4, "Load", "I", "BUSY_BLKD") + chi(11, 4, "Store", "SC", "BUSY_BLKD"),
-     ":2: core 0 opens a second request on line 0x1 before the first's Final"),
+     ":2: core 0 opens a second transaction on line 0x1 before the first's Final"),
     (chi(10, 4, "Load", "I", "BUSY_BLKD").replace("I>BUSY_BLKD", "I-BUSY_BLKD"), ":1: malformed state change"),
     (chi(10, 4, "Load", "I", "BUSY_BLKD").replace(", line 0x40]", "]"), ":1: malformed Cache transition"),
+    (chi(10, 4, "Load", "UD_RU", "BUSY_BLKD"), ":1: L1D state 'UD_RU' is not one an L1 takes"),
 ])
 def test_bad_input_names_the_line(tmp_path, text, where):
     trace = tmp_path / "bad.txt"
@@ -203,23 +177,33 @@ def test_versions_come_from_the_controller_map():
 
 @pytest.mark.parametrize("trace", sorted(FIXTURES.glob("chi-*.trace.gz")), ids=lambda p: p.name)
 def test_recorded_gem5_traces(tmp_path, trace):
-    """A trace recorded on the socket machine (tests/fixtures/traces/README.md): the native reader agrees with the
-    Python reading line for line, and finds writes, transfers' evidence and dirty reads' evidence in it."""
+    """A trace recorded on the socket machine (tests/fixtures/traces/README.md), held against another part of gem5:
+    every READ and WRITE (but the silent upgrade, which sends nothing) falls at the tick where the core's sequencer
+    logs the answer to a request on that line that missed (`Seq Done`, more cycles than a hit), and every
+    transaction the reader opens closes."""
     meta = json.loads(trace.with_name(trace.name.replace(".trace.gz", ".json")).read_text())
     counts = ingest.ingest(trace, tmp_path / "r.events", meta["sockets_of_cores"], l1d_versions=meta["l1d_versions"])
+    answered = {}
     with gzip.open(trace, "rt") as f:
-        want = python_reading(f, meta["l1d_versions"], meta["sockets_of_cores"])
+        for text in f:
+            m = SEQ_DONE.match(text)
+            if m:
+                answered[(int(m.group(2)), int(m.group(3), 16) >> 6, int(m.group(1)))] = int(m.group(4))
     _, recs = ev.read_all(tmp_path / "r.events")
-    got = [tuple(int(r[k]) for k in ("tick", "line", "core", "socket", "kind", "l1_state")) for r in recs]
-    assert got == want and counts["events"] == meta["events"]
-    assert counts["write"] > 0 and counts["fwd_getx"] > 0 and counts["fwd_gets"] > 0 and counts["chi_odd_finals"] == 0
+    misses = [(int(r["core"]), int(r["line"]), int(r["tick"])) for r in recs
+              if Kind(int(r["kind"])) in (Kind.READ, Kind.WRITE) and L1_STATES[int(r["l1_state"])] != "E"]
+    hit_cycles = min(answered.values())
+    assert misses and all(answered.get(m, 0) > hit_cycles for m in misses)
+    assert counts["events"] == meta["events"] and counts["write"] > 0 and counts["fwd_getx"] > 0 and counts["fwd_gets"] > 0
+    assert counts["chi_odd_finals"] == counts["chi_open_at_end"] == counts["chi_snoops_without_copy"] == 0
 
 
 def test_cli_reads_the_controller_map_of_a_run(tmp_path, capsys):
     from cohtb.cli import main
 
     trace = tmp_path / "t.txt"
-    trace.write_text(chi(10, 8, "Store", "I", "BUSY_BLKD") + chi(20, 8, "Final", "BUSY_INTR", "UD"))
+    trace.write_text(chi(10, 8, "Store", "I", "BUSY_BLKD") + data(20, 8, "CompData_UD_PD")
+                     + chi(21, 8, "Final", "BUSY_INTR", "UD"))
     l1 = [{"core": c, "socket": s, "version": v, "icache_version": v + 1} for c, (s, v) in enumerate(zip(SOCKETS, L1D))]
     (tmp_path / "roi.json").write_text(json.dumps({"protocol": "CHI", "controllers": {"l1": l1}}))
     (tmp_path / "manifest.json").write_text(json.dumps({"gem5": {"protocol": "CHI"}, "controllers": {"l1": l1[::-1]}}))

@@ -2,17 +2,20 @@
  * events with the same meaning as MESI_Two_Level's (docs/gem5.md, "CHI: which transitions are events").
  *
  * CHI names every controller `Cache` and logs a transaction, not a transition: the request opens it from a
- * stable state (`Store SC>BUSY_BLKD`), internal steps follow in BUSY_BLKD/BUSY_INTR, and `Final BUSY_x>S` closes
- * it in the stable state S (CHI-cache-transitions.sm, "Finalization transition"). A snoop that meets a
- * transaction waiting in BUSY_INTR is a hazard (`SnpUnique BUSY_INTR>BUSY_BLKD`), closed by RestoreFromHazard,
- * and the request goes on. So per (core, line) this reader keeps the open request that can become an event, and
- * emits at its Final. Snoops are evidence at arrival, as MESI_Two_Level's Fwd_GETS/Fwd_GETX/Inv are. A snoop
- * or request logged BUSY_BLKD>BUSY_BLKD is a stall (retried later), not a transition.
+ * stable state (`Store SC>BUSY_BLKD`), its steps follow in BUSY_BLKD/BUSY_INTR, and `Final BUSY_x>S` closes it in
+ * the stable state S (CHI-cache-transitions.sm, "Finalization transition"). gem5 answers the core before that
+ * (Callback_Miss: the line's data whole, or CheckUpgrade_FromStore for an upgrade that kept its copy); that answer
+ * is the event. A snoop that meets a transaction waiting in BUSY_INTR is a hazard (`SnpUnique BUSY_INTR>BUSY_BLKD`),
+ * closed by RestoreFromHazard, and the transaction goes on. So per (core, line) this reader keeps the open
+ * transaction and the line's data state of the moment; snoops are evidence at arrival, as MESI_Two_Level's
+ * Fwd_GETS/Fwd_GETX/Inv are. A snoop or request logged BUSY_BLKD>BUSY_BLKD, or a "Resource Stall" line, is a stall
+ * (retried later), not a transition.
  *
  * States map to the contract's MESI names: SC -> S, UC -> E, UD -> M; SD (dirty, shared: this L1 answers for the
  * line's data after a dirty read) -> S, since the monitor's line is shared then. The l1_state of an event is the
- * MESI state of the same moment: a READ's is IS (IS_I when a snoop took the copy before its Final), a WRITE's IM (a miss, or an upgrade whose copy a snoop took),
- * SM (an upgrade) or E (the silent UC->UD), an EVICT's S (SC), M_I (a writeback), E or M (a recall). */
+ * MESI state of the same moment: a READ's is IS (IS_I when a snoop took the copy before the data came), a WRITE's
+ * IM (a miss, or an upgrade whose copy a snoop took), SM (an upgrade) or E (the silent UC->UD), an EVICT's S (SC),
+ * M_I (a writeback), E or M (a recall). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +24,8 @@
 #include "ingest.h"
 
 enum chi_state { CHI_OTHER, CHI_I, CHI_SC, CHI_UC, CHI_SD, CHI_UD, CHI_BUSY };
-enum open_kind { OPEN_NONE, OPEN_LOAD_MISS, OPEN_STORE_MISS, OPEN_UPGRADE, OPEN_SILENT_UPGRADE, OPEN_EVICTION };
+/* What a core's open transaction on a line is: a request that can become an event, a hit, an eviction, a snoop. */
+enum open_kind { OPEN_HIT, OPEN_LOAD_MISS, OPEN_STORE_MISS, OPEN_UPGRADE, OPEN_SILENT_UPGRADE, OPEN_EVICTION, OPEN_SNOOP };
 
 static enum chi_state chi_state(const char *s, size_t len) {
   if (state_is(s, len, "I")) return CHI_I;
@@ -53,10 +57,19 @@ int chi_map_core(uint64_t version, uint32_t core) {
 
 int chi_has_map(void) { return versions > 0; }
 
+/* A line's data comes in line_size / 32 messages: the stdlib CHI nodes' 32-byte data channel
+ * (AbstractNode.data_channel_size; socket_chi.py's DATA_MESSAGE_BYTES sizes the network's to match). */
+#define DATA_CHANNEL_BYTES 32
+static unsigned data_messages = 2;
+void chi_set_line_size(long line_size) { data_messages = line_size > DATA_CHANNEL_BYTES ? (unsigned)(line_size / DATA_CHANNEL_BYTES) : 1; }
+
 /* Open requests by (core, line): a request is in flight for hundreds of ns, so the table stays small; open
  * addressing with backward-shift deletion. */
 #define SLOTS (1u << 16)
-static struct { uint64_t line; uint32_t core; uint8_t used, kind, from, invalidated; } open_req[SLOTS];
+/* cur: the line's data state at the core now (the request's start, I once a snoop took the copy, the data's state
+ * once it arrived); served: gem5 has answered the core (its READ or WRITE is out); after: a snoop gave evidence
+ * after that; evicted: an EVICT is out (a recall, or a copy taken before the data came). */
+static struct { uint64_t line; uint32_t core; uint8_t used, kind, from, cur, invalidated, served, after, evicted, chunks; } open_req[SLOTS];
 static uint32_t open_count;
 
 static uint32_t slot_of(uint32_t core, uint64_t line) {
@@ -78,116 +91,164 @@ static void drop(uint32_t i) {
 static uint64_t l1_transitions, other_caches, requests, hits, stalls, snoops, shared_snoops, hazards, no_copy,
     recalls, unopened, odd_finals;
 
-/* A snoop at core's L1 whose data state is `st` (for a hazard: the state its open request started from, or M_I
- * when that request is a writeback): the evidence MESI_Two_Level would log there. */
-static void snoop(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, const char *ev, enum chi_state st,
-                  int writeback) {
+static int is_invalidating(const char *ev) {
+  return !strcmp(ev, "SnpUnique") || !strcmp(ev, "SnpUniqueFwd") || !strcmp(ev, "SnpCleanInvalid");
+}
+
+/* A snoop at core's L1 whose data state is `st` (a writeback in flight: its M_I): the evidence MESI_Two_Level would
+ * log there. Returns 1 when it logged an EVICT (a recall). */
+static int snoop(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, const char *ev, enum chi_state st,
+                 int writeback) {
   snoops++;
-  int invalidating = !strcmp(ev, "SnpUnique") || !strcmp(ev, "SnpUniqueFwd") || !strcmp(ev, "SnpCleanInvalid");
-  int sharing = !strcmp(ev, "SnpShared") || !strcmp(ev, "SnpSharedFwd") || !strcmp(ev, "SnpNotSharedDirty") ||
-                !strcmp(ev, "SnpNotSharedDirtyFwd");
+  int sharing = !strcmp(ev, "SnpShared") || !strcmp(ev, "SnpSharedFwd") || !strcmp(ev, "SnpNotSharedDirtyFwd");
   uint16_t owner = writeback ? COHTB_L1_M_I : st == CHI_UD ? COHTB_L1_M : COHTB_L1_E;
   if (st == CHI_UD || st == CHI_UC || writeback) {
     /* The unique copy: a SnpUnique hands it to a writer (Fwd_GETX); a SnpCleanInvalid is the socket cache's
      * back-invalidation when it replaces the line (a ReadUnique that hits unique upstream snoops SnpUnique,
      * CHI-cache-actions.sm Initiate_ReadUnique_HitUpstream): a recall, the EVICT the owner did not choose. */
-    if (!strcmp(ev, "SnpCleanInvalid")) { emit(lineno, tick, line, core, COHTB_EVICT, owner); recalls++; }
-    else if (invalidating) emit(lineno, tick, line, core, COHTB_FWD_GETX, owner);
+    if (!strcmp(ev, "SnpCleanInvalid")) { emit(lineno, tick, line, core, COHTB_EVICT, owner); recalls++; return 1; }
+    if (is_invalidating(ev)) emit(lineno, tick, line, core, COHTB_FWD_GETX, owner);
     else if (sharing) emit(lineno, tick, line, core, COHTB_FWD_GETS, owner);
   } else if (st == CHI_SC || st == CHI_SD) {
-    /* A shared copy: an invalidation is a writer's (Inv in S); a shared snoop asks a sharer to forward clean
-     * data (the home's DCT from a sharer), not a dirty owner: no MESI evidence. */
-    if (invalidating) emit(lineno, tick, line, core, COHTB_INV, COHTB_L1_S);
+    /* A shared copy: an invalidation is a writer's (Inv in S). A shared snoop at SD is the socket cache reading
+     * the copy a dirty read left here: no dirty owner for the monitor (rule R left the line shared). */
+    if (is_invalidating(ev)) emit(lineno, tick, line, core, COHTB_INV, COHTB_L1_S);
     else if (sharing) shared_snoops++;
   } else {
     no_copy++;
   }
+  return 0;
 }
 
 /* The snoops a cache receives from below (CHI-cache.sm's snoop events; the *Pipe and SnpResp* events are its own
  * steps and answers). */
 static int is_snoop_request(const char *ev) {
-  static const char *const names[] = {"SnpShared", "SnpSharedFwd", "SnpNotSharedDirty", "SnpNotSharedDirtyFwd", "SnpUnique",
-                                      "SnpUniqueFwd", "SnpCleanInvalid", "SnpOnce", "SnpOnceFwd"};
+  static const char *const names[] = {"SnpShared", "SnpSharedFwd", "SnpNotSharedDirtyFwd", "SnpUnique", "SnpUniqueFwd",
+                                      "SnpCleanInvalid", "SnpOnce", "SnpOnceFwd"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcmp(ev, names[i])) return 1;
   return 0;
 }
 
+/* The data state a data response gives its requester (CHI-cache.sm's CompData_* and DataSepResp_UC events). */
+static enum chi_state data_state(const char *ev) {
+  if (!strcmp(ev, "CompData_SC")) return CHI_SC;
+  if (!strcmp(ev, "CompData_UC") || !strcmp(ev, "DataSepResp_UC")) return CHI_UC;
+  if (!strcmp(ev, "CompData_SD_PD")) return CHI_SD;
+  if (!strcmp(ev, "CompData_UD_PD")) return CHI_UD;
+  if (!strcmp(ev, "CompData_I")) return CHI_I;
+  return CHI_OTHER;
+}
+
+/* gem5 answers the core (Callback_Miss, CHI-cache-transitions.sm) when the data arrives, or, for an upgrade that
+ * kept its copy, at CheckUpgrade_FromStore; the line stays busy after it (the fill, a victim's eviction), and
+ * snoops may be served meanwhile. That answer is the event. */
+static void serve(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, uint32_t i, enum chi_state got) {
+  if (open_req[i].kind == OPEN_LOAD_MISS) {
+    if (open_req[i].invalidated || got == CHI_I) {   /* used, not kept: a snoop took the copy first (MESI's IS_I) */
+      emit(lineno, tick, line, core, COHTB_READ, COHTB_L1_IS_I);
+      emit(lineno, tick, line, core, COHTB_EVICT, COHTB_L1_IS_I);
+      open_req[i].evicted = 1, open_req[i].cur = CHI_I;
+    } else {
+      emit(lineno, tick, line, core, COHTB_READ, COHTB_L1_IS);
+      open_req[i].cur = (uint8_t)got;
+    }
+  } else {
+    int kept_copy = open_req[i].kind == OPEN_UPGRADE && !open_req[i].invalidated;
+    emit(lineno, tick, line, core, COHTB_WRITE, kept_copy ? COHTB_L1_SM : COHTB_L1_IM);
+    open_req[i].cur = CHI_UD;
+  }
+  open_req[i].served = 1;
+}
+
 void chi_transition(uint64_t lineno, uint64_t tick, uint64_t version, const char *ev, const char *from, size_t flen,
-                    const char *to, size_t tlen, uint64_t line) {
+                    const char *to, size_t tlen, uint64_t line, int resource_stall) {
   if (version >= versions || !core_of_version[version]) { other_caches++; return; }
   uint32_t core = core_of_version[version] - 1;
   l1_transitions++;
   enum chi_state f = chi_state(from, flen), t = chi_state(to, tlen);
+  if (f == CHI_OTHER || t == CHI_OTHER)
+    fail(lineno, "L1D state '%.*s' is not one an L1 takes (I SC UC SD UD UD_T BUSY_BLKD BUSY_INTR)",
+         (int)(f == CHI_OTHER ? flen : tlen), f == CHI_OTHER ? from : to);
+  if (resource_stall) { stalls++; return; }   /* logged with the state it would take, then retried */
   int is_snoop = is_snoop_request(ev);
+  int is_request = !strcmp(ev, "Load") || !strcmp(ev, "Store") || !strcmp(ev, "AtomicLoad") ||
+                   !strcmp(ev, "AtomicStore") || !strcmp(ev, "Prefetch") || !strcmp(ev, "Local_Eviction") ||
+                   !strcmp(ev, "Global_Eviction") || !strcmp(ev, "LocalHN_Eviction");
+  uint32_t i = slot_of(core, line);
 
-  int is_request = !strcmp(ev, "Load") || !strcmp(ev, "Store") || !strncmp(ev, "Atomic", 6) || !strcmp(ev, "Prefetch") ||
-                   strstr(ev, "_Eviction") != NULL;
-  if (is_snoop && f != CHI_BUSY && t == CHI_BUSY) { snoop(lineno, tick, line, core, ev, f, 0); return; }
+  int opens = f != CHI_BUSY && t == CHI_BUSY;   /* a transaction starts (a snoop's too, which its Final ends) */
+  if (opens && open_req[i].used)
+    fail(lineno, "core %" PRIu32 " opens a second transaction on line %#" PRIx64 " before the first's Final", core, line);
+  if (opens && open_count >= SLOTS / 2) fail(lineno, "more than %u transactions in flight", SLOTS / 2);
+  if (opens) {
+    open_req[i].used = 1, open_req[i].core = core, open_req[i].line = line, open_req[i].kind = OPEN_SNOOP;
+    open_req[i].from = open_req[i].cur = (uint8_t)f;
+    open_req[i].invalidated = open_req[i].served = open_req[i].after = open_req[i].evicted = open_req[i].chunks = 0;
+    open_count++;
+  }
+  if (is_snoop && opens) { snoop(lineno, tick, line, core, ev, f, 0); return; }
   if (is_snoop && state_is(from, flen, "BUSY_INTR") && state_is(to, tlen, "BUSY_BLKD")) {
-    /* A hazard: the snoop meets this core's open request. Its data state is the one the request started from,
-     * unless an earlier snoop took the copy. */
+    /* A hazard: the snoop meets this core's open transaction, in the line's data state of the moment. */
     hazards++;
-    uint32_t i = slot_of(core, line);
-    if (!open_req[i].used) { snoop(lineno, tick, line, core, ev, CHI_I, 0); return; }
-    enum chi_state st = open_req[i].invalidated ? CHI_I : (enum chi_state)open_req[i].from;
+    if (!open_req[i].used) { unopened++; snoop(lineno, tick, line, core, ev, CHI_I, 0); return; }
+    enum chi_state st = (enum chi_state)open_req[i].cur;
     int writeback = open_req[i].kind == OPEN_EVICTION && (st == CHI_UD || st == CHI_SD || st == CHI_UC);
-    snoop(lineno, tick, line, core, ev, st, writeback);
-    if (!strcmp(ev, "SnpUnique") || !strcmp(ev, "SnpUniqueFwd") || !strcmp(ev, "SnpCleanInvalid"))
-      open_req[i].invalidated = 1;
+    if (snoop(lineno, tick, line, core, ev, st, writeback)) open_req[i].evicted = 1;
+    if (open_req[i].served && st != CHI_I) open_req[i].after = 1;
+    if (is_invalidating(ev)) open_req[i].invalidated = 1, open_req[i].cur = CHI_I;
     return;
   }
   if (is_snoop || (f == CHI_BUSY && is_request)) {
     stalls++;   /* held back until the line's transaction ends; logged again when taken */
     return;
   }
-  if (f != CHI_BUSY && f != CHI_OTHER && t == CHI_BUSY) {
-    int kind = OPEN_NONE;
+  if (opens) {
+    int kind = OPEN_HIT;
     if (!strcmp(ev, "Load") || !strcmp(ev, "Prefetch")) {
       if (f == CHI_I) kind = OPEN_LOAD_MISS;
-      else hits++;
     } else if (!strcmp(ev, "Store") || !strcmp(ev, "AtomicLoad") || !strcmp(ev, "AtomicStore")) {
       if (f == CHI_I) kind = OPEN_STORE_MISS;
       else if (f == CHI_SC || f == CHI_SD) kind = OPEN_UPGRADE;
       else if (f == CHI_UC) kind = OPEN_SILENT_UPGRADE;
-      else hits++;
     } else if (strstr(ev, "_Eviction")) {
       kind = OPEN_EVICTION;
     }
-    if (kind == OPEN_NONE) return;
-    if (kind != OPEN_SILENT_UPGRADE && kind != OPEN_EVICTION) requests++;
-    uint32_t i = slot_of(core, line);
-    if (open_req[i].used) fail(lineno, "core %" PRIu32 " opens a second request on line %#" PRIx64 " before the first's Final",
-                               core, line);
-    if (open_count >= SLOTS / 2) fail(lineno, "more than %u requests in flight", SLOTS / 2);
-    open_req[i].used = 1, open_req[i].core = core, open_req[i].line = line, open_req[i].kind = (uint8_t)kind;
-    open_req[i].from = (uint8_t)f, open_req[i].invalidated = 0;
-    open_count++;
+    if (kind == OPEN_LOAD_MISS || kind == OPEN_STORE_MISS || kind == OPEN_UPGRADE) requests++;
+    else if (kind == OPEN_HIT) hits++;
+    open_req[i].kind = (uint8_t)kind;
+    if (kind == OPEN_SILENT_UPGRADE) {   /* UC -> UD without a message: the store is done at once (StoreHit) */
+      emit(lineno, tick, line, core, COHTB_WRITE, COHTB_L1_E);
+      open_req[i].served = 1, open_req[i].cur = CHI_UD;
+    }
     return;
   }
-  if (!strcmp(ev, "Final")) {
-    uint32_t i = slot_of(core, line);
-    if (!open_req[i].used) { if (f != CHI_BUSY) unopened++; return; }   /* a hit, a snoop, or opened before the trace */
-    int kind = open_req[i].kind, invalidated = open_req[i].invalidated;
-    enum chi_state was = (enum chi_state)open_req[i].from;
-    drop(i);
-    if (kind == OPEN_LOAD_MISS) {
-      /* Final in I: the load used the data but the copy is not kept (a snoop took it), as MESI's IS_I>I */
-      uint16_t st = t == CHI_I ? COHTB_L1_IS_I : COHTB_L1_IS;
-      emit(lineno, tick, line, core, COHTB_READ, st);
-      if (t == CHI_I) emit(lineno, tick, line, core, COHTB_EVICT, st);
-    } else if (kind == OPEN_EVICTION) {
-      if (t != CHI_I) { odd_finals++; return; }
-      if (invalidated) return;   /* a snoop already took the copy (its evidence, or a recall, was logged) */
-      emit(lineno, tick, line, core, COHTB_EVICT, was == CHI_SC ? COHTB_L1_S : COHTB_L1_M_I);
-    } else if (t == CHI_UD) {
-      uint16_t st = kind == OPEN_SILENT_UPGRADE ? COHTB_L1_E
-                  : kind == OPEN_UPGRADE && !invalidated ? COHTB_L1_SM : COHTB_L1_IM;
-      emit(lineno, tick, line, core, COHTB_WRITE, st);
-    } else {
-      odd_finals++;   /* a store that ended without the line unique: counted, and docs/gem5.md says when */
-    }
+  if (!open_req[i].used) {
+    if (!strcmp(ev, "Final")) unopened++;   /* opened before the trace began */
+    return;
+  }
+  int kind = open_req[i].kind;
+  int waiting = !open_req[i].served && (kind == OPEN_LOAD_MISS || kind == OPEN_STORE_MISS || kind == OPEN_UPGRADE);
+  enum chi_state got = data_state(ev);
+  if (waiting && got != CHI_OTHER) {   /* gem5 answers the core once the line's data is whole */
+    if (++open_req[i].chunks >= data_messages) serve(lineno, tick, line, core, i, got);
+    return;
+  }
+  if (waiting && kind == OPEN_UPGRADE && !open_req[i].invalidated && !strcmp(ev, "CheckUpgrade_FromStore")) {
+    serve(lineno, tick, line, core, i, CHI_UD);
+    return;
+  }
+  if (strcmp(ev, "Final") != 0) return;   /* one of the transaction's own steps */
+  int served = open_req[i].served, after = open_req[i].after, evicted = open_req[i].evicted;
+  enum chi_state was = (enum chi_state)open_req[i].from;
+  drop(i);
+  if (kind == OPEN_EVICTION) {
+    if (t != CHI_I) odd_finals++;
+    else if (!evicted) emit(lineno, tick, line, core, COHTB_EVICT, was == CHI_SC ? COHTB_L1_S : COHTB_L1_M_I);
+  } else if (kind == OPEN_LOAD_MISS || kind == OPEN_STORE_MISS || kind == OPEN_UPGRADE) {
+    if (!served) odd_finals++;   /* a miss closed without gem5 answering the core: docs/gem5.md, must be 0 */
+    else if (kind == OPEN_LOAD_MISS && t == CHI_I && !evicted && !after)
+      emit(lineno, tick, line, core, COHTB_EVICT, COHTB_L1_IS_I);   /* the data used, the copy not kept */
   }
 }
 

@@ -257,6 +257,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   int line_shift = __builtin_ctzl(line_size);
+  chi_set_line_size(line_size);
 
   /* A named pipe (a live run's) is read as it comes, with plain read()s: gzread waits for a whole chunk,
    * which would hold a live monitor, and a refused line, back by megabytes. gem5 writes plain text there. */
@@ -390,7 +391,7 @@ int main(int argc, char **argv) {
       uint64_t line_addr;
       if (parse_u64(tok[7], 16, &line_addr) < 3) fail(lineno, "malformed line address '%s'", tok[7]);
       chi_transition(lineno, tick, version, tok[3], tok[4], (size_t)(arrow - tok[4]), arrow + 1, strlen(arrow + 1),
-                     line_addr >> line_shift);
+                     line_addr >> line_shift, n > 8 && strstr(tok[n - 1], "Stall") != NULL);
       chi++;
       continue;
     }

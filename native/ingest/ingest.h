@@ -17,8 +17,9 @@ int state_is(const char *s, size_t len, const char *a);
  * versions never mapped are the L1Is, socket caches and homes, whose transitions are counted, not events. */
 int chi_map_core(uint64_t version, uint32_t core);
 int chi_has_map(void);
+void chi_set_line_size(long line_size);
 void chi_transition(uint64_t lineno, uint64_t tick, uint64_t version, const char *ev, const char *from, size_t flen,
-                    const char *to, size_t tlen, uint64_t line);
+                    const char *to, size_t tlen, uint64_t line, int resource_stall);
 void chi_print_counts(FILE *out);   /* `, "chi_...": n` fields for the counts' JSON */
 
 #endif
