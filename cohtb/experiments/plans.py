@@ -10,7 +10,7 @@ from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.experiments.declarations import Declaration
 from cohtb.experiments.seeds import EXPERIMENTS, full_system
-from cohtb.run.machines import known
+from cohtb.run.machines import hierarchy_of, known
 from cohtb.run.spec import RunSpec
 
 FS_SEED = "004-fs"     # the full-system experiment: one-off full-system runs measure as it declares
@@ -36,6 +36,14 @@ def calibration_plan(machine: str) -> list[RunSpec]:
             for t in (2, 4, 16)]
 
 
+def atomicity_plan(machine: str) -> list[RunSpec]:
+    """The locked-instruction check (workloads/atomicity.c): every core increments one count with lock xadd, a lock
+    cmpxchg loop and an xchg lock, on 2x4 and 8x4; a lost increment is a locked RMW the machine broke. Untraced:
+    the count is the result."""
+    return [RunSpec("atomicity", p, "line", sockets, 4, ops, traced=False, machine=machine)
+            for sockets, ops in ((2, 2000), (8, 3000)) for p in ("xadd", "cmpxchg", "xchg")]
+
+
 def seeds_plan(*seeds: str) -> list[RunSpec]:
     """The runs of the seed experiments (cohtb/experiments/seeds.py), all or the ones named."""
     return [s for k, e in EXPERIMENTS.items() if not seeds or k in seeds for s in e.specs()]
@@ -55,6 +63,8 @@ PLANS = {
     # The calibration benchmark on the flat machine, and on every other machine (calibration-<machine>).
     "calibration": lambda: calibration_plan("flat"),
     **{f"calibration-{m}": (lambda m=m: calibration_plan(m)) for m in known() if m != "flat"},
+    # The locked-instruction check on every socket machine (the flat one's protocol blocks a snooped line itself).
+    **{f"atomicity-{m}": (lambda m=m: atomicity_plan(m)) for m in known() if hierarchy_of(m) == "socket"},
     # A quick check of the whole path.
     "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
 }
