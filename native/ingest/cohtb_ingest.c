@@ -184,6 +184,22 @@ static FILE *open_output(const char *out_path, long cores, long sockets, long li
   return out;
 }
 
+/* A comma-separated list given inline or, as @FILE, in a file (a list of thousands of cores is too long for an
+ * argument); the file's trailing newline and spaces dropped. NULL (and a message) if the file cannot be read. */
+static const char *list_argument(const char *text) {
+  static char buf[2][12 * COHTB_MAX_CORES];   /* two lists may be given: each its own */
+  static int next;
+  if (text[0] != '@') return text;
+  char *out = buf[next++ & 1];
+  FILE *f = fopen(text + 1, "r");
+  size_t got = f ? fread(out, 1, sizeof buf[0] - 1, f) : 0;
+  if (!f || ferror(f)) { fprintf(stderr, "cohtb-ingest: cannot read %s: %s\n", text + 1, strerror(errno)); return NULL; }
+  fclose(f);
+  while (got && (out[got - 1] == '\n' || out[got - 1] == ' ')) got--;
+  out[got] = 0;
+  return out;
+}
+
 int main(int argc, char **argv) {
   static const char usage[] = "usage: cohtb-ingest TRACE|- OUT --socket-map S0,S1,...|@FILE [--cores-from-trace] "
                               "[--chi-l1d V0,V1,...|@FILE] [--line-size 64] [--source JSON] [--pagemap FILE] [--tee FILE] "
@@ -191,7 +207,6 @@ int main(int argc, char **argv) {
   if (argc < 3) { fputs(usage, stderr); return 2; }
   trace_name = strcmp(argv[1], "-") ? argv[1] : "<stdin>";
   const char *out_path = argv[2];
-  static char map_text[8 * COHTB_MAX_CORES];
   long chi_cores = 0;
   long map_cores = 0, line_size = COHTB_DEFAULT_LINE_SIZE;
   int cores_from_trace = 0;
@@ -200,16 +215,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--cores-from-trace")) { cores_from_trace = 1; continue; }
     if (i + 1 >= argc) { fprintf(stderr, "cohtb-ingest: %s needs a value\n", argv[i]); return 2; }
     if (!strcmp(argv[i], "--socket-map")) {
-      const char *text = argv[++i];
-      if (text[0] == '@') {
-        FILE *mf = fopen(text + 1, "r");
-        size_t got = mf ? fread(map_text, 1, sizeof map_text - 1, mf) : 0;
-        if (!mf || ferror(mf)) { fprintf(stderr, "cohtb-ingest: cannot read %s: %s\n", text + 1, strerror(errno)); return 2; }
-        fclose(mf);
-        while (got && (map_text[got - 1] == '\n' || map_text[got - 1] == ' ')) got--;
-        map_text[got] = 0;
-        text = map_text;
-      }
+      const char *text = list_argument(argv[++i]);
+      if (!text) return 2;
       for (char *p = (char *)text, *end; *p; p = end + (*end == ',')) {
         long s = strtol(p, &end, 10);
         if (end == p || (*end && *end != ',') || s < 0 || s >= COHTB_MAX_SOCKETS || map_cores >= COHTB_MAX_CORES) {
@@ -221,18 +228,11 @@ int main(int argc, char **argv) {
       }
     }
     else if (!strcmp(argv[i], "--chi-l1d")) {
-      const char *text = argv[++i];
-      if (text[0] == '@') {
-        FILE *mf = fopen(text + 1, "r");
-        size_t got = mf ? fread(map_text, 1, sizeof map_text - 1, mf) : 0;
-        if (!mf || ferror(mf)) { fprintf(stderr, "cohtb-ingest: cannot read %s: %s\n", text + 1, strerror(errno)); return 2; }
-        fclose(mf);
-        map_text[got] = 0;
-        text = map_text;
-      }
-      for (char *p = (char *)text, *end; *p && *p != '\n'; p = end + (*end == ',')) {
+      const char *text = list_argument(argv[++i]);
+      if (!text) return 2;
+      for (char *p = (char *)text, *end; *p; p = end + (*end == ',')) {
         long v = strtol(p, &end, 10);
-        if (end == p || (*end && *end != ',' && *end != '\n') || v < 0 || chi_cores >= COHTB_MAX_CORES ||
+        if (end == p || (*end && *end != ',') || v < 0 || chi_cores >= COHTB_MAX_CORES ||
             !chi_map_core((uint64_t)v, (uint32_t)chi_cores)) {
           fprintf(stderr, "cohtb-ingest: --chi-l1d wants comma-separated controller versions, one per core, each once\n");
           return 2;
