@@ -21,6 +21,7 @@ def costs_table(runs: list) -> Table:
     return Table("Host time of full-system runs, per machine",
                  ["machine", "sockets x cores", "kernel", "gem5 build", "boot to /init, host s", "run, host s",
                   "simulated warm-up + window, ms", "trace lines"], rows,
-                 "Host seconds on this project's 2-core machine (two runs side by side). The boot is the one the run's "
+                 "Host seconds on this project's 2-core machine, as recorded (how many simulations shared its cores is "
+                 "not: docs/machine.md says, for the runs here). The boot is the one the run's "
                  "checkpoint was saved from (its manifest keeps the record); the run restores it, sets up on atomic "
                  "CPUs, then runs the warm-up and the window traced, ingest included.")

@@ -89,7 +89,7 @@ static void drop(uint32_t i) {
 }
 
 static uint64_t l1_transitions, other_caches, requests, hits, stalls, snoops, shared_snoops, hazards, no_copy,
-    recalls, unopened, odd_finals;
+    recalls, unopened;
 
 static int is_invalidating(const char *ev) {
   return !strcmp(ev, "SnpUnique") || !strcmp(ev, "SnpUniqueFwd") || !strcmp(ev, "SnpCleanInvalid");
@@ -243,11 +243,11 @@ void chi_transition(uint64_t lineno, uint64_t tick, uint64_t version, const char
   enum chi_state was = (enum chi_state)open_req[i].from;
   drop(i);
   if (kind == OPEN_EVICTION) {
-    if (t != CHI_I) odd_finals++;
-    else if (!evicted) emit(lineno, tick, line, core, COHTB_EVICT, was == CHI_SC ? COHTB_L1_S : COHTB_L1_M_I);
+    if (t != CHI_I) fail(lineno, "core %" PRIu32 "'s eviction of line %#" PRIx64 " closed in %.*s, not I", core, line, (int)tlen, to);
+    if (!evicted) emit(lineno, tick, line, core, COHTB_EVICT, was == CHI_SC ? COHTB_L1_S : COHTB_L1_M_I);
   } else if (kind == OPEN_LOAD_MISS || kind == OPEN_STORE_MISS || kind == OPEN_UPGRADE) {
-    if (!served) odd_finals++;   /* a miss closed without gem5 answering the core: docs/gem5.md, must be 0 */
-    else if (kind == OPEN_LOAD_MISS && t == CHI_I && !evicted && !after)
+    if (!served) fail(lineno, "core %" PRIu32 "'s miss on line %#" PRIx64 " closed without gem5 answering the core", core, line);
+    if (kind == OPEN_LOAD_MISS && t == CHI_I && !evicted && !after)
       emit(lineno, tick, line, core, COHTB_EVICT, COHTB_L1_IS_I);   /* the data used, the copy not kept */
   }
 }
@@ -256,7 +256,7 @@ void chi_print_counts(FILE *out) {
   fprintf(out, ", \"chi_l1_transitions\": %" PRIu64 ", \"chi_other_caches\": %" PRIu64 ", \"chi_requests\": %" PRIu64
           ", \"chi_hits\": %" PRIu64 ", \"chi_stalls\": %" PRIu64 ", \"chi_snoops\": %" PRIu64 ", \"chi_shared_snoops\": %" PRIu64
           ", \"chi_hazards\": %" PRIu64 ", \"chi_snoops_without_copy\": %" PRIu64 ", \"chi_recalls\": %" PRIu64
-          ", \"chi_finals_unopened\": %" PRIu64 ", \"chi_odd_finals\": %" PRIu64 ", \"chi_open_at_end\": %" PRIu32,
+          ", \"chi_finals_unopened\": %" PRIu64 ", \"chi_open_at_end\": %" PRIu32,
           l1_transitions, other_caches, requests, hits, stalls, snoops, shared_snoops, hazards, no_copy, recalls, unopened,
-          odd_finals, open_count);
+          open_count);
 }

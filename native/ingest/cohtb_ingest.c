@@ -187,12 +187,10 @@ static FILE *open_output(const char *out_path, long cores, long sockets, long li
 /* A comma-separated list given inline or, as @FILE, in a file (a list of thousands of cores is too long for an
  * argument); the file's trailing newline and spaces dropped. NULL (and a message) if the file cannot be read. */
 static const char *list_argument(const char *text) {
-  static char buf[2][12 * COHTB_MAX_CORES];   /* two lists may be given: each its own */
-  static int next;
+  static char out[12 * COHTB_MAX_CORES];   /* each list is parsed before the next is read */
   if (text[0] != '@') return text;
-  char *out = buf[next++ & 1];
   FILE *f = fopen(text + 1, "r");
-  size_t got = f ? fread(out, 1, sizeof buf[0] - 1, f) : 0;
+  size_t got = f ? fread(out, 1, sizeof out - 1, f) : 0;
   if (!f || ferror(f)) { fprintf(stderr, "cohtb-ingest: cannot read %s: %s\n", text + 1, strerror(errno)); return NULL; }
   fclose(f);
   while (got && (out[got - 1] == '\n' || out[got - 1] == ' ')) got--;
@@ -374,7 +372,7 @@ int main(int argc, char **argv) {
     }
     if (n < 4 || !parse_u64(tok[0], 10, &tick) || tok[0][strspn(tok[0], "0123456789")] || !parse_u64(tok[1], 10, &version))
       fail(lineno, "not a ProtocolTrace line (expected: tick version machine event ...)");
-    if (!strncmp(tok[2], "Cache", 5) && n < 16) {
+    if (!strncmp(tok[2], "Cache", 5) && n < 16) {   /* n < 16: room in tok[] to split a glued event off */
       /* CHI: tick version Cache Event From>To [0xADDR, line 0xLINE] [comment]. gem5 pads the event to 20
        * columns, so an event of 20 characters or more follows "Cache" with no space: split it off. */
       if (tok[2][5]) {
