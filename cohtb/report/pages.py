@@ -46,10 +46,10 @@ class Pages:
                 results.write_block(path, block, check=False)
 
 
-def calibration_block(calibration_runs: Path, reference_runs: Path) -> str:
+def calibration_block(calibration_runs: Path, seed_runs: list) -> str:
     """docs/machine.md's measured tables from the runs bundled in calibration-runs/: the latency tables per machine,
     the locked-instruction check, and the full-system runs on a new machine (the monitor held against gem5, and
-    their host time beside their flat counterparts', which are seed runs in reference-runs/)."""
+    their host time beside their flat counterparts' among the seed runs)."""
     by_machine: dict[str, list] = {}
     runs = discover([calibration_runs]) if calibration_runs.is_dir() else []
     for run in runs:
@@ -59,8 +59,7 @@ def calibration_block(calibration_runs: Path, reference_runs: Path) -> str:
     full_system = [r for r in runs if r.spec.kernel]
     tables = []
     if full_system:
-        flat = [r for r in (discover([reference_runs]) if reference_runs.is_dir() else [])
-                if r.spec.kernel and any(_counterparts(r.spec, f.spec) for f in full_system)]
+        flat = [r for r in seed_runs if r.spec.kernel and any(_counterparts(r.spec, f.spec) for f in full_system)]
         checked = metrics_for(full_system, None, check_model=False)
         tables += [html.check_table(checked).markdown().strip(), "", costs.costs_table(full_system + flat).markdown().strip(), ""]
     return "\n".join([results.BEGIN, "", latency.calibration_markdown(by_machine).strip(), "",
@@ -88,5 +87,5 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     drawn = [r for r in map(results.shown, history.values()) if r is not None]
     page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history))
     blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms)),
-              (root / MACHINE_DOC, calibration_block(calibration_runs, reference_runs))]
+              (root / MACHINE_DOC, calibration_block(calibration_runs, runs))]
     return Pages(root, page, blocks, history, len(runs), len(missing))
