@@ -128,17 +128,3 @@ def calibration_markdown(runs_by_machine: dict[str, list]) -> str:
         cells = [c for r in runs for c in cells_of(r)]
         out.append(distances_table(cells, part, f"Machine {machine}: {len(runs)} cclat runs").markdown())
     return "\n".join(out) if out else "No calibration runs bundled yet.\n"
-
-
-def atomicity_table(runs: list) -> Table:
-    """The locked-RMW check (workloads/atomicity.c) on each machine: every increment counted, or how many were lost."""
-    rows = []
-    for r in sorted(runs, key=lambda r: (r.manifest.system.machine, r.spec.cores, r.spec.policy)):
-        w = r.manifest.workload.model_dump()
-        rows.append([r.manifest.system.machine, f"{r.spec.sockets}x{r.spec.cores_per_socket}", r.spec.policy,
-                     f"{w['ops']:,}", f"{w['lost_increments']:,}", r.manifest.gem5.build or ""])
-    return Table("Locked instructions: increments lost under contention (workloads/atomicity.c)",
-                 ["machine", "sockets x cores", "instruction", "increments", "lost", "gem5 build"], rows,
-                 "Every core increments one count on one line with the instruction named (xadd: lock xadd; cmpxchg: "
-                 "a lock cmpxchg loop; xchg: an xchg lock around a plain increment); a lost increment is a locked "
-                 "read-modify-write whose line was taken between its read and its write.")

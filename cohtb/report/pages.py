@@ -11,7 +11,7 @@ from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic, writing
 from cohtb.experiments.seeds import HISTORY
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, ROOT
-from cohtb.report import costs, html, latency, results, seed_plots
+from cohtb.report import atomicity, costs, html, latency, results, seed_plots
 from cohtb.report.results import SeedResult
 from cohtb.run.runs import discover, kept
 from cohtb.run.spec import RunSpec
@@ -46,7 +46,7 @@ class Pages:
                 results.write_block(path, block, check=False)
 
 
-def calibration_block(calibration_runs: Path, seed_runs: list) -> str:
+def machine_block(calibration_runs: Path, seed_runs: list) -> str:
     """docs/machine.md's measured tables from the runs bundled in calibration-runs/: the latency tables per machine,
     the locked-instruction check, and the full-system runs on a new machine (the monitor held against gem5, and
     their host time beside their flat counterparts' among the seed runs)."""
@@ -63,7 +63,7 @@ def calibration_block(calibration_runs: Path, seed_runs: list) -> str:
         checked = metrics_for(full_system, None, check_model=False)
         tables += [html.check_table(checked).markdown().strip(), "", costs.costs_table(full_system + flat).markdown().strip(), ""]
     return "\n".join([results.BEGIN, "", latency.calibration_markdown(by_machine).strip(), "",
-                      *([latency.atomicity_table(checks).markdown().strip(), ""] if checks else []), *tables,
+                      *([atomicity.atomicity_table(checks).markdown().strip(), ""] if checks else []), *tables,
                       results.END])
 
 
@@ -87,5 +87,5 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     drawn = [r for r in map(results.shown, history.values()) if r is not None]
     page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history))
     blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms)),
-              (root / MACHINE_DOC, calibration_block(calibration_runs, runs))]
+              (root / MACHINE_DOC, machine_block(calibration_runs, runs))]
     return Pages(root, page, blocks, history, len(runs), len(missing))
