@@ -44,6 +44,13 @@ def atomicity_plan(machine: str) -> list[RunSpec]:
             for sockets, ops in ((2, 2000), (8, 3000)) for p in ("xadd", "cmpxchg", "xchg")]
 
 
+def handoff_plan(machine: str) -> list[RunSpec]:
+    """The locked-instruction check's 2x4 xchg and xadd runs again, traced: how many times the count's line moves
+    per increment (the monitor's transfers), so a run's time splits into transfers per increment and time per
+    transfer (docs/machine.md, open question 7)."""
+    return [replace(s, traced=True) for s in atomicity_plan(machine) if s.sockets == 2 and s.policy != "cmpxchg"]
+
+
 def seeds_plan(*seeds: str) -> list[RunSpec]:
     """The runs of the seed experiments (cohtb/experiments/seeds.py), all or the ones named."""
     return [s for k, e in EXPERIMENTS.items() if not seeds or k in seeds for s in e.specs()]
@@ -65,6 +72,8 @@ PLANS = {
     **{f"calibration-{m}": (lambda m=m: calibration_plan(m)) for m in known() if m != "flat"},
     # The locked-instruction check on every socket machine (the flat one's protocol blocks a snooped line itself).
     **{f"atomicity-{m}": (lambda m=m: atomicity_plan(m)) for m in known() if hierarchy_of(m) == "socket"},
+    # The same runs traced on every socket machine: line moves per increment (docs/machine.md, question 7).
+    **{f"handoff-{m}": (lambda m=m: handoff_plan(m)) for m in known() if hierarchy_of(m) == "socket"},
     # A quick check of the whole path.
     "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
 }
