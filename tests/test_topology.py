@@ -14,7 +14,8 @@ spec.loader.exec_module(topology)
 
 
 def test_every_file_loads_connected_with_a_symmetric_hop_matrix():
-    assert topology.names() == ["complete-1s", "complete-2s", "complete-4s", "complete-8s", "glueless-8s"]
+    assert topology.names() == ["complete-1s", "complete-2s", "complete-4s", "complete-8s", "glueless-8s",
+                                "glueless-8s-nodes0-3"]
     for name in topology.names():
         t = topology.load(name)
         h = t.hops()
@@ -36,6 +37,11 @@ def test_the_glueless_eight_socket_box_has_three_one_hop_and_four_two_hop_peers_
         assert sorted(row) == [0, 1, 1, 1, 2, 2, 2, 2]
     # The pairs ccbench's run_xeon.sh measured as one and two hops (docs/machine.md).
     assert t.hops()[0][1] == 1 and t.hops()[0][4] == 2
+
+
+def test_four_nodes_of_the_glueless_box_keep_the_box_s_hop_counts():
+    box, four = topology.load("glueless-8s").hops(), topology.load("glueless-8s-nodes0-3").hops()
+    assert four == [row[:4] for row in box[:4]]
 
 
 def test_the_record_names_the_wiring_and_its_digest():

@@ -62,6 +62,8 @@ class Declaration:
     kernel_labels: tuple[str, ...] = ()  # full system: what to call base and new when a name meant another build
     placements: tuple[str, ...] = ()     # full system: where the file's dentry is ("allocator", "line-start")
     sensitivity_offsets: tuple[int, ...] = ()   # full system: one run of the base kernel per dentry line offset
+    cores_per_socket: int = 4
+    machine_why: str = ""        # why this machine, socket counts and cores per socket stand for the seed's
     declared: dict = field(default_factory=dict, compare=False, repr=False)   # the version's table as written
 
     @property
@@ -77,6 +79,14 @@ class Declaration:
         """A hash of what the version's table declares (not of defaults the code adds): the manifest records it
         beside the id, and a run is judged only while it still matches."""
         return hashlib.sha256(json.dumps(self.declared, sort_keys=True).encode()).hexdigest()[:16]
+
+    def run_machine(self) -> str:
+        """The machine the runs name (RunSpec.machine): the declared machine's hierarchy or machine file."""
+        return simulated_machine(self.machine).run_machine
+
+    def topology(self, sockets: int) -> str:
+        """The wiring of the declared machine at this socket count ("": complete-<sockets>s)."""
+        return simulated_machine(self.machine).topologies.get(sockets, "")
 
     def _beyond_skew(self, repetition: int) -> int:
         """How far repetition k moves the sources other than the start skew: 0 in the first
@@ -115,6 +125,8 @@ def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
         raise CohtbError(f"{where}: field 'repetition_sources': unknown source '{bad[0]}'")
     if d.machine not in machines():
         raise CohtbError(f"{where}: field 'machine': unknown machine '{d.machine}' (not in {MACHINES_FILE.name})")
+    if d.cores_per_socket < 1:
+        raise CohtbError(f"{where}: field 'cores_per_socket' out of range")
     if d.repetitions < 1 or not 0 <= d.min_effect < 1:
         raise CohtbError(f"{where}: field 'repetitions' or 'min_effect' out of range")
     return d
@@ -127,8 +139,40 @@ def _read(path: Path) -> dict:
         raise CohtbError(f"{path}: {e}") from None
 
 
+@dataclass(frozen=True)
+class SimulatedMachine:
+    """An entry of machines.toml: what the runs name (RunSpec.machine: a hierarchy or a machine file) and how its
+    sockets are wired at each socket count (a topology file's name; absent: complete-<sockets>s)."""
+    name: str
+    about: str
+    run_machine: str = "flat"
+    topologies: dict = field(default_factory=dict, compare=False)
+
+
+def simulated_machines() -> dict[str, SimulatedMachine]:
+    out = {}
+    for name, m in _read(MACHINES_FILE).items():
+        unknown = sorted(set(m) - {"about", "run_machine", "topologies"})
+        if unknown or "about" not in m:
+            raise CohtbError(f"{MACHINES_FILE}: [{name}]: field '{unknown[0] if unknown else 'about'}' "
+                             f"{'unknown' if unknown else 'is missing'}")
+        try:
+            topologies = {int(k): str(v) for k, v in m.get("topologies", {}).items()}
+        except ValueError:
+            raise CohtbError(f"{MACHINES_FILE}: [{name}]: field 'topologies': keys are socket counts") from None
+        out[name] = SimulatedMachine(name, m["about"], m.get("run_machine", "flat"), topologies)
+    return out
+
+
+def simulated_machine(name: str) -> SimulatedMachine:
+    found = simulated_machines()
+    if name not in found:
+        raise CohtbError(f"{MACHINES_FILE}: no machine '{name}'")
+    return found[name]
+
+
 def machines() -> dict[str, str]:
-    return {name: m["about"] for name, m in _read(MACHINES_FILE).items()}
+    return {name: m.about for name, m in simulated_machines().items()}
 
 
 def versions(experiment: str) -> list[Declaration]:

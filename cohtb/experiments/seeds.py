@@ -74,17 +74,35 @@ class Experiment:
         return [s for t in dict.fromkeys(templates) for s in self.repeat(t)]
 
 
-def timed(d: Declaration, workload: str, policy: str, layout: str, sockets: int, cores: int = 4, *,
+def on_machine(d: Declaration, spec: RunSpec) -> RunSpec:
+    """A run on the declared machine: its hierarchy or machine file, wired as declared for the run's socket count."""
+    return replace(spec, machine=d.run_machine(), topology=d.topology(spec.sockets))
+
+
+def timed(d: Declaration, workload: str, policy: str, layout: str, sockets: int, *,
           window_us: int | None = None, interval_us: int | None = None, extra: tuple[str, ...] = (),
           intruder_period_us: int = 0, intruder_hold_ns: int | None = None) -> RunSpec:
-    return RunSpec(workload, policy, layout, sockets, cores, intruder_period_us=intruder_period_us,
-                   intruder_hold_ns=intruder_hold_ns, extra=extra, warmup_us=d.warmup_us,
-                   window_us=window_us or d.window_us, interval_us=interval_us or d.interval_us, skew_ns=d.skew_ns)
+    return on_machine(d, RunSpec(workload, policy, layout, sockets, d.cores_per_socket,
+                                 intruder_period_us=intruder_period_us, intruder_hold_ns=intruder_hold_ns, extra=extra,
+                                 warmup_us=d.warmup_us, window_us=window_us or d.window_us,
+                                 interval_us=interval_us or d.interval_us, skew_ns=d.skew_ns))
 
 
 def _measure(d: Declaration) -> str:
     return (f"ops/s in a {d.window_us} µs window after {d.warmup_us} µs of warm-up, {d.repetitions} repetitions "
             f"({' and '.join(d.repetition_sources)} varied)")
+
+
+def _sockets(n: int) -> str:
+    return f"{n} socket{'s' if n > 1 else ''}"
+
+
+def _machines(d: Declaration) -> str:
+    return f"{'/'.join(map(str, d.sockets))} socket{'s' if d.sockets != (1,) else ''} x {d.cores_per_socket} cores"
+
+
+def _threads(d: Declaration) -> str:
+    return "/".join(str(n * d.cores_per_socket) for n in d.sockets)
 
 
 USER_RANGES = ("10-100", "200-1000", "1100-2000")   # seed 000's table: one row per node count and range of users
@@ -114,9 +132,9 @@ def e000(d: Declaration) -> Experiment:
                         "to 1/2/4/8 nodes with numactl; jobs per minute",
         simulated_setup="open_close: every thread opens and closes its own file in one shared directory; each open "
                         "and close runs dget_parent + dput on the directory (fsnotify_parent). "
-                        f"{'/'.join(map(str, d.sockets))} sockets x 4 cores, one thread per core; d_lock is "
+                        f"{'/'.join(map(str, d.sockets))} sockets x {d.cores_per_socket} cores, one thread per core; d_lock is "
                         f"{LOCK_NAMES[d.lock]}, and lockref's cmpxchg runs while it is free; {_measure(d)}.{control}",
-        differences="4 cores per socket, not 10; threads, not 10-2000 AIM7 processes; only the dentry path of "
+        differences=f"{d.cores_per_socket} cores per socket, not 10; threads, not 10-2000 AIM7 processes; only the dentry path of "
                     "open/close is simulated (no syscall entry, no file table, no AIM7 job mix), so the contended "
                     "line is a larger share of each operation than in AIM7; "
                     "which 3.10 caller of dget_parent AIM7 hit is not in the seed (see docs/workloads.md); the author "
@@ -136,9 +154,9 @@ def e001(d: Declaration) -> Experiment:
         published_setup="exit microbenchmark, 1000 threads with many inodes, 4-socket E7-4820 v3 (48 cores), 4.4 "
                         "kernel; elapsed seconds",
         simulated_setup="list_batch: every thread adds and deletes its own node on one list under "
-                        f"{LOCK_NAMES[d.lock]}; 4 sockets x 4 cores; {_measure(d)} (the inverse of elapsed time for "
+                        f"{LOCK_NAMES[d.lock]}; {_machines(d)}; {_measure(d)} (the inverse of elapsed time for "
                         "a fixed amount of work)",
-        differences="16 threads, not 1000; the list operations alone, not thread exit; elapsed time compared as "
+        differences=f"{_threads(d)} threads, not 1000; the list operations alone, not thread exit; elapsed time compared as "
                     "its inverse (throughput)",
         points=tuple(Point(f"{n} sockets", timed(d, "list_batch", "locked", "shared", n, extra=extra),
                            timed(d, "list_batch", "batched", "shared", n, extra=extra),
@@ -153,9 +171,9 @@ def e002(d: Declaration) -> Experiment:
         published_setup="rwsem microbenchmark, 1:1 readers:writers, short critical section, 36 threads, 2-socket "
                         "E5-2699 v3; locking rate with 2 vs 5 patches applied (patch 3 moves macros, patch 4 changes "
                         "RWSEM_WAITING_BIAS for the reader trylock, patch 5 enables reader spinning)",
-        simulated_setup=f"rwsem: even threads read, odd threads write, short critical section; 2 sockets x 4 cores; "
+        simulated_setup=f"rwsem: even threads read, odd threads write, short critical section; {_machines(d)}; "
                         f"{_measure(d)}",
-        differences="8 threads, not 36; sleeping is a futex wait in gem5's syscall emulation, whose wake-up latency "
+        differences=f"{_threads(d)} threads, not 36; sleeping is a futex wait in gem5's syscall emulation, whose wake-up latency "
                     "is not a kernel's; the critical section is short, as in the microbenchmark (the same table shows "
                     "patch 5 cutting 36-thread fio, a long critical section, from 789 to 281 MB/s, which is not "
                     "simulated)",
@@ -170,7 +188,7 @@ def e003(d: Declaration) -> Experiment:
         base_name="shared", new_name="percpu",
         published_setup="38-thread fio on DAX ext4 (NVDIMM), 4-socket Haswell-EX, 4.6-rc1; aggregate bandwidth",
         simulated_setup="stat_counter: every thread increments a shared counter, or its own counter with the patch's "
-                        f"batch (1 << 30: in effect never folded); 4 sockets x 4 cores; {_measure(d)}",
+                        f"batch (1 << 30: in effect never folded); {_machines(d)}; {_measure(d)}",
         differences="the counter alone, not the I/O path around it: in fio the counter is a small share of each "
                     "I/O, so the published gain is a few percent while the simulated one is the counter's own",
         points=tuple(Point(f"{n} sockets", timed(d, "stat_counter", "shared", "padded", n),
@@ -200,20 +218,21 @@ def e004(d: Declaration) -> Experiment:
         simulated_setup="stat_path: stat(2) of /tmp/willitscale.XXXXXX through the 6.12 RCU walk, getattr and dput, "
                         f"dentries laid out as {DENTRY_ERAS[before]} ({before}) and {DENTRY_ERAS[after]} ({after}), "
                         "retry100 (mainline "
-                        f"lockref) in both, d_lock {LOCK_NAMES[d.lock]}; {n} sockets x 4 cores; {_measure(d)}. "
+                        f"lockref) in both, d_lock {LOCK_NAMES[d.lock]}; {_machines(d)}; {_measure(d)}. "
                         "Collapse: split, one transient holder takes the file's d_lock once for 2 µs, 50 µs into a "
                         "400 µs window; retry100 against the two waiting policies, and the locked policy for reference",
-        differences=f"32 threads on {n} sockets, not 20 threads on one Sapphire Rapids machine; no syscall entry/exit "
+        differences=f"{_threads(d)} threads on {_sockets(n)}, not 20 threads on one Sapphire Rapids machine; no syscall entry/exit "
                     "(a large part of each real stat), so the contended lines weigh more per operation; the published "
                     "'after' also had patch 1/2 (wait for unlock, 256 polls), while the simulation changes only the "
                     "layout; the published 'after' varied from 7.8 to 9 million ops/s between runs; the transient "
-                    "holder is an abstraction of whatever took the lock (the seed does not know what did). Why the "
-                    "layout pair can come out even here: with 32 threads on 8 sockets every get and put moves the "
-                    "count word's line across sockets in both layouts, and those transfers bound the throughput; "
-                    "splitting the line removes the lookup's dirty reads of it but not the transfers, while on one "
-                    "Sapphire Rapids socket a transfer is cheap and the removed reads weigh more. The full-system "
-                    "runs of the real kernel (docs/fs.md) are the check on this",
-        points=(Point(f"{n} sockets", timed(d, "stat_path", "retry100", before, n, extra=extra),
+                    "holder is an abstraction of whatever took the lock (the seed does not know what did)"
+                    + (f". Why the layout pair can come out even here: with {_threads(d)} threads on {_sockets(n)} "
+                       "every get and put moves the count word's line across sockets in both layouts, and those "
+                       "transfers bound the throughput; splitting the line removes the lookup's dirty reads of it but "
+                       "not the transfers, while on one Sapphire Rapids socket a transfer is cheap and the removed "
+                       "reads weigh more. The full-system runs of the real kernel (docs/fs.md) are the check on this"
+                       if n > 1 else ""),
+        points=(Point(_sockets(n), timed(d, "stat_path", "retry100", before, n, extra=extra),
                       timed(d, "stat_path", "retry100", after, n, extra=extra),
                       (PUBLISHED["004"]["20-way stat, tmpfs"],)),),
         series=(Series("collapse", tuple(timed(d, "stat_path", p, "split", n, window_us=400, interval_us=20,
@@ -242,21 +261,22 @@ def e004fs(d: Declaration) -> Experiment:
     base, new = d.kernels
     base_name, new_name = d.kernel_labels or d.kernels
     n = d.sockets[0]
-    points = tuple(Point(f"{n} sockets, {FS_PLACEMENTS[p][0]}",
-                         full_system(d, base, n, dentry_line_offset=FS_PLACEMENTS[p][1]),
-                         full_system(d, new, n, dentry_line_offset=FS_PLACEMENTS[p][1]),
-                         (PUBLISHED["004"]["20-way stat, tmpfs"],)) for p in d.placements)
-    sensitivity = tuple(replace(full_system(d, base, n, dentry_line_offset=o), seed=1) for o in d.sensitivity_offsets)
+    declared = lambda kernel, offset: on_machine(d, full_system(d, kernel, n, d.cores_per_socket,
+                                                                dentry_line_offset=offset))
+    points = tuple(Point(f"{n} sockets, {FS_PLACEMENTS[p][0]}", declared(base, FS_PLACEMENTS[p][1]),
+                         declared(new, FS_PLACEMENTS[p][1]), (PUBLISHED["004"]["20-way stat, tmpfs"],))
+                   for p in d.placements)
+    sensitivity = tuple(replace(declared(base, o), seed=1) for o in d.sensitivity_offsets)
     return Experiment(
         seed="004-fs", declaration=d, title="d_lockref out of the RCU-lookup lines, in the real kernel (full system)",
         change="6.11 moves d_lockref to its own cache line",
         base_name=base_name, new_name=new_name,
         published_setup="will-it-scale stat2 (20-way stat(2) of one tmpfs file), Sapphire Rapids; ops/s",
-        simulated_setup=f"Linux 6.12 booted on the simulated {n} sockets x 4 cores (docs/fs.md): every CPU runs a "
+        simulated_setup=f"Linux 6.12 booted on the simulated {_machines(d)} (docs/fs.md): every CPU runs a "
                         "thread calling stat(2) on /tmp/cohtb-stat.<pid> (tmpfs) through the real syscall, RCU walk, "
                         f"getattr and dput; {new_name} (d_lockref at offset 128) against {base_name} "
                         f"({d.kernel_note or variant(base).about}); {_measure(d)}",
-        differences=f"32 threads on {n} sockets, not 20 on one Sapphire Rapids machine; a TimingSimpleCPU (one "
+        differences=f"{_threads(d)} threads on {_sockets(n)}, not 20 on one Sapphire Rapids machine; a TimingSimpleCPU (one "
                     "instruction at a time, no out-of-order overlap of misses) and gem5's x86 full system; the kernel "
                     "is a tinyconfig build (no LSM, no audit) with 6.12's qspinlock, but SLUB and -O2 as a "
                     "distribution builds them; the published 'after' also had patch 1/2 (wait for unlock), while the "

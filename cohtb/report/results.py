@@ -281,8 +281,9 @@ def declaration_table(d: Declaration) -> Table:
     how = ("reconstructed after its runs from the repository's history (runs bundled in "
            f"{d.recorded_in}{', rule of ' + d.rule_in if d.rule_in else ''})" if d.reconstructed else
            "committed before its runs (`cohtb seeds --launch` records only under a committed declaration)")
-    rows = [["written", how], ["machine", f"{d.machine}: {machines()[d.machine]}"], ["lock", f"{d.lock}: {d.lock_why}"],
-            ["sockets", ", ".join(map(str, d.sockets))],
+    rows = [["written", how], ["machine", f"{d.machine}: {machines()[d.machine]}"
+                                          + (f" Why for this seed: {d.machine_why}" if d.machine_why else "")], ["lock", f"{d.lock}: {d.lock_why}"],
+            ["sockets", ", ".join(map(str, d.sockets)) + f" (x {d.cores_per_socket} cores)"],
             ["measure", f"warm-up {d.warmup_us} µs, window {d.window_us} µs in intervals of {d.interval_us} µs"],
             ["repetitions", f"{d.repetitions}" + (f" declared, {d.recorded_repetitions} recorded" if
                                                   d.recorded_repetitions else "") + ", varying: " + "; ".join(f"{s} ({REPETITION_SOURCES[s]})"
@@ -416,7 +417,7 @@ def fs_block(history: dict[str, list[SeedResult]], ms: list[RunMetrics]) -> str:
         if not rows:
             out += [f"Declaration {d.id}: no runs yet ({len(res.missing)} to record).", ""]
             continue
-        out.append(Table(f"Declaration {d.id}: {d.window_us} µs window, {d.sockets[0]} sockets x 4 cores",
+        out.append(Table(f"Declaration {d.id}: {d.window_us} µs window, {d.sockets[0]} sockets x {d.cores_per_socket} cores",
                          ["kernel", "the file's dentry", "repetitions kept", "ops/µs: mean (min-max)"], rows,
                          f"{d.kernel_note}." if d.kernel_note else "").markdown())
         sens = [by_id[s.id] for s in e.sensitivity if s.id in by_id]
