@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from cohtb import launch
+from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.experiments.magnitude import predicted
 from cohtb.experiments.published import SHARES, Published
@@ -182,7 +183,6 @@ def test_a_run_recorded_under_a_declaration_matches_it():
 
 
 def test_declarations_refuse_bad_fields(tmp_path, monkeypatch):
-    from cohtb.errors import CohtbError
 
     text = (declarations.DECLARED / "001.toml").read_text()
     for damage, field in [(text.replace("rule = ", "rules = ", 1), "rules"),
@@ -363,11 +363,10 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
     that are not committed: declare, commit, then run."""
     import subprocess
 
-    from cohtb.errors import CohtbError
     from cohtb.experiments.declarations import record as declaration_record
 
     rec = declaration_record(EXPERIMENTS["003"].declaration.id)
-    assert rec["id"] == "003v2" and rec["digest"] == EXPERIMENTS["003"].declaration.digest() and len(rec["commit"]) == 40
+    assert rec["id"] == EXPERIMENTS["003"].declaration.id == "003v3" and rec["digest"] == EXPERIMENTS["003"].declaration.digest() and len(rec["commit"]) == 40
     repo = tmp_path / "repo"
     declared = repo / "cohtb" / "experiments" / "declared"
     declared.mkdir(parents=True)
@@ -379,10 +378,10 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
                    check=True)
     monkeypatch.setattr(declarations, "DECLARED", declared)
     monkeypatch.setattr(declarations, "MACHINES_FILE", declared / "machines.toml")
-    assert declaration_record("003v2")["commit"]
+    assert declaration_record(EXPERIMENTS["003"].declaration.id)["commit"]
     (declared / "003.toml").write_text((declared / "003.toml").read_text().replace("min_effect = 0.10", "min_effect = 0.05"))
     with pytest.raises(CohtbError, match="not committed"):
-        declaration_record("003v2")
+        declaration_record(EXPERIMENTS["003"].declaration.id)
 
 
 # What a verdict depends on besides the runs, pinned: a rule's code and thresholds, the magnitude formula, the
@@ -434,3 +433,25 @@ def test_declarations_name_known_rules_and_every_change_has_a_row():
         assert c.experiment == "all" or 0 <= c.before < c.after <= len(HISTORY[c.experiment]), c
         for commit in c.commit.split(", "):
             subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], check=True, cwd=Path(__file__).parent)
+
+
+def test_a_declared_machine_names_the_runs_machine_file_and_wiring():
+    """The socket-machine versions run the calibrated machine file, wired as machines.toml says per socket count;
+    the flat versions keep the flat machine and the complete wiring (so their run ids did not change)."""
+    wiring = {s.sockets: (s.machine, s.topology) for s in HISTORY["000"][3].specs()}
+    assert wiring == {8: ("westmere-ex-8s-c2", "glueless-8s"), 4: ("westmere-ex-8s-c2", "glueless-8s-nodes0-3"),
+                      2: ("westmere-ex-8s-c2", ""), 1: ("westmere-ex-8s-c2", "")}
+    assert {(s.machine, s.topology) for s in HISTORY["000"][2].specs()} == {("flat", "")}
+    assert {(s.sockets, s.cores_per_socket) for s in HISTORY["004"][3].specs()} == {(1, 20)}
+
+
+def test_a_damaged_machines_file_is_refused_naming_the_field(tmp_path, monkeypatch):
+    good = declarations.MACHINES_FILE.read_text()
+    bad = tmp_path / "machines.toml"
+    monkeypatch.setattr(declarations, "MACHINES_FILE", bad)
+    bad.write_text(good + '\n[x]\nabout = "a"\nrun_machne = "flat"\n')
+    with pytest.raises(CohtbError, match=r"machines.toml: \[x\]: field 'run_machne' unknown"):
+        declarations.simulated_machines()
+    bad.write_text(good + '\n[x]\nabout = "a"\ntopologies = { eight = "glueless-8s" }\n')
+    with pytest.raises(CohtbError, match=r"\[x\]: field 'topologies'"):
+        declarations.simulated_machines()

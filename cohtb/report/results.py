@@ -282,7 +282,7 @@ def declaration_table(d: Declaration) -> Table:
            f"{d.recorded_in}{', rule of ' + d.rule_in if d.rule_in else ''})" if d.reconstructed else
            "committed before its runs (`cohtb seeds --launch` records only under a committed declaration)")
     rows = [["written", how], ["machine", f"{d.machine}: {machines()[d.machine]}"
-                                          + (f" Why for this seed: {d.machine_why}" if d.machine_why else "")], ["lock", f"{d.lock}: {d.lock_why}"],
+                                          + (f". For this seed: {d.machine_why}" if d.machine_why else "")], ["lock", f"{d.lock}: {d.lock_why}"],
             ["sockets", ", ".join(map(str, d.sockets)) + f" (x {d.cores_per_socket} cores)"],
             ["measure", f"warm-up {d.warmup_us} µs, window {d.window_us} µs in intervals of {d.interval_us} µs"],
             ["repetitions", f"{d.repetitions}" + (f" declared, {d.recorded_repetitions} recorded" if
