@@ -18,3 +18,21 @@ def atomicity_table(runs: list) -> Table:
                  "Every core increments one count on one line with the instruction named (xadd: lock xadd; cmpxchg: "
                  "a lock cmpxchg loop; xchg: an xchg lock around a plain increment); a lost increment is a locked "
                  "read-modify-write whose line was taken between its read and its write.")
+
+
+def handoff_table(ms: list) -> Table:
+    """The locked-instruction runs traced (the handoff-<machine> plans): how often the count's line moved per
+    increment, and the simulated time per move, so a machine's slower run splits into more moves or dearer ones."""
+    rows = []
+    for m in sorted(ms, key=lambda m: (m.spec.policy, m.run.manifest.system.machine)):
+        incs = m.run.manifest.workload.model_dump()["ops"]
+        transfers = m.per_op["transfers"] * m.run.ops
+        rows.append([m.spec.policy, m.run.manifest.system.machine, f"{m.spec.sockets}x{m.spec.cores_per_socket}",
+                     f"{m.run.roi_seconds * 1e3:.3f}", f"{transfers / incs:.2f}",
+                     f"{m.per_op['crossSocketTransfers'] * m.run.ops / incs:.2f}",
+                     f"{m.per_op['dirtyReads'] * m.run.ops / incs:.2f}", f"{m.run.roi_seconds / transfers * 1e9:.0f}"])
+    return Table("Locked instructions traced: line moves per increment",
+                 ["instruction", "machine", "sockets x cores", "simulated ms", "transfers per increment",
+                  "of them cross-socket", "dirty reads per increment", "ns per transfer"], rows,
+                 "The 2x4 runs of the locked-instruction check again, traced (`cohtb launch --matrix handoff-<machine>`); "
+                 "the monitor's counts of the count's line and of every other, per increment counted.")

@@ -55,7 +55,8 @@ def machine_block(calibration_runs: Path, seed_runs: list) -> str:
     for run in runs:
         if run.spec.workload == "cclat":
             by_machine.setdefault(run.manifest.system.machine or "flat", []).append(run)
-    checks = [r for r in runs if r.spec.workload == "atomicity"]
+    checks = [r for r in runs if r.spec.workload == "atomicity" and not r.spec.traced]
+    handoff = [r for r in runs if r.spec.workload == "atomicity" and r.spec.traced]
     full_system = [r for r in runs if r.spec.kernel]
     tables = []
     if full_system:
@@ -63,7 +64,9 @@ def machine_block(calibration_runs: Path, seed_runs: list) -> str:
         checked = metrics_for(full_system, None, check_model=False)
         tables += [html.check_table(checked).markdown().strip(), "", costs.costs_table(full_system + flat).markdown().strip(), ""]
     return "\n".join([results.BEGIN, "", latency.calibration_markdown(by_machine).strip(), "",
-                      *([atomicity.atomicity_table(checks).markdown().strip(), ""] if checks else []), *tables,
+                      *([atomicity.atomicity_table(checks).markdown().strip(), ""] if checks else []),
+                      *([atomicity.handoff_table(metrics_for(handoff, None, check_model=False)).markdown().strip(), ""]
+                        if handoff else []), *tables,
                       results.END])
 
 

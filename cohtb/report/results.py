@@ -24,6 +24,7 @@ from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point
 from cohtb.experiments.rules import __doc__ as RULES, Verdict, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
 from cohtb.places import REFERENCE_RUNS, ROOT
+from cohtb.run.machines import hierarchy_of
 from cohtb.tables import Table
 from cohtb.run.runs import kept
 
@@ -225,6 +226,48 @@ def headline(history: dict[str, list[SeedResult]]) -> Table:
                  "verdict stands until the current one's runs are recorded (docs/results.md, 'Method changes').")
 
 
+def on_hierarchy(versions: list[SeedResult], hierarchy: str) -> SeedResult | None:
+    """Of a seed's versions on machines of one hierarchy ("flat", "socket"): the latest whose runs are all kept,
+    else the latest declared."""
+    mine = [r for r in versions if hierarchy_of(r.declaration.run_machine()) == hierarchy]
+    return latest_complete(mine) or (mine[-1] if mine else None)
+
+
+def _conclusion(row: list[str]) -> tuple[str, str]:
+    """What a verdict row concludes: its verdict's word (yes, no, sign only) and the simulated change's sign."""
+    return row[3].split(":")[0], row[2][:1]
+
+
+def machine_table(history: dict[str, list[SeedResult]]) -> Table:
+    """Per seed, the verdict on the flat machine beside the one on the socket machine, each under its own
+    declaration, and whether the conclusion changes with the machine."""
+    rows = []
+    for seed, versions in history.items():
+        flat, socket = on_hierarchy(versions, "flat"), on_hierarchy(versions, "socket")
+        flat_rows = verdict_rows(flat) if flat else []
+        socket_rows = verdict_rows(socket) if socket else []
+        for i in range(max(len(flat_rows), len(socket_rows))):
+            f = flat_rows[i] if i < len(flat_rows) else None
+            k = socket_rows[i] if i < len(socket_rows) else None
+            if f is None or k is None or not (flat.complete and socket.complete):
+                changes = "-"
+            elif _conclusion(f) == _conclusion(k):
+                changes = "no"
+            else:
+                changes = f"yes: {_conclusion(f)[0]} -> {_conclusion(k)[0]}"
+            # The effect's point may differ between the machines (004: 8 sockets flat, one socket as published).
+            same = f is not None and k is not None and f[0] == k[0]
+            side = lambda r, res: (f"{res.declaration.id}{'' if same or ': ' not in r[0] else ', ' + r[0].split(': ', 1)[1]}:"
+                                   f" {r[2]}, {r[3]}") if r else "not declared"
+            rows.append([seed, (f or k)[0] if same else (f or k)[0].split(": ")[0], (f or k)[1],
+                         side(f, flat), side(k, socket), changes])
+    return Table("The seeds on the flat and the socket machine",
+                 ["seed", "effect", "published", "flat machine", "socket machine", "conclusion changes?"], rows,
+                 "Each side is its own declaration's verdict on its own runs (the socket machine: per socket a "
+                 "shared cache that is its cores' point of coherence, calibrated and frozen, docs/machine.md); a "
+                 "conclusion changes when the verdict or the sign of the simulated change does.")
+
+
 def _series_text(s: SeriesResult) -> str:
     parts = []
     for policy in s.runs:
@@ -347,7 +390,7 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
            f"Written by `{COMMAND}` from the kept runs ({provenance(ms)}; `cohtb seeds --seed S --launch` records "
            "them); `tests/test_results.py` fails when this page is not what the runs give. Every number below is "
            "computed from those runs.", "",
-           "## Headline", "", headline(history).markdown(), "## How to read", "",
+           "## Headline", "", headline(history).markdown(), machine_table(history).markdown(), "## How to read", "",
            textwrap.fill("Every experiment is declared before its runs (cohtb/experiments/declared/, docs/experiments.md): "
                          "machine, lock "
                          "model, windows, repetitions and what varies between them, the minimum effect, the verdict "
