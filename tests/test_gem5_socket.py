@@ -6,6 +6,7 @@ socket link, and one link faster than two. Skipped, with the reason, without tha
 import pytest
 
 from cohtb.analysis.latency import cells
+from cohtb.experiments.plans import atomicity_plan
 from cohtb.launch import launch
 from cohtb.run import gem5
 from cohtb.run.runs import load
@@ -14,15 +15,14 @@ from cohtb.run.spec import RunSpec
 pytestmark = [pytest.mark.gem5, pytest.mark.skipif(gem5.find("socket") is None, reason=gem5.why_missing("socket"))]
 
 
-@pytest.mark.parametrize("policy", ["xadd", "cmpxchg", "xchg"])
-def test_locked_instructions_lose_no_increment_on_the_socket_machine(tmp_path, policy):
-    """Two sockets of four cores hammer one line with one locked instruction each: a snoop that took the line
-    between a locked read and its write would lose an increment (workloads/atomicity.c)."""
-    spec = RunSpec("atomicity", policy, "line", 2, 4, ops=2000, machine="socket", traced=False)
+@pytest.mark.parametrize("spec", [s for s in atomicity_plan("socket") if s.sockets == 2], ids=lambda s: s.policy)
+def test_locked_instructions_lose_no_increment_on_the_socket_machine(tmp_path, spec):
+    """The locked-instruction check's 2x4 runs (the atomicity plan): every core hammers one line with one locked
+    instruction; a snoop that took the line between a locked read and its write would lose an increment."""
     [outcome] = launch([spec], tmp_path, jobs=1, timeout=3600)
     assert outcome.status == "done", outcome.error
     w = load(tmp_path / spec.id).manifest.workload.model_dump()
-    assert (w["count"], w["lost_increments"], w["invariants"]) == (8 * 2000, 0, "ok")
+    assert (w["count"], w["lost_increments"], w["invariants"]) == (spec.cores * spec.ops, 0, "ok")
 
 
 def test_a_transfer_costs_more_with_every_socket_link(tmp_path):
