@@ -263,7 +263,7 @@ def e004fs(d: Declaration) -> Experiment:
     n = d.sockets[0]
     declared = lambda kernel, offset: on_machine(d, full_system(d, kernel, n, d.cores_per_socket,
                                                                 dentry_line_offset=offset))
-    points = tuple(Point(f"{n} sockets, {FS_PLACEMENTS[p][0]}", declared(base, FS_PLACEMENTS[p][1]),
+    points = tuple(Point(f"{_sockets(n)}, {FS_PLACEMENTS[p][0]}", declared(base, FS_PLACEMENTS[p][1]),
                          declared(new, FS_PLACEMENTS[p][1]), (PUBLISHED["004"]["20-way stat, tmpfs"],))
                    for p in d.placements)
     sensitivity = tuple(replace(declared(base, o), seed=1) for o in d.sensitivity_offsets)
