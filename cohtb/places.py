@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # bundled with the checkout, which `cohtb run` and `cohtb results` read when gem5 is absent.
 RUNS = Path("results/runs")
 REFERENCE_RUNS = ROOT / "reference-runs"
-# The calibration plan's runs (cclat, untraced), bundled apart: nothing in them is for the monitor to replay.
+# A machine's own runs, bundled apart from the seeds': its calibration (cclat, untraced), its locked-instruction
+# checks, and its full-system check (traced, replayed for the tables of docs/machine.md).
 CALIBRATION_RUNS = ROOT / "calibration-runs"
 
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from cohtb.experiments.published import PUBLISHED
+from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.report import results
 from cohtb.toolchain import ROOT
 
@@ -82,3 +83,14 @@ def test_the_pause_paragraph_is_the_kept_pause_runs():
     pause, plain = wait_us("pause"), wait_us("plain")
     assert f"a 100-poll wait takes {pause:.2f} µs with PAUSE and {plain:.2f} µs without" in text
     assert f"takes {plain * 1000 / 100:.1f} ns ({plain * 1000 / 100 * 3:.0f} cycles at 3 GHz" in text
+
+
+def test_a_declaration_whose_runs_failed_in_gem5_says_so_and_gives_no_verdict():
+    """Failure records kept beside the runs turn "not run yet" into "no verdict: k runs failed"; without them a
+    missing run is just not run yet."""
+    e = EXPERIMENTS["002"]
+    ids = [s.id for s in e.specs()]
+    failed = results.seed_result(e, [], frozenset(ids[:2]))
+    assert failed.failed == ids[:2] and not failed.complete
+    assert results.verdict_rows(failed)[0][-1].startswith(f"no verdict under {e.declaration.id}: 2 of its 10 runs failed")
+    assert results.verdict_rows(results.seed_result(e, []))[0][-1].startswith("not run yet")

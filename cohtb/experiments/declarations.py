@@ -16,6 +16,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 from cohtb.errors import CohtbError
+from cohtb.run.machines import known, topology_sockets
 
 DECLARED = Path(__file__).with_name("declared")
 MACHINES_FILE = DECLARED / "machines.toml"
@@ -28,6 +29,10 @@ REPETITION_SOURCES = {
     "placement": "the benchmark creates one more other file first in each repetition after the skew-only ones, so "
                  "the file's dentry sits in another slab slot",
 }
+
+
+def sockets_text(n: int) -> str:
+    return f"{n} socket{'s' if n != 1 else ''}"
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,10 @@ class Declaration:
         beside the id, and a run is judged only while it still matches."""
         return hashlib.sha256(json.dumps(self.declared, sort_keys=True).encode()).hexdigest()[:16]
 
+    def size_text(self) -> str:
+        """The simulated machine's size as the pages say it: "8/4/2/1 sockets x 4 cores", "1 socket x 20 cores"."""
+        return f"{'/'.join(map(str, self.sockets))} socket{'s' if self.sockets != (1,) else ''} x {self.cores_per_socket} cores"
+
     def run_machine(self) -> str:
         """The machine the runs name (RunSpec.machine): the declared machine's hierarchy or machine file."""
         return simulated_machine(self.machine).run_machine
@@ -109,6 +118,13 @@ class Declaration:
 _FIELDS = {f.name: f for f in fields(Declaration)}
 
 
+def _of_type(value, kind: str) -> bool:
+    """A TOML value of a scalar field's type (a bool is no int; an int is a float)."""
+    if isinstance(value, bool):
+        return kind == "bool"
+    return isinstance(value, {"int": int, "float": (int, float), "str": str, "bool": bool}[kind])
+
+
 def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
     where = f"{path}: version {raw.get('version', '?')}"
     unknown = sorted(set(raw) - set(_FIELDS) - {"experiment", "declared"})
@@ -118,6 +134,10 @@ def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
                and f.default_factory is MISSING and n not in raw]
     if missing:
         raise CohtbError(f"{where}: field '{missing[0]}' is missing")
+    wrong_type = [n for n, v in raw.items() if n in _FIELDS and _FIELDS[n].type in ("int", "float", "str", "bool")
+                  and not _of_type(v, _FIELDS[n].type)]
+    if wrong_type:
+        raise CohtbError(f"{where}: field '{wrong_type[0]}' is not {_FIELDS[wrong_type[0]].type}")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
     d = Declaration(experiment=experiment, declared={"experiment": experiment, **raw}, **values)
     bad = [s for s in d.repetition_sources if s not in REPETITION_SOURCES]
@@ -160,7 +180,15 @@ def simulated_machines() -> dict[str, SimulatedMachine]:
             topologies = {int(k): str(v) for k, v in m.get("topologies", {}).items()}
         except ValueError:
             raise CohtbError(f"{MACHINES_FILE}: [{name}]: field 'topologies': keys are socket counts") from None
-        out[name] = SimulatedMachine(name, m["about"], m.get("run_machine", "flat"), topologies)
+        run_machine = m.get("run_machine", "flat")
+        if run_machine not in known():
+            raise CohtbError(f"{MACHINES_FILE}: [{name}]: field 'run_machine': unknown machine '{run_machine}' "
+                             f"(known: {', '.join(known())})")
+        wrong = [(n, t) for n, t in topologies.items() if topology_sockets(t) != n]
+        if wrong:
+            raise CohtbError(f"{MACHINES_FILE}: [{name}]: field 'topologies': '{wrong[0][1]}' does not wire "
+                             f"{wrong[0][0]} sockets")
+        out[name] = SimulatedMachine(name, m["about"], run_machine, topologies)
     return out
 
 

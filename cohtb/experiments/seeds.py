@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from cohtb.experiments import declarations
-from cohtb.experiments.declarations import Declaration
+from cohtb.experiments.declarations import Declaration, sockets_text
 from cohtb.experiments.published import PUBLISHED, Published
 from cohtb.fs.kernel import FS_WORKLOAD, variant
 from cohtb.run.spec import RunSpec
@@ -93,14 +93,6 @@ def _measure(d: Declaration) -> str:
             f"({' and '.join(d.repetition_sources)} varied)")
 
 
-def _sockets(n: int) -> str:
-    return f"{n} socket{'s' if n > 1 else ''}"
-
-
-def _machines(d: Declaration) -> str:
-    return f"{'/'.join(map(str, d.sockets))} socket{'s' if d.sockets != (1,) else ''} x {d.cores_per_socket} cores"
-
-
 def _threads(d: Declaration) -> str:
     return "/".join(str(n * d.cores_per_socket) for n in d.sockets)
 
@@ -118,9 +110,8 @@ def e000(d: Declaration) -> Experiment:
                      timed(d, "open_close", "cmpxchg", "shared", sockets, extra=extra),
                      tuple(PUBLISHED["000"][f"{nodes}, users {users}"] for users in USER_RANGES), judged)
 
-    sockets = lambda n: f"{n} socket{'s' if n > 1 else ''}"
-    points = tuple(point(sockets(n), n, d.lock) for n in d.sockets)
-    points += tuple(point(f"{sockets(n)}, {LOCK_NAMES[d.control_lock]} (control)", n, d.control_lock,
+    points = tuple(point(sockets_text(n), n, d.lock) for n in d.sockets)
+    points += tuple(point(f"{sockets_text(n)}, {LOCK_NAMES[d.control_lock]} (control)", n, d.control_lock,
                           judged=d.control_judged) for n in d.control_sockets)
     control = (f" A control at {', '.join(map(str, d.control_sockets))} sockets swaps the lock for "
                f"{LOCK_NAMES[d.control_lock]}." if d.control_lock else "")
@@ -154,7 +145,7 @@ def e001(d: Declaration) -> Experiment:
         published_setup="exit microbenchmark, 1000 threads with many inodes, 4-socket E7-4820 v3 (48 cores), 4.4 "
                         "kernel; elapsed seconds",
         simulated_setup="list_batch: every thread adds and deletes its own node on one list under "
-                        f"{LOCK_NAMES[d.lock]}; {_machines(d)}; {_measure(d)} (the inverse of elapsed time for "
+                        f"{LOCK_NAMES[d.lock]}; {d.size_text()}; {_measure(d)} (the inverse of elapsed time for "
                         "a fixed amount of work)",
         differences=f"{_threads(d)} threads, not 1000; the list operations alone, not thread exit; elapsed time compared as "
                     "its inverse (throughput)",
@@ -171,7 +162,7 @@ def e002(d: Declaration) -> Experiment:
         published_setup="rwsem microbenchmark, 1:1 readers:writers, short critical section, 36 threads, 2-socket "
                         "E5-2699 v3; locking rate with 2 vs 5 patches applied (patch 3 moves macros, patch 4 changes "
                         "RWSEM_WAITING_BIAS for the reader trylock, patch 5 enables reader spinning)",
-        simulated_setup=f"rwsem: even threads read, odd threads write, short critical section; {_machines(d)}; "
+        simulated_setup=f"rwsem: even threads read, odd threads write, short critical section; {d.size_text()}; "
                         f"{_measure(d)}",
         differences=f"{_threads(d)} threads, not 36; sleeping is a futex wait in gem5's syscall emulation, whose wake-up latency "
                     "is not a kernel's; the critical section is short, as in the microbenchmark (the same table shows "
@@ -188,7 +179,7 @@ def e003(d: Declaration) -> Experiment:
         base_name="shared", new_name="percpu",
         published_setup="38-thread fio on DAX ext4 (NVDIMM), 4-socket Haswell-EX, 4.6-rc1; aggregate bandwidth",
         simulated_setup="stat_counter: every thread increments a shared counter, or its own counter with the patch's "
-                        f"batch (1 << 30: in effect never folded); {_machines(d)}; {_measure(d)}",
+                        f"batch (1 << 30: in effect never folded); {d.size_text()}; {_measure(d)}",
         differences="the counter alone, not the I/O path around it: in fio the counter is a small share of each "
                     "I/O, so the published gain is a few percent while the simulated one is the counter's own",
         points=tuple(Point(f"{n} sockets", timed(d, "stat_counter", "shared", "padded", n),
@@ -218,21 +209,21 @@ def e004(d: Declaration) -> Experiment:
         simulated_setup="stat_path: stat(2) of /tmp/willitscale.XXXXXX through the 6.12 RCU walk, getattr and dput, "
                         f"dentries laid out as {DENTRY_ERAS[before]} ({before}) and {DENTRY_ERAS[after]} ({after}), "
                         "retry100 (mainline "
-                        f"lockref) in both, d_lock {LOCK_NAMES[d.lock]}; {_machines(d)}; {_measure(d)}. "
+                        f"lockref) in both, d_lock {LOCK_NAMES[d.lock]}; {d.size_text()}; {_measure(d)}. "
                         "Collapse: split, one transient holder takes the file's d_lock once for 2 µs, 50 µs into a "
                         "400 µs window; retry100 against the two waiting policies, and the locked policy for reference",
-        differences=f"{_threads(d)} threads on {_sockets(n)}, not 20 threads on one Sapphire Rapids machine; no syscall entry/exit "
+        differences=f"{_threads(d)} threads on {sockets_text(n)}, not 20 threads on one Sapphire Rapids machine; no syscall entry/exit "
                     "(a large part of each real stat), so the contended lines weigh more per operation; the published "
                     "'after' also had patch 1/2 (wait for unlock, 256 polls), while the simulation changes only the "
                     "layout; the published 'after' varied from 7.8 to 9 million ops/s between runs; the transient "
                     "holder is an abstraction of whatever took the lock (the seed does not know what did)"
-                    + (f". Why the layout pair can come out even here: with {_threads(d)} threads on {_sockets(n)} "
+                    + (f". Why the layout pair can come out even here: with {_threads(d)} threads on {sockets_text(n)} "
                        "every get and put moves the count word's line across sockets in both layouts, and those "
                        "transfers bound the throughput; splitting the line removes the lookup's dirty reads of it but "
                        "not the transfers, while on one Sapphire Rapids socket a transfer is cheap and the removed "
                        "reads weigh more. The full-system runs of the real kernel (docs/fs.md) are the check on this"
                        if n > 1 else ""),
-        points=(Point(_sockets(n), timed(d, "stat_path", "retry100", before, n, extra=extra),
+        points=(Point(sockets_text(n), timed(d, "stat_path", "retry100", before, n, extra=extra),
                       timed(d, "stat_path", "retry100", after, n, extra=extra),
                       (PUBLISHED["004"]["20-way stat, tmpfs"],)),),
         series=(Series("collapse", tuple(timed(d, "stat_path", p, "split", n, window_us=400, interval_us=20,
@@ -263,7 +254,7 @@ def e004fs(d: Declaration) -> Experiment:
     n = d.sockets[0]
     declared = lambda kernel, offset: on_machine(d, full_system(d, kernel, n, d.cores_per_socket,
                                                                 dentry_line_offset=offset))
-    points = tuple(Point(f"{_sockets(n)}, {FS_PLACEMENTS[p][0]}", declared(base, FS_PLACEMENTS[p][1]),
+    points = tuple(Point(f"{sockets_text(n)}, {FS_PLACEMENTS[p][0]}", declared(base, FS_PLACEMENTS[p][1]),
                          declared(new, FS_PLACEMENTS[p][1]), (PUBLISHED["004"]["20-way stat, tmpfs"],))
                    for p in d.placements)
     sensitivity = tuple(replace(declared(base, o), seed=1) for o in d.sensitivity_offsets)
@@ -272,11 +263,11 @@ def e004fs(d: Declaration) -> Experiment:
         change="6.11 moves d_lockref to its own cache line",
         base_name=base_name, new_name=new_name,
         published_setup="will-it-scale stat2 (20-way stat(2) of one tmpfs file), Sapphire Rapids; ops/s",
-        simulated_setup=f"Linux 6.12 booted on the simulated {_machines(d)} (docs/fs.md): every CPU runs a "
+        simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md): every CPU runs a "
                         "thread calling stat(2) on /tmp/cohtb-stat.<pid> (tmpfs) through the real syscall, RCU walk, "
                         f"getattr and dput; {new_name} (d_lockref at offset 128) against {base_name} "
                         f"({d.kernel_note or variant(base).about}); {_measure(d)}",
-        differences=f"{_threads(d)} threads on {_sockets(n)}, not 20 on one Sapphire Rapids machine; a TimingSimpleCPU (one "
+        differences=f"{_threads(d)} threads on {sockets_text(n)}, not 20 on one Sapphire Rapids machine; a TimingSimpleCPU (one "
                     "instruction at a time, no out-of-order overlap of misses) and gem5's x86 full system; the kernel "
                     "is a tinyconfig build (no LSM, no audit) with 6.12's qspinlock, but SLUB and -O2 as a "
                     "distribution builds them; the published 'after' also had patch 1/2 (wait for unlock), while the "

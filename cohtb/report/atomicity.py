@@ -25,14 +25,16 @@ def handoff_table(ms: list) -> Table:
     increment, and the simulated time per move, so a machine's slower run splits into more moves or dearer ones."""
     rows = []
     for m in sorted(ms, key=lambda m: (m.spec.policy, m.run.manifest.system.machine)):
-        incs = m.run.manifest.workload.model_dump()["ops"]
-        transfers = m.per_op["transfers"] * m.run.ops
+        per_increment = m.per_op   # fixed work: the run's operations are its increments
+        transfers = per_increment["transfers"] * m.run.ops
         rows.append([m.spec.policy, m.run.manifest.system.machine, f"{m.spec.sockets}x{m.spec.cores_per_socket}",
-                     f"{m.run.roi_seconds * 1e3:.3f}", f"{transfers / incs:.2f}",
-                     f"{m.per_op['crossSocketTransfers'] * m.run.ops / incs:.2f}",
-                     f"{m.per_op['dirtyReads'] * m.run.ops / incs:.2f}", f"{m.run.roi_seconds / transfers * 1e9:.0f}"])
+                     f"{m.run.roi_seconds * 1e3:.3f}", f"{per_increment['transfers']:.2f}",
+                     f"{per_increment['crossSocketTransfers']:.2f}", f"{per_increment['dirtyReads']:.2f}",
+                     f"{per_increment['invalidations']:.2f}", f"{m.run.roi_seconds / transfers * 1e9:.0f}"])
     return Table("Locked instructions traced: line moves per increment",
                  ["instruction", "machine", "sockets x cores", "simulated ms", "transfers per increment",
-                  "of them cross-socket", "dirty reads per increment", "ns per transfer"], rows,
+                  "of them cross-socket", "dirty reads per increment", "invalidations per increment",
+                  "ns per transfer"], rows,
                  "The 2x4 runs of the locked-instruction check again, traced (`cohtb launch --matrix handoff-<machine>`); "
-                 "the monitor's counts of the count's line and of every other, per increment counted.")
+                 "the monitor's counts over every line per increment counted (the count's line carries all but a "
+                 "handful of them).")

@@ -86,7 +86,8 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
                                for s in [*e.specs(), *e.sensitivity]))
     runs, missing = kept(specs, [reference_runs])
     ms = metrics_for(runs, None, check_model=False)
-    history = results.seed_history(ms)
+    failed = frozenset(p.name.removesuffix(".failed.json") for p in reference_runs.glob("*.failed.json"))
+    history = results.seed_history(ms, failed)
     drawn = [r for r in map(results.shown, history.values()) if r is not None]
     page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history))
     blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms)),

@@ -6,7 +6,7 @@ Every number on the page is computed here from those runs."""
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cohtb.analysis.compare import attribution
@@ -38,6 +38,7 @@ class SeedResult:
     points: list[PointResult]
     series: list[SeriesResult]
     missing: list[str]
+    failed: list[str] = field(default_factory=list)   # of the missing: runs gem5 did not finish (a record is kept)
 
     @property
     def complete(self) -> bool:
@@ -58,13 +59,16 @@ def recorded_under(m: RunMetrics, d: Declaration) -> bool:
     return rec is not None and (rec.id, rec.digest) == (d.id, d.digest())
 
 
-def seed_result(e: Experiment, ms: list[RunMetrics]) -> SeedResult:
-    """The experiment's runs among ms, judged as its declaration says (only the runs recorded under it)."""
+def seed_result(e: Experiment, ms: list[RunMetrics], failed: frozenset[str] = frozenset()) -> SeedResult:
+    """The experiment's runs among ms, judged as its declaration says (only the runs recorded under it); failed:
+    the ids of runs whose failure record is kept (gem5 did not finish them)."""
     ids = {s.id for s in e.specs()}
     mine = list({m.run.id: m for m in ms if m.run.id in ids and recorded_under(m, e.declaration)}.values())
     have = {m.run.id for m in mine}
+    missing = sorted(ids - have)
     return SeedResult(e, point_results(e.points, mine, e.repetitions),
-                      [series_result(s, mine, e.repetitions) for s in e.series], sorted(ids - have))
+                      [series_result(s, mine, e.repetitions) for s in e.series], missing,
+                      [i for i in missing if i in failed])
 
 
 def seed_results(ms: list[RunMetrics]) -> list[SeedResult]:
@@ -72,9 +76,9 @@ def seed_results(ms: list[RunMetrics]) -> list[SeedResult]:
     return [seed_result(e, ms) for e in EXPERIMENTS.values()]
 
 
-def seed_history(ms: list[RunMetrics]) -> dict[str, list[SeedResult]]:
+def seed_history(ms: list[RunMetrics], failed: frozenset[str] = frozenset()) -> dict[str, list[SeedResult]]:
     """Each seed under every version of its declaration, oldest first."""
-    return {seed: [seed_result(e, ms) for e in versions] for seed, versions in HISTORY.items()}
+    return {seed: [seed_result(e, ms, failed) for e in versions] for seed, versions in HISTORY.items()}
 
 
 def history_in(seed: str, dirs: list[Path]) -> list[SeedResult]:
@@ -183,6 +187,10 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
     if not res.complete and d.recorded_repetitions:
         return [[e.title, "-", "-", f"no verdict under {d.id}: {d.recorded_repetitions} of its {d.repetitions} "
                                     "repetitions were recorded (no spread)"]]
+    if res.failed:
+        return [[e.title, "-", "-", f"no verdict under {d.id}: {len(res.failed)} of its {len(e.specs())} runs failed "
+                                    f"in gem5 ({len(res.missing)} not kept; each failure's record: <run id>.failed.json beside "
+                                    "the kept runs)"]]
     if not res.complete:
         return [[e.title, "-", "-", f"not run yet under {d.id} ({len(res.missing)} of {len(e.specs())} runs missing)"]]
     rows = []
@@ -419,7 +427,8 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
         if res.complete:
             out += result_sections(res, figures.get(seed, []))
         else:
-            out += [f"Not run yet under {res.declaration.id}: {len(res.missing)} of {len(e.specs())} runs are missing "
+            out += [verdict_rows(res)[0][-1][0].upper() + verdict_rows(res)[0][-1][1:] + "." if res.failed else
+                    f"Not run yet under {res.declaration.id}: {len(res.missing)} of {len(e.specs())} runs are missing "
                     f"(`cohtb seeds --seed {e.seed} --launch` records them).", ""]
         for earlier in reversed(versions[:-1]):
             if not earlier.complete:
@@ -460,7 +469,7 @@ def fs_block(history: dict[str, list[SeedResult]], ms: list[RunMetrics]) -> str:
         if not rows:
             out += [f"Declaration {d.id}: no runs yet ({len(res.missing)} to record).", ""]
             continue
-        out.append(Table(f"Declaration {d.id}: {d.window_us} µs window, {d.sockets[0]} sockets x {d.cores_per_socket} cores",
+        out.append(Table(f"Declaration {d.id}: {d.window_us} µs window, {d.size_text()}",
                          ["kernel", "the file's dentry", "repetitions kept", "ops/µs: mean (min-max)"], rows,
                          f"{d.kernel_note}." if d.kernel_note else "").markdown())
         sens = [by_id[s.id] for s in e.sensitivity if s.id in by_id]

@@ -23,6 +23,7 @@ def _load_module(name: str):
 
 machine_file = _load_module("machine_file")
 placement = _load_module("placement")
+topology = _load_module("topology")
 HIERARCHIES: tuple[str, ...] = machine_file.HIERARCHIES
 FILES = CONFIGS / "machines"
 
@@ -46,3 +47,11 @@ def l1d_versions(machine: str, cores: int, sockets: int) -> list[int] | None:
     if machine_file.PROTOCOL_OF[hierarchy_of(machine)] != "CHI":
         return None
     return [placement.chi_l1d_version(c, sockets) for c in range(cores)]
+
+
+def topology_sockets(name: str) -> int:
+    """How many sockets a topology file wires; a file that is missing or damaged is refused in one line."""
+    try:
+        return topology.load(name).sockets
+    except topology.TopologyError as e:
+        raise CohtbError(f"topology '{name}': {e}") from None
