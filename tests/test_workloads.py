@@ -63,6 +63,7 @@ def test_runs_and_keeps_its_invariants(name, policy, layout):
             assert c["n"] == ops and 0 < c["min"] <= c["p10"] <= c["median"] <= c["p90"] <= c["max"]
     if name == "atomicity":   # every increment counted once
         assert doc["invariants"] == "ok" and doc["count"] == expected_ops and doc["lost_increments"] == 0
+        assert doc["lost_tickets"] == 0
     if name == "stat_counter":
         assert doc["summed_value"] == doc["expected_value"] == expected_ops
         if policy == "shared":

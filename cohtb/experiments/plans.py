@@ -38,17 +38,17 @@ def calibration_plan(machine: str) -> list[RunSpec]:
 
 def atomicity_plan(machine: str) -> list[RunSpec]:
     """The locked-instruction check (workloads/atomicity.c): every core increments one count with lock xadd, a lock
-    cmpxchg loop and an xchg lock, on 2x4 and 8x4; a lost increment is a locked RMW the machine broke. Untraced:
-    the count is the result."""
+    cmpxchg loop, an xchg lock and a ticket lock, on 1x4, 2x4 and 8x4; a lost increment or a ticket handed out
+    twice is a locked RMW the machine broke. Untraced: the count is the result."""
     return [RunSpec("atomicity", p, "line", sockets, 4, ops, traced=False, machine=machine)
-            for sockets, ops in ((2, 2000), (8, 3000)) for p in ("xadd", "cmpxchg", "xchg")]
+            for sockets, ops in ((1, 2000), (2, 2000), (8, 3000)) for p in ("xadd", "cmpxchg", "xchg", "ticket")]
 
 
 def handoff_plan(machine: str) -> list[RunSpec]:
     """The locked-instruction check's 2x4 xchg and xadd runs again, traced: how many times the count's line moves
     per increment (the monitor's transfers), so a run's time splits into transfers per increment and time per
     transfer (docs/machine.md, open question 7)."""
-    return [replace(s, traced=True) for s in atomicity_plan(machine) if s.sockets == 2 and s.policy != "cmpxchg"]
+    return [replace(s, traced=True) for s in atomicity_plan(machine) if s.sockets == 2 and s.policy in ("xadd", "xchg")]
 
 
 def seeds_plan(*seeds: str) -> list[RunSpec]:
