@@ -33,3 +33,13 @@ def test_a_transfer_costs_more_with_every_socket_link(tmp_path):
     assert [o.status for o in outcomes] == ["done"] * 3, [o.error for o in outcomes]
     by_hops = {c.hops: c.median_cycles for s in specs for c in cells(load(tmp_path / s.id))}
     assert sorted(by_hops) == [0, 1, 2] and by_hops[0] < by_hops[1] < by_hops[2], by_hops
+
+
+def test_the_ticket_lock_run_that_lost_a_locked_xadd_on_stock_chi_ends(tmp_path):
+    """Seed 000's 1x4 ticket-lock run, repetition 3: on stock CHI two lock xadds read the same tail, a ticket was
+    handed out twice and a waiter spun for ever (docs/machine.md, "Locked RMW on stock CHI"); on the patched build
+    (westmere-ex-8s-c3) it ends with its window. A regression shows as this run's timeout."""
+    spec = RunSpec("open_close", "locked", "shared", 1, 4, warmup_us=50, window_us=200, interval_us=10,
+                   skew_ns=20000, seed=3, extra=("--spinlock", "ticket"), machine="westmere-ex-8s-c3", traced=False)
+    [outcome] = launch([spec], tmp_path, jobs=1, timeout=900)
+    assert outcome.status == "done", outcome.error
