@@ -365,7 +365,7 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
     from cohtb.experiments.declarations import record as declaration_record
 
     rec = declaration_record(EXPERIMENTS["003"].declaration.id)
-    assert rec["id"] == EXPERIMENTS["003"].declaration.id == "003v3" and rec["digest"] == EXPERIMENTS["003"].declaration.digest() and len(rec["commit"]) == 40
+    assert rec["id"] == EXPERIMENTS["003"].declaration.id and rec["digest"] == EXPERIMENTS["003"].declaration.digest() and len(rec["commit"]) == 40
     repo = tmp_path / "repo"
     declared = repo / "cohtb" / "experiments" / "declared"
     declared.mkdir(parents=True)
