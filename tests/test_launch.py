@@ -324,3 +324,27 @@ def test_an_interrupted_launch_is_resumed_by_launching_again(fake_gem5, tmp_path
     assert again.returncode == 0, again.stderr
     assert f"{len(recorded)} already there" in again.stderr and "3 done" not in again.stderr
     assert len([d for d in tmp_path.iterdir() if (d / "manifest.json").exists()]) == 3
+
+
+def test_a_chi_build_must_have_the_patches_its_machine_needs(tmp_path, monkeypatch):
+    """westmere-ex-8s-c3 runs on gem5 with the project's CHI patch; c2 and the bare socket machine ran on stock
+    CHI. The build tree beside gem5.opt says which a binary is; a mismatch is refused naming both."""
+    build = tmp_path / "build" / "X86_CHI"
+    generated, line = gem5_tool.PATCH_MARKERS["chi-locked-rmw"]
+    (build / generated).parent.mkdir(parents=True)
+    binary = build / "gem5.opt"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    monkeypatch.setenv("GEM5_CHI", str(binary))
+    (build / generated).write_text(f"    {line}(clockEdge(), cyclesToTicks(Cycles(1)));\n")
+    assert gem5_tool.require("westmere-ex-8s-c3") == binary
+    with pytest.raises(CohtbError, match=r"built with patches \[chi-locked-rmw\], machine westmere-ex-8s-c2 needs \[\]"):
+        gem5_tool.require("westmere-ex-8s-c2")
+    (build / generated).write_text("stock\n")
+    assert gem5_tool.require("westmere-ex-8s-c2") == binary
+    with pytest.raises(CohtbError, match=r"built with patches \[\], machine westmere-ex-8s-c3 needs \[chi-locked-rmw\]"):
+        gem5_tool.require("westmere-ex-8s-c3")
+    (build / generated).unlink()
+    with pytest.raises(CohtbError, match="no build tree beside it"):
+        gem5_tool.require("westmere-ex-8s-c3")
+    assert gem5_tool.require("socket") == binary   # a stock machine: a binary alone is taken as what it says

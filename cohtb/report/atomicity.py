@@ -12,12 +12,16 @@ def atomicity_table(runs: list) -> Table:
     for r in sorted(runs, key=lambda r: (r.manifest.system.machine, r.spec.cores, r.spec.policy)):
         w = r.manifest.workload.model_dump()
         rows.append([r.manifest.system.machine, f"{r.spec.sockets}x{r.spec.cores_per_socket}", r.spec.policy,
-                     f"{w['ops']:,}", f"{w['lost_increments']:,}", r.manifest.gem5.build or ""])
+                     f"{w['ops']:,}", f"{w['lost_increments']:,}", f"{w.get('lost_tickets', 0):,}", w["invariants"],
+                     r.manifest.gem5.build or ""])
     return Table("Locked instructions: increments lost under contention (workloads/atomicity.c)",
-                 ["machine", "sockets x cores", "instruction", "increments", "lost", "gem5 build"], rows,
+                 ["machine", "sockets x cores", "instruction", "increments", "lost", "tickets handed out twice",
+                  "invariants", "gem5 build"], rows,
                  "Every core increments one count on one line with the instruction named (xadd: lock xadd; cmpxchg: "
-                 "a lock cmpxchg loop; xchg: an xchg lock around a plain increment); a lost increment is a locked "
-                 "read-modify-write whose line was taken between its read and its write.")
+                 "a lock cmpxchg loop; xchg: an xchg lock around a plain increment; ticket: a ticket lock around "
+                 "it); a lost increment, or a ticket two cores drew, is a locked read-modify-write whose line was "
+                 "taken between its read and its write; invariants: the count adds up and the lock is free at the "
+                 "end.")
 
 
 def handoff_table(ms: list) -> Table:

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from cohtb.errors import CohtbError
+from cohtb.places import ROOT
 from cohtb.run.machines import hierarchy_of
 
 # hierarchy -> (the environment variable naming its gem5.opt, the name looked for on PATH, what it must be). Each
@@ -19,6 +20,12 @@ BUILDS = {
     "flat": ("GEM5", "gem5.opt", "gem5 v24.0.0.1, X86 build (build/X86/gem5.opt, protocol MESI_Two_Level)"),
     "socket": ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)"),
 }
+# The project's patches to gem5's CHI (build-gem5.sh applies every one), each with what its build tree shows when
+# it is in: a file SLICC generated, beside gem5.opt, and a line of that file.
+PATCHES = ROOT / "gem5-configs" / "build" / "patches"
+PATCH_MARKERS = {"chi-locked-rmw": ("mem/ruby/protocol/Cache_Wakeup.cc", "(*m_snpRdy_ptr).delayHead")}
+# The socket machines whose runs were recorded on stock CHI; every other socket machine needs every patch.
+STOCK_CHI = ("socket", "westmere-ex-8s-c1", "westmere-ex-8s-c2")
 TRACE = "trace.gz"   # ProtocolTrace, in gem5's output directory (gzip: gem5 compresses a .gz debug file itself)
 
 
@@ -46,10 +53,41 @@ def why_missing(machine: str = "flat") -> str:
            "from its source: docs/gem5.md)"
 
 
+def patches_in(gem5: Path) -> set[str] | None:
+    """The project's patches a CHI build has, read from the build tree beside its gem5.opt; None when there is
+    no build tree there (a binary copied elsewhere)."""
+    tree = Path(gem5).resolve().parent
+    found = set()
+    for name, (generated, line) in PATCH_MARKERS.items():
+        try:
+            text = (tree / generated).read_text(errors="replace")
+        except OSError:
+            return None
+        if line in text:
+            found.add(name)
+    return found
+
+
+def patches_needed(machine: str) -> set[str]:
+    if hierarchy_of(machine) != "socket" or machine in STOCK_CHI:
+        return set()
+    return {p.stem for p in PATCHES.glob("*.patch")}
+
+
 def require(machine: str = "flat") -> Path:
+    """The machine's gem5.opt; a CHI build whose patches are not the machine's is refused, so a run never names a
+    machine it did not run on (a binary without its build tree passes only for a stock machine)."""
     path = find(machine)
     if path is None:
         raise CohtbError(why_missing(machine))
+    if hierarchy_of(machine) == "socket":
+        needed, have = patches_needed(machine), patches_in(path)
+        if have is None and needed:
+            raise CohtbError(f"{path}: no build tree beside it, so cohtb cannot tell whether it has the patches "
+                             f"machine {machine} needs ({', '.join(sorted(needed))}; docs/gem5.md)")
+        if have is not None and have != needed:
+            raise CohtbError(f"{path}: built with patches [{', '.join(sorted(have))}], machine {machine} needs "
+                             f"[{', '.join(sorted(needed))}] (docs/gem5.md: build each machine's gem5)")
     return path
 
 

@@ -12,11 +12,15 @@ X86) ;;
 X86_CHI)   # gem5's X86 options with the CHI protocol: X86_CHI.defconfig beside this script
     [ -f build/X86_CHI/gem5.build/config ] ||
         PATH="$here/bin:/usr/bin:/bin" scons defconfig build/X86_CHI "$here/X86_CHI.defconfig" --ignore-style
-    # cohtb's patches to CHI (patches/*.patch, each documented in its header), applied once: a tree that
-    # already has one (patch -R would apply) is left as it is.
-    for p in "$here"/patches/*.patch; do
-        patch -p1 -R --dry-run -s -f < "$p" > /dev/null 2>&1 || patch -p1 -s -f < "$p"
-    done ;;
+    # cohtb's patches to CHI (patches/*.patch, each documented in its header), applied once, exactly (no fuzz):
+    # a tree that already has one (patch -R would apply) is left as it is. COHTB_GEM5_STOCK=1 builds stock CHI,
+    # the build of the machines recorded before the patches (cohtb/run/gem5.py, STOCK_CHI).
+    if [ "${COHTB_GEM5_STOCK:-}" != 1 ]; then
+        for p in "$here"/patches/*.patch; do
+            [ -f "$p" ] || continue
+            patch -p1 -R --dry-run -s -f --fuzz=0 < "$p" > /dev/null 2>&1 || patch -p1 -s -f --fuzz=0 < "$p"
+        done
+    fi ;;
 *) echo "build-gem5.sh: variant $variant: want X86 or X86_CHI" >&2; exit 2 ;;
 esac
 # Our g++ (bin/g++: reproducible, no debug information), then Debian's python3-config and tools, whatever a
