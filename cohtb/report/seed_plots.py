@@ -183,7 +183,8 @@ def draw_declarations(versions: list[SeedResult]):
         values += [v for q in ratios for v in (q.lo, q.hi)]
         ax.errorbar(x[xs] + (k - len(done) / 2) * width, [q.mean for q in ratios],
                     yerr=[[q.mean - q.lo for q in ratios], [q.hi - q.mean for q in ratios]], fmt="os^v"[k % 4],
-                    capsize=3, color=palette_series(k), label=f"{ids}: {d.lock}, {d.repetitions} repetitions")
+                    capsize=3, color=palette_series(k),
+                    label=f"{ids}: {d.lock}, {d.repetitions} repetitions, {d.run_machine()} machine")
     pubs = [(i, pub.ratio) for i, lab in enumerate(labels)
             for pub in next(p.point.published for r, _ in done for p in r.points if p.point.label == lab)]
     values += [v for _, v in pubs]
