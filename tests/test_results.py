@@ -94,3 +94,15 @@ def test_a_declaration_whose_runs_failed_in_gem5_says_so_and_gives_no_verdict():
     assert failed.failed == ids[:2] and not failed.complete
     assert results.verdict_rows(failed)[0][-1].startswith(f"no verdict under {e.declaration.id}: 2 of its 10 runs failed")
     assert results.verdict_rows(results.seed_result(e, []))[0][-1].startswith("not run yet")
+
+
+def test_the_machine_table_puts_each_seed_s_flat_and_socket_verdicts_side_by_side():
+    """One row per effect: the flat machine's declaration and the socket machine's, each with its own verdict; a
+    socket declaration without its runs stands for every effect, and a conclusion changes only between verdicts."""
+    history = results.seed_history([])
+    rows = results.machine_table(history).rows
+    assert [r[0] for r in rows] == list(history)   # without runs, one row per seed
+    socket = {r[0]: r[4] for r in rows}
+    assert socket["004"].startswith("004v5: -, not run yet") and socket["002"].startswith("002v4: -, not run yet")
+    assert all(r[5] == "-" for r in rows)   # no runs, so no conclusion to compare
+    assert results._conclusion(["e", "+1%", "+14% (+6% to +24%)", "sign only: published ..."]) == ("sign only", "+")

@@ -255,8 +255,9 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
         flat_rows = verdict_rows(flat) if flat else []
         socket_rows = verdict_rows(socket) if socket else []
         for i in range(max(len(flat_rows), len(socket_rows))):
-            f = flat_rows[i] if i < len(flat_rows) else None
-            k = socket_rows[i] if i < len(socket_rows) else None
+            # a declaration without its runs has one row for all its effects: it stands for each
+            f = flat_rows[i] if i < len(flat_rows) else (flat_rows[0] if flat and not flat.complete else None)
+            k = socket_rows[i] if i < len(socket_rows) else (socket_rows[0] if socket and not socket.complete else None)
             if f is None or k is None or not (flat.complete and socket.complete):
                 changes = "-"
             elif _conclusion(f) == _conclusion(k):
@@ -265,9 +266,10 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
                 changes = f"yes: {_conclusion(f)[0]} -> {_conclusion(k)[0]}"
             # The effect's point may differ between the machines (004: 8 sockets flat, one socket as published).
             same = f is not None and k is not None and f[0] == k[0]
+            label = (f if f is not None and (flat.complete or k is None) else k)   # the row that names the effect
             side = lambda r, res: (f"{res.declaration.id}{'' if same or ': ' not in r[0] else ', ' + r[0].split(': ', 1)[1]}:"
                                    f" {r[2]}, {r[3]}") if r else "not declared"
-            rows.append([seed, (f or k)[0] if same else (f or k)[0].split(": ")[0], (f or k)[1],
+            rows.append([seed, label[0] if same else label[0].split(": ")[0], label[1],
                          side(f, flat), side(k, socket), changes])
     return Table("The seeds on the flat and the socket machine",
                  ["seed", "effect", "published", "flat machine", "socket machine", "conclusion changes?"], rows,
