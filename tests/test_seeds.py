@@ -444,21 +444,17 @@ def test_a_declared_machine_names_the_runs_machine_file_and_wiring():
     assert {(s.sockets, s.cores_per_socket) for s in HISTORY["004"][3].specs()} == {(1, 20)}
 
 
-def test_a_damaged_machines_file_is_refused_naming_the_field(tmp_path, monkeypatch):
-    good = declarations.MACHINES_FILE.read_text()
+@pytest.mark.parametrize("entry, error", [
+    ('run_machne = "flat"', r"machines.toml: \[x\]: field 'run_machne' unknown"),
+    ('topologies = { eight = "glueless-8s" }', r"\[x\]: field 'topologies'"),
+    ('topologies = { 4 = "glueless-8s" }', r"\[x\]: field 'topologies': 'glueless-8s' does not wire 4 sockets"),
+    ('run_machine = "westmere-ex-8s-c9"', r"\[x\]: field 'run_machine': unknown machine 'westmere-ex-8s-c9'"),
+])
+def test_a_damaged_machines_file_is_refused_naming_the_field(tmp_path, monkeypatch, entry, error):
     bad = tmp_path / "machines.toml"
+    bad.write_text(declarations.MACHINES_FILE.read_text() + f'\n[x]\nabout = "a"\n{entry}\n')
     monkeypatch.setattr(declarations, "MACHINES_FILE", bad)
-    bad.write_text(good + '\n[x]\nabout = "a"\nrun_machne = "flat"\n')
-    with pytest.raises(CohtbError, match=r"machines.toml: \[x\]: field 'run_machne' unknown"):
-        declarations.simulated_machines()
-    bad.write_text(good + '\n[x]\nabout = "a"\ntopologies = { eight = "glueless-8s" }\n')
-    with pytest.raises(CohtbError, match=r"\[x\]: field 'topologies'"):
-        declarations.simulated_machines()
-    bad.write_text(good + '\n[x]\nabout = "a"\ntopologies = { 4 = "glueless-8s" }\n')
-    with pytest.raises(CohtbError, match=r"\[x\]: field 'topologies': 'glueless-8s' does not wire 4 sockets"):
-        declarations.simulated_machines()
-    bad.write_text(good + '\n[x]\nabout = "a"\nrun_machine = "westmere-ex-8s-c9"\n')
-    with pytest.raises(CohtbError, match=r"\[x\]: field 'run_machine': unknown machine 'westmere-ex-8s-c9'"):
+    with pytest.raises(CohtbError, match=error):
         declarations.simulated_machines()
 
 
