@@ -342,6 +342,7 @@ def test_launch_fs_records_runs_like_se(fake_full_system):
         m = json.loads((runs / s.id / "manifest.json").read_text())
         assert m["spec"]["kernel"] == s.kernel and m["kernel"]["variant"] == s.kernel
         assert m["checkpoint"]["path"] and m["ingest"]["events"] > 0
+        assert m["checkpoint"]["cpu_seconds"] > 0 and m["gem5"]["cpu_seconds"] > 0   # the costs table's measure
         assert m["atomic_setup"]["simulated_seconds"] == 0.001   # fake_gem5: checkpoint at 60 ms, switch at 61
         assert m["kernel_symbols"] == [{"line": (0x743000 + 128) // 64, "symbols": ["fake_global"]}]
         fields = {f["object"] + "." + f["name"]: f for f in m["layout"]}

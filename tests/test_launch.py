@@ -143,7 +143,7 @@ def test_the_manifest_schema_is_pinned_with_its_version():
     """What a manifest holds is pinned: a field added as optional re-pins the digest alone; a field whose meaning
     changes is a new MANIFEST_VERSION (and load() must still read the older ones)."""
     schema = json.dumps(Manifest.model_json_schema(), sort_keys=True).encode()
-    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "0e6aef37b7420faa")   # + system.topology, system.machine, spec.traced, spec.machine; files.events may be null (issue 34)
+    assert (MANIFEST_VERSION, hashlib.sha256(schema).hexdigest()[:16]) == (1, "31f49dffd24cfda3")   # + system.topology, system.machine, spec.traced, spec.machine; files.events may be null (issue 34); gem5.cpu_seconds, checkpoint.cpu_seconds
 
 
 def test_a_manifest_of_another_version_is_refused(tmp_path):
@@ -273,6 +273,23 @@ def test_a_run_keeps_the_gem5_build_its_protocol_and_the_cohtb_commit_that_recor
     m = json.loads((tmp_path / o.spec.id / "manifest.json").read_text())
     assert m["gem5"]["build"] == gem5_tool.identity(FAKE) and len(m["cohtb"]["commit"]) == 40
     assert m["gem5"]["protocol"] == "MESI_Two_Level"   # what the config read from gem5's build
+    assert 0 < m["gem5"]["cpu_seconds"] <= m["gem5"]["host_seconds"]   # the stand-in's own CPU time
+
+
+def test_gem5s_cpu_time_is_its_own_not_the_wall_time(tmp_path):
+    """reap() gives the exited child's user + system seconds and its exit status: a child that sleeps costs ~0
+    CPU seconds however long it takes, one that computes costs about what it computed."""
+    def reaped(code: str) -> tuple[float, int, float]:
+        t0 = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-c", code])
+        while (cpu := gem5_tool.reap(proc)) is None:
+            time.sleep(0.05)
+        return cpu, proc.returncode, time.monotonic() - t0
+
+    cpu, rc, wall = reaped("import time, sys; time.sleep(0.6); sys.exit(3)")
+    assert rc == 3 and wall >= 0.6 and cpu < 0.4
+    cpu, rc, _ = reaped("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass")
+    assert rc == 0 and cpu >= 0.5
 
 
 def test_a_run_keeps_the_socket_wiring_it_ran_on(fake_gem5, tmp_path):

@@ -82,10 +82,11 @@ def boot(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float, final: 
                                                     "--checkpoint", str(tmp / "ckpt"), "--out", str(tmp)], trace=None)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         last = time.monotonic()
-        while proc.poll() is None:
+        while (cpu := gem5_tool.reap(proc)) is None:
             time.sleep(2)
             if time.monotonic() - t0 > timeout:
                 proc.kill()
+                proc.wait()
                 raise CohtbError(f"the boot of {built.variant.name} ran past the {timeout:.0f} s timeout")
             if time.monotonic() - last > 30:
                 last = time.monotonic()
@@ -96,7 +97,7 @@ def boot(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float, final: 
                              f"{proc.returncode}, '{roi.get('exit_cause')}'):\n{tail(tmp / 'gem5' / CONSOLE)}\n"
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         size = sum(f.stat().st_size for f in (tmp / "ckpt").iterdir())
-        write_json_atomic(tmp / "boot.json", {"host_seconds": round(time.monotonic() - t0, 1),
+        write_json_atomic(tmp / "boot.json", {"host_seconds": round(time.monotonic() - t0, 1), "cpu_seconds": cpu,
                                               "simulated_seconds": roi["checkpoint_tick"] / 1e12, "bytes": size,
                                               "kernel": built.dir.name, "command": cmd})
     _say(f"checkpoint of {built.variant.name} {spec.sockets}x{spec.cores_per_socket}: "
@@ -204,7 +205,8 @@ class FSRunner:
             spec, tmp, roi, cmd, t0, workload, initramfs.GUEST_BUILD / "stat_file", None, layout_how="kernel-report",
             files={"console": f"gem5/{CONSOLE}"},
             kernel={**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
-            checkpoint={"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "simulated_seconds", "bytes")}},
+            checkpoint={"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "cpu_seconds", "simulated_seconds",
+                                                                   "bytes") if k in boot}},
             # The set-up on atomic CPUs, from the checkpoint to the switch to timing ones.
             atomic_setup={"simulated_seconds": round(roi["switch_tick"] / 1e12 - boot["simulated_seconds"], 9)})
         # The kernel's globals among the trace's lines, by name (the reported objects' fields are the layout).

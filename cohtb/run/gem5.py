@@ -7,6 +7,7 @@ import functools
 import hashlib
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from cohtb.errors import CohtbError
@@ -89,6 +90,16 @@ def require(machine: str = "flat") -> Path:
             raise CohtbError(f"{path}: built with patches [{', '.join(sorted(have))}], machine {machine} needs "
                              f"[{', '.join(sorted(needed))}] (docs/gem5.md: build each machine's gem5)")
     return path
+
+
+def reap(proc: subprocess.Popen) -> float | None:
+    """gem5's CPU seconds (user + system) once it has exited, its exit status then in proc.returncode; None while
+    it runs. Cost tables want CPU time: the wall time also counts whatever else shared the host's cores."""
+    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+    if pid == 0:
+        return None
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return round(usage.ru_utime + usage.ru_stime, 2)
 
 
 def command(gem5: Path, run_dir: Path, config: Path, args: list[str], trace: str | None = TRACE) -> list[str]:

@@ -129,6 +129,7 @@ class Gem5Record(_Open):
     version: str
     command: list[str]
     host_seconds: float
+    cpu_seconds: Optional[float] = None   # gem5's own, user + system; absent in older runs
     exit_cause: Optional[str] = None
     build: Optional[str] = None    # a digest of the binary (cohtb/run/gem5.py: identity); absent in older runs
     protocol: Optional[str] = None   # the Ruby protocol it was built with (gem5's buildEnv); absent in older runs
@@ -153,6 +154,7 @@ class Checkpoint(_Open):
 
     path: str
     host_seconds: float
+    cpu_seconds: Optional[float] = None   # the booting gem5's own; absent in older checkpoints
     simulated_seconds: float
     bytes: conint(ge=0)
 

@@ -148,7 +148,7 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
         if live and spec.traced:
             session = start_live(spec, tmp, live, runner.pagemap(tmp))
             cmd = ["--debug-file=trace.pipe" if a == f"--debug-file={gem5_tool.TRACE}" else a for a in cmd]
-        rc, stderr = run_gem5(cmd, timeout, session)
+        rc, stderr, cpu_seconds = run_gem5(cmd, timeout, session)
         if rc != 0:
             first = session.abort() if session else None   # a monitor that failed first took gem5 down with it
             session = None
@@ -167,6 +167,7 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
             write_json_atomic(tmp / "live.json", {"variant": session.variant, "regions": [], **series.to_json()})
             session = None
         roi = json.loads((tmp / ROI).read_text()) if (tmp / ROI).exists() else {}
+        roi["gem5_cpu_seconds"] = cpu_seconds   # the host's measure, kept with what gem5 reported for the manifest
         if "roi_seconds" not in roi:
             raise CohtbError(f"the workload never reached work-end (gem5 exit: {roi.get('exit_cause', 'unknown')}):\n"
                              f"{tail(tmp / 'workload.stderr') or tail(tmp / 'gem5' / 'workload.stderr')}\n"
@@ -192,24 +193,21 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run_gem5(cmd: list[str], timeout: float, session=None) -> tuple[int, str]:
-    """gem5's exit status and stderr; killed at the timeout. A live run's gem5 is also stopped as soon as its live
-    side fails: gem5 ignores SIGPIPE and would simulate on, writing into a pipe nobody reads."""
+def run_gem5(cmd: list[str], timeout: float, session=None) -> tuple[int, str, float]:
+    """gem5's exit status, stderr and CPU seconds; killed at the timeout. A live run's gem5 is also stopped as soon
+    as its live side fails: gem5 ignores SIGPIPE and would simulate on, writing into a pipe nobody reads."""
     deadline = time.monotonic() + timeout
     with tempfile.TemporaryFile("w+") as err:   # a file, not a pipe: nothing to drain while polling
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
-        while True:
-            try:
-                rc = proc.wait(timeout=1)
-                break
-            except subprocess.TimeoutExpired:
-                why = session.failure() if session else None
-                if why or time.monotonic() > deadline:
-                    proc.kill()
-                    proc.wait()
-                    raise CohtbError(why + " (gem5 stopped)" if why else f"gem5 ran past the {timeout:.0f} s timeout")
+        while (cpu := gem5_tool.reap(proc)) is None:
+            why = session.failure() if session else None
+            if why or time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                raise CohtbError(why + " (gem5 stopped)" if why else f"gem5 ran past the {timeout:.0f} s timeout")
+            time.sleep(0.5)
         err.seek(0)
-        return rc, err.read()
+        return proc.returncode, err.read(), cpu
 
 
 def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, workload: dict,
@@ -245,7 +243,8 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
         **extra,
         "workload_binary": {"path": str(workload_binary), "sha256": file_sha256(workload_binary)},
         "gem5": {"binary": cmd[0], "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
-                 "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause"),
+                 "host_seconds": round(time.monotonic() - t0, 2), "cpu_seconds": roi.get("gem5_cpu_seconds"),
+                 "exit_cause": roi.get("exit_cause"),
                  "build": gem5_tool.identity(Path(cmd[0])), **({"protocol": roi["protocol"]} if "protocol" in roi else {})},
         "cohtb": checkout(),
         "system": {**{k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
