@@ -255,6 +255,13 @@ def test_the_guest_benchmarks_intruder_lists_the_directory_now_and_then(tmp_path
     assert doc["invariants"] == "ok" and doc["listing_failures"] == 0 and doc["threads"] == 1
     assert 1 <= doc["listings"] <= 21   # at most one per period of the 41 ms; at least one even on a busy host
     r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--threads", "1",
+                        "--intruder-period-us", "2000", "--intruder-listings", "3", "--warmup-us", "1000",
+                        "--window-us", "40000", "--interval-us", "10000"], capture_output=True, text=True, check=True)
+    assert json.loads(r.stdout)["listings"] == 3   # a few listings (the seed's few `ls`), then none
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--intruder-listings", "3",
+                        "--window-us", "2000", "--interval-us", "1000"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--intruder-listings needs --intruder-period-us" in r.stderr
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--threads", "1",
                         "--window-us", "2000", "--interval-us", "1000"], capture_output=True, text=True, check=True)
     assert json.loads(r.stdout)["listings"] == 0
 

@@ -33,6 +33,7 @@ static const char *line_offsets[] = {"any", "0", "8", "16", "24", "32", "40", "4
   X(dentry_line_offset, "dentry-line-offset", "the file's dentry starts this many bytes into a cache line (guest only)", line_offsets, "any") \
   X(pad_files, "pad-files", "create this many other files first: the file's dentry comes that many slab objects later", NULL, "0") \
   X(intruder_period_us, "intruder-period-us", "one more thread lists the file's directory (getdents64, as ls does) every P microseconds (0: none)", NULL, "0") \
+  X(intruder_listings, "intruder-listings", "how many times the intruder lists the directory (0: every period until the end)", NULL, "0") \
   X(guest, "guest", "in the gem5 guest: quiet console, the kernel's object lines in the JSON, JSON via m5 writefile", NULL, NULL)
 
 BENCH_TESTCASE("stat_file", "system calls (stat, or open+close pairs)", TESTCASE_FLAGS)
@@ -40,17 +41,19 @@ static char path[256];
 static int guest, pads;
 static int open_close;
 static uint64_t failures[MAX_THREADS][8] __aligned_line;
-static uint64_t lister_period_ns, listings, listing_failures;
+static uint64_t lister_period_ns, max_listings, listings, listing_failures;
 static volatile int stop_lister;
 
 /* The intruder of seed 004's collapse: `ls` of the directory now and then. getdents64 on tmpfs is
  * dcache_readdir, which takes each child dentry's d_lock (scan_positives: spin_lock_nested, dget_dlock) and
- * puts the reference it took with dput: the file's d_lock held for a moment by a CPU that does not stat. */
+ * puts the reference it took with dput: the file's d_lock held for a moment by a CPU that does not stat.
+ * --intruder-listings N stops it after N listings, as the seed typed `ls` a few times: whether a collapse
+ * lasts is seen after the last. */
 static void lister(int id) {
   (void)id;
   char buf[4096];
   uint64_t next = now_ns() + lister_period_ns;
-  while (!READ_ONCE(stop_lister)) {
+  while (!READ_ONCE(stop_lister) && (!max_listings || listings < max_listings)) {
     if (now_ns() < next) { cpu_relax(); continue; }
     int fd = open(flag_text(dir), O_RDONLY | O_DIRECTORY);
     long got = 0;
@@ -109,6 +112,8 @@ static int testcase_prepare(void) {
   if (sched_getaffinity(0, sizeof every, &every) == 0 && pin_thread(pthread_self(), 0))
     sched_setaffinity(0, sizeof every, &every);
   lister_period_ns = flag_num(intruder_period_us) * 1000;
+  max_listings = flag_num(intruder_listings);
+  if (max_listings && !lister_period_ns) usage("--intruder-listings needs --intruder-period-us");
   if (lister_period_ns) { run.intruder = lister; run.stop_intruder = &stop_lister; }
   run.switch_cpu = guest;   /* cohtb_fs.py restores its checkpoint into atomic CPUs: the set-up is fast */
   return 0;

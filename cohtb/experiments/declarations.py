@@ -67,6 +67,8 @@ class Declaration:
     kernel_labels: tuple[str, ...] = ()  # full system: what to call base and new when a name meant another build
     placements: tuple[str, ...] = ()     # full system: where the file's dentry is ("allocator", "line-start")
     sensitivity_offsets: tuple[int, ...] = ()   # full system: one run of the base kernel per dentry line offset
+    intruder_period_us: int = 0  # full system: the intruder lists the file's directory every P µs (0: none)
+    intruder_listings: int = 0   # full system: and stops after this many listings (0: lists to the end)
     cores_per_socket: int = 4
     machine_why: str = ""        # why this machine, socket counts and cores per socket stand for the seed's
     declared: dict = field(default_factory=dict, compare=False, repr=False)   # the version's table as written

@@ -16,7 +16,10 @@ Series rules judge seed 004's collapse after one transient holder of the lock:
                     reached and kept); every waiting policy's last quarter is back at RECOVERED of its level or
                     more, in every repetition.
   collapse-trough   retry100's lowest interval falls under COLLAPSED_TO of its level in every repetition and no
-                    waiting policy's does in any; whether it lasts is reported, not judged."""
+                    waiting policy's does in any; whether it lasts is reported, not judged.
+  collapse-half-lasting  (full system: the base and new kernels, each with and without the listing intruder) the
+                    base kernel's last quarter is under COLLAPSED_TO of its level before the first listing in every
+                    repetition with the intruder, and in none without it; the new kernel's is in none with it."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from cohtb.experiments.declarations import Declaration
 from cohtb.experiments.magnitude import band, share_for
 from cohtb.experiments.published import SHARES, Published
 from cohtb.experiments.reproduce import PointResult, SeriesResult
+from cohtb.experiments.seeds import NO_INTRUDER
 
 NULL_EFFECT = 0.05     # sign-2x: a simulated |change| below 5% is "no change"
 RATIO_FACTOR = 2.0     # sign-2x: a change more than 2x (or under half) the published one is called out
@@ -138,7 +142,28 @@ def collapse_trough(res: SeriesResult, collapsing: str = "retry100", reference: 
     return Verdict(True, f"yes: {collapsing} falls to {low.mean:.2f} of its level {lasting}; {keeps}")
 
 
-SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough}
+def collapse_half_lasting(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
+    if not res.complete:
+        return Verdict(False, "no: runs missing")
+    control = f"{collapsing} {NO_INTRUDER}"
+    falls = {label: res.falls(label) for label in (collapsing, waiting, control)}
+    if any(v is None for v in falls.values()):
+        return Verdict(False, "no: the runs have no intervals")
+    said = "; ".join(f"{label}: last quarter {v.text()} of its level" for label, v in falls.items())
+    if falls[collapsing].hi >= COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} does not stay under {COLLAPSED_TO:.0%} of its level in every "
+                              f"repetition; {said}")
+    if falls[control].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} falls without the intruder too, so the listing is not the cause; "
+                              f"{said}")
+    if falls[waiting].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {waiting} collapses too; {said}")
+    return Verdict(True, f"yes: {collapsing} collapses after the listings and stays collapsed, {waiting} does not; "
+                         f"{said}")
+
+
+SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough,
+                "collapse-half-lasting": collapse_half_lasting}
 
 
 def point_verdict(pub: Published, res: PointResult, d: Declaration) -> Verdict:
@@ -147,5 +172,8 @@ def point_verdict(pub: Published, res: PointResult, d: Declaration) -> Verdict:
 
 
 def series_verdict(res: SeriesResult, d: Declaration) -> Verdict:
-    return SERIES_RULES[d.collapse_rule](res)
+    """A series judged by the rule `d` declares: a full-system one's collapsing and waiting runs are its kernels,
+    an SE one's are the policies."""
+    rule = SERIES_RULES[d.collapse_rule]
+    return rule(res, *d.kernels) if d.kernels else rule(res)
 

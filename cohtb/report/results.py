@@ -252,6 +252,8 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
     rows = []
     for seed, versions in history.items():
         flat, socket = on_hierarchy(versions, "flat"), on_hierarchy(versions, "socket")
+        if flat is None:   # an experiment of the socket machine alone (issue 36's): nothing to set beside it
+            continue
         flat_rows = verdict_rows(flat) if flat else []
         socket_rows = verdict_rows(socket) if socket else []
         for i in range(max(len(flat_rows), len(socket_rows))):
@@ -349,6 +351,9 @@ def declaration_table(d: Declaration) -> Table:
                                 f"{'judged' if d.control_judged else 'not judged'}"])
     if d.kernels:
         rows.append(["kernels", " -> ".join(d.kernels) + (f" ({d.kernel_note})" if d.kernel_note else "")])
+    if d.intruder_period_us:
+        rows.append(["intruder", f"lists the file's directory every {d.intruder_period_us} µs from the release"
+                                 + (f", {d.intruder_listings} times" if d.intruder_listings else ", to the end")])
     return Table(f"Declaration {d.id}", ["", ""], rows)
 
 
@@ -376,9 +381,9 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
         rows = [[policy, sr.trough(policy).text() if sr.trough(policy) else "-",
                  sr.falls(policy).text() if sr.falls(policy) else "-",
                  sr.late(policy).text(per_us) if sr.late(policy) else "-"] for policy in sr.runs]
-        out += [Table(f"Seed {e.seed}, {sr.series.label}, declaration {res.declaration.id}: ops per interval after the "
-                      "transient holder, against the level before it (mean (min-max) of the repetitions)",
-                      ["policy", "lowest interval / before", "last quarter / before", "last quarter (ops/µs)"], rows,
+        out += [Table(f"Seed {e.seed}, {sr.series.label}, declaration {res.declaration.id}: ops per interval after "
+                      f"{sr.series.event}, against the level before it (mean (min-max) of the repetitions)",
+                      ["kernel" if sr.series.labels else "policy", "lowest interval / before", "last quarter / before", "last quarter (ops/µs)"], rows,
                       f"Published (retry100): {sr.series.published[0].new:,.0f} / "
                       f"{sr.series.published[0].base:,.0f} = {sr.series.published[0].ratio:.2f}. "
                       f"Reproduced ({res.declaration.collapse_rule}): {cv.text}.").markdown()]
