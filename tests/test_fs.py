@@ -266,6 +266,23 @@ def test_the_guest_benchmarks_intruder_lists_the_directory_now_and_then(tmp_path
     assert json.loads(r.stdout)["listings"] == 0
 
 
+def test_the_guest_benchmark_gives_each_thread_its_own_file_under_a_watched_directory(tmp_path):
+    """--own-files --watch-dir (issue 36, seed 000's path): every thread opens and closes its own file, with its own
+    descriptor table, in a directory with an inotify watch, so only the directory's dentry is shared; every file
+    is removed at the end."""
+    initramfs.build_guest_programs()
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--threads", "2",
+                        "--op", "open_close", "--own-files", "--watch-dir", "--window-us", "4000",
+                        "--interval-us", "1000"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["invariants"] == "ok" and doc["own_files"] == 1 and doc["watched_dir"] == 1 and doc["ops"] > 0
+    assert not list(tmp_path.iterdir())
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path / "none"), "--watch-dir",
+                        "--window-us", "2000", "--interval-us", "1000"], capture_output=True, text=True)
+    assert r.returncode == 3 and "cannot create" in r.stderr
+
+
 def test_the_guest_benchmark_places_its_dentry_only_on_a_kernel_that_reports_it(tmp_path):
     """--dentry-line-offset reads the kernel's cohtb-object lines; a host kernel prints none: one clear line, exit 3,
     and no file left behind."""

@@ -184,7 +184,7 @@ def built_label(variant_name: str, kernel_inputs: dict) -> str:
 REQUIRED = {"CONFIG_SMP": "y", "CONFIG_ARCH_USE_CMPXCHG_LOCKREF": "y", "CONFIG_TMPFS": "y", "CONFIG_SHMEM": "y",
             "CONFIG_BLK_DEV_INITRD": "y", "CONFIG_SERIAL_8250_CONSOLE": "y", "CONFIG_DEBUG_INFO": "y",
             "CONFIG_X86_MPPARSE": "y", "CONFIG_PREEMPT_NONE": "y", "CONFIG_HZ": "100", "CONFIG_SLUB_TINY": "n",
-            "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE": "y"}
+            "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE": "y", "CONFIG_INOTIFY_USER": "y"}
 
 
 def source_tarball() -> Path:
