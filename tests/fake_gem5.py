@@ -105,21 +105,26 @@ def full_system(opts: list[str], outdir: str) -> int:
     else:
         with tarfile.open(get("--payload")) as tar:   # what /init would unpack
             tar.extractall(Path(out) / "guest", filter="data")
-        script = next(l for l in (Path(out) / "guest" / "run" / "run.sh").read_text().splitlines() if "stat_file" in l)
+        script = next(l for l in (Path(out) / "guest" / "run" / "run.sh").read_text().splitlines()
+                      if l.startswith("/run/"))
         bench = script.split(" 2> ")[0].split()
         dentry, parent, inode = 0x743000, 0x357900, 0x61bab0
         res = subprocess.run([str(Path(out) / "guest" / bench[0].lstrip("/")),
                               *[a for a in bench[1:] if a not in ("--m5", "--guest")]], capture_output=True, text=True,
                              check=True)
         doc = json.loads(res.stdout)
-        name = os.path.basename(doc["path"])
-        doc["kernel_objects"] = ["cohtb-object cohtb-m5 dentry file 37f7e8 184"]   # /bin/cohtb-m5's, at boot
-        doc["kernel_objects"] += [] if os.environ.get("FAKE_GEM5_NO_OBJECTS") else [
-            f"cohtb-object {name} dentry file {dentry:x} 192", f"cohtb-object {name} dentry parent {parent:x} 192",
-            f"cohtb-object {name} inode file {inode:x} 552"]
-        (Path(outdir) / "workload.json").write_text(json.dumps(doc))   # what stat_file --guest writes back
+        if bench[0] == "/run/stat_file":
+            name = os.path.basename(doc["path"])
+            doc["kernel_objects"] = ["cohtb-object cohtb-m5 dentry file 37f7e8 184"]   # /bin/cohtb-m5's, at boot
+            doc["kernel_objects"] += [] if os.environ.get("FAKE_GEM5_NO_OBJECTS") else [
+                f"cohtb-object {name} dentry file {dentry:x} 192", f"cohtb-object {name} dentry parent {parent:x} 192",
+                f"cohtb-object {name} inode file {inode:x} 552"]
+            hot = dentry + 128   # the file's d_lockref line
+        else:   # a workload with its own layout map (physical in the guest; the native run's addresses here)
+            hot = doc["layout_map"]["objects"][0]["fields"][0]["address"]
+        (Path(outdir) / "workload.json").write_text(json.dumps(doc))   # what the workload's --guest writes back
         (Path(outdir) / "board.pc.com_1.device").write_text("cohtb-guest: running the host's payload\n")
-        write_trace(outdir, trace_lines(dentry + 128, sockets * cps))   # the file's d_lockref line
+        write_trace(outdir, trace_lines(hot, sockets * cps))
         roi.update(begin_tick=62_000_002_000, end_tick=62_000_030_000, roi_seconds=28000 / 1e12,
                    exit_cause="m5_exit instruction encountered", final_tick=62_000_040_000)
         if os.environ.get("FAKE_GEM5_NO_SWITCH"):   # what cohtb_fs.py says of a benchmark that never switched

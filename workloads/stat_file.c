@@ -19,6 +19,7 @@
  * process would cost milliseconds of simulated time. Once every thread waits at the start gate, m5 switchcpu
  * (cohtb_fs.py: atomic CPUs run the set-up, timing CPUs and Ruby the warm-up and window). */
 #include "common/guest.h"
+#include "common/kernel_report.h"
 
 #include <sched.h>
 #include <sys/inotify.h>
@@ -95,10 +96,7 @@ static void testcase(int id) {
 
 static int testcase_prepare(void) {
   guest = flag_on(guest);
-  if (guest) {
-    if (guest_result_to_host()) return 3;
-    run.cleanup = guest_write_back_result;
-  }
+  if (guest && guest_mode(&run)) return 3;
   open_close = flag_is(op, "open_close");
   snprintf(path, sizeof path, "%s/cohtb-%s.%d", flag_text(dir), flag_text(op), (int)getpid());
   int want = flag_is(dentry_line_offset, "any") ? -1 : atoi(flag_text(dentry_line_offset));
@@ -149,7 +147,6 @@ static int testcase_prepare(void) {
   max_listings = flag_num(intruder_listings);
   if (max_listings && !lister_period_ns) usage("--intruder-listings needs --intruder-period-us");
   if (lister_period_ns) { run.intruder = lister; run.stop_intruder = &stop_lister; }
-  run.switch_cpu = guest;   /* cohtb_fs.py restores its checkpoint into atomic CPUs: the set-up is fast */
   return 0;
 }
 

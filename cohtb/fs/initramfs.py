@@ -21,6 +21,9 @@ GUEST = KERNEL_DIR / "guest"
 GUEST_BUILD = ROOT / "build" / "guest"
 BUSYBOX_PATHS = (Path("/usr/bin/busybox"), Path("/bin/busybox"))
 DIRS = ("/bin", "/sbin", "/dev", "/proc", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/sbin")
+# The workloads a run's payload can carry (kernel/guest/Makefile builds them, each with its --guest flag):
+# stat_file, whose objects the kernel reports; rwsem, the SE workload with the kernel's futex.
+GUEST_WORKLOADS = ("stat_file", "rwsem")
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ def build_guest_programs() -> dict[str, Path]:
     r = subprocess.run(["make", "-s", "-C", str(GUEST), f"OUT={GUEST_BUILD}"], capture_output=True, text=True)
     if r.returncode != 0:
         raise CohtbError(f"{GUEST}: the guest programs do not build:\n{r.stdout}{r.stderr}")
-    programs = {"/bin/stat_file": GUEST_BUILD / "stat_file", "/bin/cohtb-m5": GUEST_BUILD / "cohtb-m5"}
+    programs = {**{f"/bin/{w}": GUEST_BUILD / w for w in GUEST_WORKLOADS}, "/bin/cohtb-m5": GUEST_BUILD / "cohtb-m5"}
     for guest_path, p in programs.items():
         if not is_static(p):
             raise CohtbError(f"{p}: not a static binary (the initramfs has no libc)")
@@ -61,14 +64,14 @@ def contents() -> dict[str, tuple[Path, int]]:
     return files
 
 
-def payload(script: str, into: Path) -> Path:
-    """The run's payload: run/run.sh and run/stat_file in a tar (what /init unpacks after the restore)."""
+def payload(script: str, workload: str, into: Path) -> Path:
+    """The run's payload: run/run.sh and run/<workload> in a tar (what /init unpacks after the restore)."""
     import io
     import tarfile
 
     programs = build_guest_programs()
     with tarfile.open(into, "w") as tar:
-        tar.add(programs["/bin/stat_file"], arcname="run/stat_file")
+        tar.add(programs[f"/bin/{workload}"], arcname=f"run/{workload}")
         data = script.encode()
         info = tarfile.TarInfo("run/run.sh")
         info.size, info.mode = len(data), 0o755

@@ -24,13 +24,14 @@ from cohtb.digest import inputs_digest
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf
 from cohtb.places import ROOT, kernel_cache
+from cohtb.run.spec import GUEST_BENCHMARK
 
 KERNEL_DIR = ROOT / "kernel"
 FRAGMENT = KERNEL_DIR / "config-fragment"
 PATCHES = KERNEL_DIR / "patches"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")   # Debian's linux-source-6.12
 COMMON_PATCHES = ("boot-lapic-timer-period", "dcache-report-objects")
-FS_WORKLOAD = "stat_file"   # the guest benchmark (workloads/stat_file.c, built for the guest by kernel/guest/Makefile)
+FS_WORKLOAD = GUEST_BENCHMARK   # the guest benchmark (workloads/stat_file.c, built for the guest by kernel/guest/Makefile)
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ def guest_script(spec: RunSpec) -> str:
     milliseconds of simulated time and the serial console tens of µs per character, so stat_file --guest does
     the rest itself: printk off the console, the kernel's object lines into its JSON, the JSON back to the host
     (m5 writefile); its errors come back the same way, if any."""
-    args = " ".join(["/run/stat_file", *spec.workload_args(), "--guest"])
+    args = " ".join([f"/run/{spec.workload}", *spec.workload_args(), "--guest"])
     return (f"{args} 2> /stderr.txt || /bin/cohtb-m5 writefile {STDERR} < /stderr.txt\n")
 
 
@@ -143,8 +143,11 @@ def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kerne
 class FSRunner:
     def check(self, spec: RunSpec) -> None:
         v = kernel.variant(spec.kernel)
-        if spec.workload != kernel.FS_WORKLOAD or (spec.policy, spec.layout) != (v.policy, v.layout):
-            raise CohtbError(f"run {spec.id}: a full-system run is {kernel.FS_WORKLOAD} with its kernel's policy and "
+        if spec.workload not in initramfs.GUEST_WORKLOADS:
+            raise CohtbError(f"run {spec.id}: a full-system run's workload is one of "
+                             f"{', '.join(initramfs.GUEST_WORKLOADS)}")
+        if spec.workload == kernel.FS_WORKLOAD and (spec.policy, spec.layout) != (v.policy, v.layout):
+            raise CohtbError(f"run {spec.id}: {kernel.FS_WORKLOAD} in full system has its kernel's policy and "
                              f"layout ({v.policy}, {v.layout})")
         if spec.ops:
             raise CohtbError(f"run {spec.id}: a full-system run is timed (a window, not --ops)")
@@ -179,7 +182,7 @@ class FSRunner:
 
     def command(self, spec: RunSpec, run_dir: Path, gem5: Path, prepared: tuple[kernel.Built, Path]) -> list[str]:
         built, ckpt = prepared
-        initramfs.payload(guest_script(spec), run_dir / "payload.tar")
+        initramfs.payload(guest_script(spec), spec.workload, run_dir / "payload.tar")
         return gem5_tool.command(gem5, run_dir, CONFIG, [
             "--mode", "run", *spec.machine_args(), "--kernel", str(built.vmlinux), "--checkpoint", str(ckpt / "ckpt"),
             "--payload", str(run_dir / "payload.tar"), "--out", str(run_dir)])
@@ -197,12 +200,16 @@ class FSRunner:
         except (OSError, json.JSONDecodeError):
             raise CohtbError(f"the guest wrote back no JSON result:\n{tail(tmp / 'gem5' / STDERR)}\n"
                              f"{tail(tmp / 'gem5' / CONSOLE)}") from None
-        objects = kernel_objects(workload.get("kernel_objects", []), Path(workload["path"]).name,
-                                 f"{spec.id}: gem5/{RESULT} kernel_objects")
-        workload["layout_map"] = layout_map(objects, built.layout, built.variant)
+        if spec.workload == kernel.FS_WORKLOAD:   # its objects are the kernel's: where the kernel reported them
+            objects = kernel_objects(workload.get("kernel_objects", []), Path(workload["path"]).name,
+                                     f"{spec.id}: gem5/{RESULT} kernel_objects")
+            workload["layout_map"] = layout_map(objects, built.layout, built.variant)
+            how = "kernel-report"
+        else:   # its own objects, in the layout map the workload wrote with physical addresses
+            how = "guest-pagemap"
         boot = json.loads((ckpt / "boot.json").read_text())
         manifest = manifest_of(
-            spec, tmp, roi, cmd, t0, workload, initramfs.GUEST_BUILD / "stat_file", None, layout_how="kernel-report",
+            spec, tmp, roi, cmd, t0, workload, initramfs.GUEST_BUILD / spec.workload, None, layout_how=how,
             files={"console": f"gem5/{CONSOLE}"},
             kernel={**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
             checkpoint={"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "cpu_seconds", "simulated_seconds",
