@@ -378,6 +378,27 @@ def test_a_workload_of_its_own_runs_in_the_guest_with_its_own_layout_map(fake_fu
         fs_runner.FSRunner().check(replace(spec, workload="lockref"))
 
 
+def test_a_kernel_global_is_laid_out_from_its_symbol_and_its_structs_dwarf(monkeypatch):
+    """kernel_rwsem's contended object is the kernel's cohtb_rwsem: its physical address from the vmlinux's
+    symbols, its fields from struct rw_semaphore's DWARF; a vmlinux without the symbol is refused in one line."""
+    monkeypatch.setattr(symbols, "data_symbols", lambda vmlinux: [symbols.Symbol(0x2a40, 64, "cohtb_rwsem")])
+    monkeypatch.setattr(dwarf, "layouts", lambda vmlinux, structs: {"rw_semaphore": {"size": 40, "fields": [
+        {"name": "count", "offset": 0, "size": 8}, {"name": "owner", "offset": 8, "size": 8}]}})
+    m = fs_runner.global_layout(Path("vmlinux"), "cohtb_rwsem", "rw_semaphore", "shared")
+    assert m["objects"] == [{"name": "cohtb_rwsem", "address": 0x2a40, "size": 64, "fields": [
+        {"name": "count", "address": 0x2a40, "size": 8}, {"name": "owner", "address": 0x2a48, "size": 8}]}]
+    with pytest.raises(CohtbError, match="no data symbol cohtb_other"):
+        fs_runner.global_layout(Path("vmlinux"), "cohtb_other", "rw_semaphore", "shared")
+
+
+def test_kernel_rwsem_needs_the_kernel_that_has_its_rwsem_and_switch(tmp_path):
+    """Natively (no rspin kernel) kernel_rwsem stops at once, naming the switch it needs; exit 3."""
+    initramfs.build_guest_programs()
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "kernel_rwsem"), "--window-us", "1000", "--interval-us", "500"],
+                       capture_output=True, text=True)
+    assert r.returncode == 3 and "rwsem_reader_spin" in r.stderr and "variant rspin" in r.stderr
+
+
 def test_launch_fs_records_runs_like_se(fake_full_system):
     runs = fake_full_system / "runs"
     specs = fs_specs(["stock-6.12", "pre611"], 2, 2, 2000, 20000, 5000, [1])

@@ -22,8 +22,9 @@ GUEST_BUILD = ROOT / "build" / "guest"
 BUSYBOX_PATHS = (Path("/usr/bin/busybox"), Path("/bin/busybox"))
 DIRS = ("/bin", "/sbin", "/dev", "/proc", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/sbin")
 # The workloads a run's payload can carry (kernel/guest/Makefile builds them, each with its --guest flag):
-# stat_file, whose objects the kernel reports; rwsem, the SE workload with the kernel's futex.
-GUEST_WORKLOADS = ("stat_file", "rwsem")
+# stat_file, whose objects the kernel reports; rwsem, the SE workload with the kernel's futex; kernel_rwsem,
+# the kernel's own rwsem (variant rspin).
+GUEST_WORKLOADS = ("stat_file", "rwsem", "kernel_rwsem")
 
 
 @dataclass(frozen=True)

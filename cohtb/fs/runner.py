@@ -20,7 +20,7 @@ from pathlib import Path
 from cohtb.atomic import atomic_dir, write_json_atomic
 from cohtb.digest import file_sha256, inputs_digest
 from cohtb.errors import CohtbError
-from cohtb.fs import initramfs, kernel, symbols
+from cohtb.fs import dwarf, initramfs, kernel, symbols
 from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool
 from cohtb.run.claim import exclusive
@@ -39,6 +39,9 @@ STDERR = "workload.stderr"
 # "cohtb-object <file> <type> <role> <phys hex> <size>" (kernel/patches/dcache-report-objects.patch)
 _OBJECT = re.compile(r"cohtb-object (\S+) (dentry|inode) (file|parent) ([0-9a-f]+) (\d+)")
 OBJECT_NAMES = {("dentry", "file"): "file", ("dentry", "parent"): "tmpfs_root", ("inode", "file"): "file_inode"}
+# Guest workloads whose contended object is a kernel global: its symbol and its struct (the layout map is the
+# symbol's address in the vmlinux and the struct's fields in its DWARF).
+KERNEL_GLOBALS = {"kernel_rwsem": ("cohtb_rwsem", "rw_semaphore")}
 
 
 def _say(msg: str) -> None:
@@ -140,6 +143,17 @@ def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kerne
     return {"cache_line": 64, "layout": variant.layout, "objects": out}
 
 
+def global_layout(vmlinux: Path, symbol: str, struct: str, layout: str) -> dict:
+    """The layout map of one kernel global: where the vmlinux puts the symbol (physical), its struct's fields."""
+    found = [s for s in symbols.data_symbols(vmlinux) if s.name == symbol]
+    if not found:
+        raise CohtbError(f"{vmlinux}: no data symbol {symbol} (a kernel variant without the patch that adds it)")
+    sym, fields = found[0], dwarf.layouts(vmlinux, (struct,))[struct]["fields"]
+    return {"cache_line": 64, "layout": layout, "objects": [
+        {"name": symbol, "address": sym.paddr, "size": sym.size,
+         "fields": [{"name": f["name"], "address": sym.paddr + f["offset"], "size": f["size"]} for f in fields]}]}
+
+
 class FSRunner:
     def check(self, spec: RunSpec) -> None:
         v = kernel.variant(spec.kernel)
@@ -205,6 +219,9 @@ class FSRunner:
                                      f"{spec.id}: gem5/{RESULT} kernel_objects")
             workload["layout_map"] = layout_map(objects, built.layout, built.variant)
             how = "kernel-report"
+        elif spec.workload in KERNEL_GLOBALS:
+            workload["layout_map"] = global_layout(built.vmlinux, *KERNEL_GLOBALS[spec.workload], spec.layout)
+            how = "kernel-symbol"
         else:   # its own objects, in the layout map the workload wrote with physical addresses
             how = "guest-pagemap"
         boot = json.loads((ckpt / "boot.json").read_text())
