@@ -207,8 +207,9 @@ NO_SOURCE = pytest.mark.skipif(not Path(os.environ.get("COHTB_LINUX_SOURCE", ker
 @NO_SOURCE
 def test_the_patches_apply_to_the_packaged_source(tmp_path):
     src = tmp_path / "src"
-    files = {line[6:].strip() for p in kernel.PATCHES.glob("*.patch") for line in p.read_text().splitlines()
-             if line.startswith("+++ b/")}
+    files = {b[6:].strip() for p in kernel.PATCHES.glob("*.patch")
+             for a, b in zip(p.read_text().splitlines(), p.read_text().splitlines()[1:])
+             if b.startswith("+++ b/") and a != "--- /dev/null"}   # a file the patch creates is not in the tarball
     tarball = kernel.source_tarball()
     top = subprocess.run(["tar", "-tf", str(tarball)], capture_output=True, text=True).stdout.split("/")[0]
     subprocess.run(["tar", "-xf", str(tarball), "-C", str(tmp_path), *[f"{top}/{f}" for f in files]], check=True)
