@@ -14,8 +14,8 @@ from cohtb.experiments import declarations
 from cohtb.experiments.magnitude import predicted
 from cohtb.experiments.published import SHARES, Published
 from cohtb.experiments.reproduce import Ratio, Spread, point_results, series_result
-from cohtb.experiments.rules import (SERIES_RULES, collapse_locked_level, collapse_trough, series_verdict, sign_2x,
-                                    sign_effect_band)
+from cohtb.experiments.rules import (SERIES_RULES, SHAPE_RULES, collapse_locked_level, collapse_trough, curve_verdicts,
+                                    series_verdict, sign_2x, sign_effect_band)
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, NO_INTRUDER
 from cohtb.run.spec import RunSpec
 
@@ -137,8 +137,8 @@ def test_current_declarations_are_era_faithful_repeated_and_can_fail_on_magnitud
     for e in EXPERIMENTS.values():
         d = e.declaration
         assert not d.reconstructed and d.repetitions >= 5 and d.min_effect > 0, d.id
-        if e.points:
-            assert d.rule == "sign-effect-band", d.id
+        if e.points:   # a point rule that judges magnitude, or the shape over the socket counts
+            assert d.rule == "sign-effect-band" or d.rule in SHAPE_RULES, d.id
         else:   # a series alone (a collapse): judged by its series rule only
             assert d.rule == "none" and d.collapse_rule in SERIES_RULES and e.series, d.id
         assert len(d.repetition_sources) >= 2 or (d.sockets == (1,) and d.repetition_sources == ("start skew",)), d.id
@@ -367,6 +367,30 @@ def test_the_full_system_collapse_needs_a_lasting_fall_caused_by_the_listings_an
     assert judge({base: (1000, 600)}).text.startswith(f"no: {base} does not stay under")
 
 
+def test_seed_000s_shape_is_judged_per_curve_none_on_one_socket_level_from_4_to_8():
+    """level-from-4: each path's points together; one socket within the minimum effect, gains at 4 and 8 beyond
+    the spread, the 8-socket speed-up within LEVEL of the 4-socket one; 2 sockets only reported."""
+    e = EXPERIMENTS["000-fs"]
+    d = e.declaration
+
+    def curves(speedups: dict[int, float]):
+        res = []
+        for p in e.points:
+            x = speedups[p.base.sockets]
+            res.append(SimpleNamespace(point=p, complete=True, ratio=Ratio(x, x * 0.97, x * 1.03)))
+        return curve_verdicts(res, d)
+
+    shaped = curves({1: 1.0, 2: 4.0, 4: 1.5, 8: 1.6})
+    assert set(shaped) == {p.curve for p in e.points} and all(v.reproduced for v in shaped.values())
+    assert "8's speed-up 1.07x 4's" in next(iter(shaped.values())).text
+    v = next(iter(curves({1: 1.3, 2: 1.5, 4: 1.5, 8: 1.6}).values()))
+    assert not v.reproduced and "one socket changes beyond 10%" in v.text
+    v = next(iter(curves({1: 1.0, 2: 1.5, 4: 1.05, 8: 1.6}).values()))
+    assert not v.reproduced and "at 4 sockets" in v.text
+    v = next(iter(curves({1: 1.0, 2: 1.5, 4: 1.5, 8: 2.5}).values()))
+    assert not v.reproduced and "not level from 4 to 8" in v.text
+
+
 def test_disagreement_lists_a_reproduced_change_called_out_by_its_rule():
     """A change reproduced in sign but 5.7x the published one (sign-2x) is a disagreement the page states; the old
     test of the verdict text ('differs') never matched one."""
@@ -411,8 +435,9 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
 # place. The pins are sha256 prefixes of the source or data as it is; re-pin only with a method-change row.
 RULE_PINS = {"sign-2x": "cd8ca8b6250a890d", "sign-effect-band": "e3c3320a9dc1cd1f",
              "collapse-locked-level": "5b2c15fa49acde96", "collapse-trough": "17fe60ddc583ba82",
-             "collapse-half-lasting": "109ed11dc5804bec"}
-THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5}
+             "collapse-half-lasting": "109ed11dc5804bec", "level-from-4": "7908374617f03ce6"}
+THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5,
+              "LEVEL": 1.25}
 RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",
                       "002v1": "3f263dcce682fc4a", "003v1": "4d454e28f7c34753", "004v1": "33826232ab37230b",
                       "004v2": "493295bc8b377003", "004-fsv1": "8a720de593e85b92", "004-fsv2": "83823a358ab224a5"}
@@ -425,7 +450,7 @@ def test_what_old_verdicts_depend_on_is_pinned():
     from cohtb.experiments import magnitude, rules
 
     sha = lambda text: hashlib.sha256(text.encode()).hexdigest()[:16]
-    every = {**rules.POINT_RULES, **rules.SERIES_RULES}
+    every = {**rules.POINT_RULES, **rules.SERIES_RULES, **rules.SHAPE_RULES}
     assert {name: sha(inspect.getsource(f)) for name, f in every.items()} == RULE_PINS
     assert {k: getattr(rules, k) for k in THRESHOLDS} == THRESHOLDS
     assert sha(inspect.getsource(magnitude.predicted) + inspect.getsource(magnitude.band)) == "f6d68a917f5d0e73"
@@ -444,7 +469,7 @@ def test_declarations_name_known_rules_and_every_change_has_a_row():
     for h in HISTORY.values():
         for e in h:
             d = e.declaration
-            assert (d.rule in rules.POINT_RULES if e.points else d.rule == "none"), d.id   # "none": no points
+            assert (d.rule in {**rules.POINT_RULES, **rules.SHAPE_RULES} if e.points else d.rule == "none"), d.id
             assert d.magnitude in ("none", "dilution", "direct"), d.id
             assert (d.collapse_rule in rules.SERIES_RULES) == bool(e.series), d.id
     changes = method_changes.load()

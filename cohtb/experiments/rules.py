@@ -10,6 +10,10 @@ Point rules judge a published figure against the simulated new/base speed-up ove
                     a published no-change is reproduced when the whole range lies within the minimum effect; the
                     published figure must lie in the band predicted from the seed's own profile
                     (cohtb/experiments/magnitude.py), or the verdict says the magnitude is not testable.
+Shape rules judge the points of each curve (a path, over the socket counts) together:
+  level-from-4      seed 000's published shape: on one socket no change beyond the minimum effect (its whole
+                    range), at 4 and at 8 sockets a gain beyond the spread and the minimum effect, and level from 4
+                    to 8 (the 8-socket speed-up within LEVEL of the 4-socket one); 2 sockets reported, not judged.
 Series rules judge seed 004's collapse after one transient holder of the lock:
   collapse-locked-level  retry100's last quarter falls beyond its spread below its level before and to within
                     COLLAPSED of the locked policy's level (locked-only operation, which the published collapse
@@ -36,6 +40,7 @@ RATIO_FACTOR = 2.0     # sign-2x: a change more than 2x (or under half) the publ
 COLLAPSED = 1.25       # collapse-locked-level: within 25% of the locked-only level
 RECOVERED = 0.9        # back to (or, for a lasting collapse, still under) 90% of the level before
 COLLAPSED_TO = 0.5     # collapse-trough: an interval under half the level before
+LEVEL = 1.25           # level-from-4: the 8-socket speed-up within 25% of the 4-socket one
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,27 @@ def sign_effect_band(pub: Published, res: PointResult, d: Declaration) -> Verdic
 
 
 POINT_RULES = {"sign-2x": sign_2x, "sign-effect-band": sign_effect_band}
+
+
+def level_from_4(points: list[PointResult], d: Declaration) -> Verdict:
+    by = {p.point.base.sockets: p for p in points}
+    if not {1, 4, 8} <= set(by) or not all(p.complete for p in points):
+        return Verdict(False, "no: runs missing")
+    m, r = d.min_effect, {n: p.ratio for n, p in by.items()}
+    said = "; ".join(f"{n}: {_pct(r[n].mean)} ({_pct(r[n].lo)} to {_pct(r[n].hi)})" for n in sorted(r))
+    if not (1 - m < r[1].lo and r[1].hi < 1 + m):
+        return Verdict(False, f"no: one socket changes beyond {m:.0%}; sockets {said}")
+    weak = [n for n in (4, 8) if r[n].sign != 1 or r[n].mean - 1 < m]
+    if weak:
+        return Verdict(False, f"no: no gain beyond the spread and {m:.0%} at {weak[0]} sockets; sockets {said}")
+    level = r[8].mean / r[4].mean
+    if not 1 / LEVEL <= level <= LEVEL:
+        return Verdict(False, f"no: not level from 4 to 8 sockets (8's speed-up {level:.2f}x 4's); sockets {said}")
+    return Verdict(True, f"yes: no change on one socket, level from 4 to 8 (8's speed-up {level:.2f}x 4's); "
+                         f"sockets {said}")
+
+
+SHAPE_RULES = {"level-from-4": level_from_4}
 
 
 def collapse_locked_level(res: SeriesResult, collapsing: str = "retry100", locked: str = "locked") -> Verdict:
@@ -167,8 +193,20 @@ SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough
 
 
 def point_verdict(pub: Published, res: PointResult, d: Declaration) -> Verdict:
-    """`pub` judged against a point's runs by the rule `d` declares."""
+    """`pub` judged against a point's runs by the rule `d` declares (a shape rule judges its curve instead)."""
+    if d.rule in SHAPE_RULES:
+        return Verdict(False, f"judged with its curve ({d.rule})")
     return POINT_RULES[d.rule](pub, res, d)
+
+
+def curve_verdicts(points: list[PointResult], d: Declaration) -> dict[str, Verdict]:
+    """Under a shape rule, each curve's verdict (its points over the socket counts); otherwise none."""
+    if d.rule not in SHAPE_RULES:
+        return {}
+    curves: dict[str, list[PointResult]] = {}
+    for p in points:
+        curves.setdefault(p.point.curve, []).append(p)
+    return {name: SHAPE_RULES[d.rule](ps, d) for name, ps in curves.items()}
 
 
 def series_verdict(res: SeriesResult, d: Declaration) -> Verdict:

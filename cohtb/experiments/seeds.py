@@ -30,6 +30,7 @@ class Point:
     new: RunSpec
     published: tuple[Published, ...]
     judged: bool = True
+    curve: str = ""   # the curve a shape rule judges the point in (its points over the socket counts)
 
 
 @dataclass(frozen=True)
@@ -284,6 +285,44 @@ def e004fs(d: Declaration) -> Experiment:
         points=points, sensitivity=sensitivity)
 
 
+FS_PATHS_000 = {"stat": ("stat(2) of one file", ()),
+                "open_close": ("open+close of each thread's own file in a watched directory",
+                               ("--own-files", "--watch-dir"))}
+
+
+def e000fs(d: Declaration) -> Experiment:
+    base, new = d.kernels
+
+    def run(kernel: str, op: str, sockets: int) -> RunSpec:
+        spec = on_machine(d, full_system(d, kernel, sockets, d.cores_per_socket, op=op))
+        return replace(spec, extra=spec.extra + FS_PATHS_000[op][1])
+
+    def point(op: str, n: int) -> Point:
+        nodes = f"{n} node{'s' if n > 1 else ''}"
+        return Point(f"{FS_PATHS_000[op][0]}, {sockets_text(n)}", run(base, op, n), run(new, op, n),
+                     tuple(PUBLISHED["000"][f"{nodes}, users {users}"] for users in USER_RANGES),
+                     curve=FS_PATHS_000[op][0])
+
+    return Experiment(
+        seed="000-fs", declaration=d, title="Lockless dentry reference counts (lockref), in the real kernel (full system)",
+        change="dget_parent and dput update d_count with cmpxchg on the lock+count word instead of taking d_lock",
+        base_name=base, new_name=new,
+        published_setup="AIM7 short workload on ramdisk, 3.10 kernel, 8-socket 80-core x86-64 (HT off), restricted "
+                        "to 1/2/4/8 nodes with numactl; jobs per minute",
+        simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md), one thread per CPU, on "
+                        "one hot dentry two ways: every thread stat(2)s one tmpfs file (the file's dentry: the "
+                        "lookup's lockref get and dput), and the seed's own path, every thread opens and closes its "
+                        "own file in a directory with an inotify watch (fsnotify_parent: dget_parent and dput of "
+                        "the directory's dentry on each open and each close; each thread its own descriptor table); "
+                        f"{base} ({variant(base).about}) against {new} (6.12's lockref, its d_lock the qspinlock); "
+                        f"{_measure(d)}",
+        differences=f"{d.cores_per_socket} cores per socket, not 10; threads, not AIM7's processes (each with its own "
+                    "descriptor table, as processes have); 6.12's kernel and qspinlock, not 3.10's and its ticket "
+                    "lock; the directory watch stands for whichever 3.10 caller of dget_parent AIM7 hit (the seed does "
+                    "not say); the 2-node baseline the author calls abnormal is reported, not judged",
+        points=tuple(point(op, n) for op in FS_PATHS_000 for n in d.sockets))
+
+
 NO_INTRUDER = "without the listings"   # a collapse series' control: the same kernel, nobody lists the directory
 
 
@@ -327,7 +366,7 @@ def e004collapse_fs(d: Declaration) -> Experiment:
 
 
 BUILDERS = {"000": e000, "001": e001, "002": e002, "003": e003, "004": e004, "004-fs": e004fs,
-            "004-collapse-fs": e004collapse_fs}
+            "004-collapse-fs": e004collapse_fs, "000-fs": e000fs}
 
 # Every version of every experiment, oldest first: the runs of each are judged by its own declaration.
 HISTORY = {seed: tuple(build(d) for d in declarations.versions(seed)) for seed, build in BUILDERS.items()}

@@ -21,7 +21,7 @@ from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, mach
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.published import SHARES
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point_results, series_result
-from cohtb.experiments.rules import __doc__ as RULES, Verdict, point_verdict, series_verdict
+from cohtb.experiments.rules import __doc__ as RULES, Verdict, curve_verdicts, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
 from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.run.machines import hierarchy_of
@@ -194,7 +194,16 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
     if not res.complete:
         return [[e.title, "-", "-", f"not run yet under {d.id} ({len(res.missing)} of {len(e.specs())} runs missing)"]]
     rows = []
-    if (mp := main_point(res)) is not None:
+    curves = curve_verdicts(res.points, d)
+    for name, v in curves.items():
+        ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
+        published = "; ".join(f"{p.point.base.sockets}: " + " to ".join(dict.fromkeys(
+            _speedup(x) for x in (min(q.ratio for q in p.point.published), max(q.ratio for q in p.point.published))))
+            for p in ps)
+        simulated = "; ".join(f"{p.point.base.sockets}: {_speedup(p.ratio.mean)}" for p in ps)
+        rows.append([f"{e.title}: {e.base_name} -> {e.new_name}, {name} (shape over the sockets)", published,
+                     simulated, v.text])
+    if not curves and (mp := main_point(res)) is not None:
         main, pub = mp
         v = judge(pub, main, d)
         rows.append([f"{e.title}: {e.base_name} -> {e.new_name}, {main.point.label} (vs {pub.configuration})",
