@@ -68,8 +68,9 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
         print(wrap(f"seed {e.seed}: {len(res.missing)} runs of declaration {e.declaration.id} are not recorded (first: "
                    f"{res.missing[0]}); `cohtb seeds --seed {e.seed} --launch` records them with gem5"))
         res = latest_complete(history[:-1])
-        if res is None:
-            return 2
+        if res is None:   # a new experiment: nothing to print yet, and nothing wrong
+            print(wrap(f"seed {e.seed}: no declaration of it has all its runs kept yet"))
+            return 0
         print(wrap(f"Under the earlier declaration {res.declaration.id}, whose runs are kept:"))
     print(point_table(res).text())
     for row in verdict_rows(res)[1 if res.points else 0:]:
