@@ -285,6 +285,40 @@ def e004fs(d: Declaration) -> Experiment:
         points=points, sensitivity=sensitivity)
 
 
+def e002fs(d: Declaration, workload: str = "rwsem") -> Experiment:
+    (k,) = d.kernels
+    n = d.sockets[0]
+    fs = lambda policy: on_machine(d, RunSpec(workload, policy, "shared", n, d.cores_per_socket, warmup_us=d.warmup_us,
+                                              window_us=d.window_us, interval_us=d.interval_us, skew_ns=d.skew_ns,
+                                              kernel=k))
+    kernel_rwsem = workload == "kernel_rwsem"
+    return Experiment(
+        seed="002-kernel-fs" if kernel_rwsem else "002-fs", declaration=d,
+        title=("Reader optimistic spinning on a writer-owned rwsem, on the kernel's rwsem (full system)" if kernel_rwsem
+               else "Reader optimistic spinning on a writer-owned rwsem, with the kernel's futex (full system)"),
+        change="a reader that finds the rwsem writer-owned spins while the writer runs instead of sleeping",
+        base_name="sleep", new_name="spin",
+        published_setup="rwsem microbenchmark, 1:1 readers:writers, short critical section, 36 threads, 2-socket "
+                        "E5-2699 v3; locking rate with 2 vs 5 patches applied (patch 5 enables reader spinning)",
+        simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md), variant {k} "
+                        f"({variant(k).about}), one thread per CPU, even threads read and odd threads write: "
+                        + ("each read(2) or write(2) of /proc/cohtb-rwsem takes the kernel's benchmark rwsem around a "
+                           "short critical section; sleep: 6.12's rwsem (readers queue and sleep at once on a "
+                           "writer-owned lock), spin: its reader optimistic spinning switched on"
+                           if kernel_rwsem else
+                           "the SE workload's rwsem (workloads/rwsem.c) in user space, sleeping on the kernel's own "
+                           "futex; sleep: a reader sleeps at once on a writer-owned rwsem, spin: it spins first")
+                        + f"; {_measure(d)}",
+        differences=f"{_threads(d)} threads, not 36; "
+                    + ("6.12's rwsem keeps, switched on or off, what 4.x gained after the seed (writers spinning on "
+                       "readers, reader lock stealing, the handoff), so 'sleep' is not the seed's 2-patch kernel but "
+                       "6.12's; each operation is also a system call, which the seed's in-kernel benchmark did not pay"
+                       if kernel_rwsem else
+                       "the rwsem is the workload's (count, owner and a futex word), not the kernel's; its slow path "
+                       "has no wait_lock and no queue: the futex is its queue"),
+        points=(Point(sockets_text(n), fs("sleep"), fs("spin"), (PUBLISHED["002"]["36 threads, locking rate"],)),))
+
+
 FS_PATHS_000 = {"stat": ("stat(2) of one file", ()),
                 "open_close": ("open+close of each thread's own file in a watched directory",
                                ("--own-files", "--watch-dir"))}
@@ -366,7 +400,8 @@ def e004collapse_fs(d: Declaration) -> Experiment:
 
 
 BUILDERS = {"000": e000, "001": e001, "002": e002, "003": e003, "004": e004, "004-fs": e004fs,
-            "004-collapse-fs": e004collapse_fs, "000-fs": e000fs}
+            "004-collapse-fs": e004collapse_fs, "000-fs": e000fs, "002-fs": e002fs,
+            "002-kernel-fs": lambda d: e002fs(d, "kernel_rwsem")}
 
 # Every version of every experiment, oldest first: the runs of each are judged by its own declaration.
 HISTORY = {seed: tuple(build(d) for d in declarations.versions(seed)) for seed, build in BUILDERS.items()}

@@ -170,8 +170,6 @@ class FSRunner:
         if not spec.traced:
             raise CohtbError(f"run {spec.id}: full-system runs are always traced (their layout map is read from the "
                              "trace's kernel objects)")
-        if spec.home_socket:   # its boot checkpoint is of one machine; the placement moves its lines instead
-            raise CohtbError(f"run {spec.id}: a full-system run keeps every line's home (home_socket 0)")
 
     def shared(self) -> dict[Path, str]:
         return {kernel.kernel_cache(): "it builds the kernels and boot checkpoints the runs restore "
