@@ -92,6 +92,9 @@ def machine(opts: list[str]) -> dict:
                                           for b in range(sockets)]}}
 
 
+GUEST_PAGES_AT = 0x40000000   # where the fake guest's pages are, physically, from their virtual addresses
+
+
 def full_system(opts: list[str], outdir: str) -> int:
     get = lambda k: opts[opts.index(k) + 1]
     out, sockets, cps = get("--out"), int(get("--sockets")), int(get("--cores-per-socket"))
@@ -120,8 +123,11 @@ def full_system(opts: list[str], outdir: str) -> int:
                 f"cohtb-object {name} dentry file {dentry:x} 192", f"cohtb-object {name} dentry parent {parent:x} 192",
                 f"cohtb-object {name} inode file {inode:x} 552"]
             hot = dentry + 128   # the file's d_lockref line
-        else:   # a workload with its own layout map (physical in the guest; the native run's addresses here)
-            hot = doc["layout_map"]["objects"][0]["fields"][0]["address"]
+        else:   # a workload with its own layout map: the guest's page table moves every page by GUEST_PAGES_AT
+            pages = {f["address"] & ~4095 for o in doc["layout_map"]["objects"] for f in o["fields"]}
+            pages |= {o["address"] & ~4095 for o in doc["layout_map"]["objects"]}
+            doc["guest_pages"] = {str(v): v + GUEST_PAGES_AT for v in pages}
+            hot = doc["layout_map"]["objects"][0]["fields"][0]["address"] + GUEST_PAGES_AT
         (Path(outdir) / "workload.json").write_text(json.dumps(doc))   # what the workload's --guest writes back
         (Path(outdir) / "board.pc.com_1.device").write_text("cohtb-guest: running the host's payload\n")
         write_trace(outdir, trace_lines(hot, sockets * cps))

@@ -207,8 +207,8 @@ NO_SOURCE = pytest.mark.skipif(not Path(os.environ.get("COHTB_LINUX_SOURCE", ker
 @NO_SOURCE
 def test_the_patches_apply_to_the_packaged_source(tmp_path):
     src = tmp_path / "src"
-    files = {b[6:].strip() for p in kernel.PATCHES.glob("*.patch")
-             for a, b in zip(p.read_text().splitlines(), p.read_text().splitlines()[1:])
+    lines = [p.read_text().splitlines() for p in kernel.PATCHES.glob("*.patch")]
+    files = {b[6:].strip() for ls in lines for a, b in zip(ls, ls[1:])
              if b.startswith("+++ b/") and a != "--- /dev/null"}   # a file the patch creates is not in the tarball
     tarball = kernel.source_tarball()
     top = subprocess.run(["tar", "-tf", str(tarball)], capture_output=True, text=True).stdout.split("/")[0]
@@ -374,9 +374,24 @@ def test_a_workload_of_its_own_runs_in_the_guest_with_its_own_layout_map(fake_fu
     fields = {f["object"] + "." + f["name"]: f for f in m["layout"]}
     assert {"rwsem.count", "rwsem.owner", "rwsem.wait_seq"} <= set(fields)
     assert fields["rwsem.count"]["how"] == "guest-pagemap" and m["workload_binary"]["path"].endswith("guest/rwsem")
+    assert fields["rwsem.count"]["paddr"] >= 0x40000000   # through the guest's page table (tests/fake_gem5.py)
+    assert m["ingest"]["events"] > 0   # the trace's line is the count's, physically
     assert m["workload"]["invariants"] == "ok" and m["ingest"]["events"] > 0
     with pytest.raises(CohtbError, match="a full-system run's workload is one of stat_file, rwsem"):
         fs_runner.FSRunner().check(replace(spec, workload="lockref"))
+    with pytest.raises(CohtbError, match="kernel_rwsem needs a kernel with rwsem-bench.patch"):
+        fs_runner.FSRunner().check(replace(spec, workload="kernel_rwsem"))   # stock-6.12 has no benchmark rwsem
+
+
+def test_a_guest_layout_map_goes_through_the_guests_page_table_and_a_missing_page_is_named():
+    layout = {"cache_line": 64, "layout": "shared", "objects": [{"name": "rwsem", "address": 0x5010, "size": 64,
+                                                                 "fields": [{"name": "count", "address": 0x5018, "size": 8}]}]}
+    m = fs_runner.physical_layout({"layout_map": layout, "guest_pages": {str(0x5000): 0x9000}}, "w.json")
+    assert m["objects"][0]["address"] == 0x9010 and m["objects"][0]["fields"][0]["address"] == 0x9018
+    with pytest.raises(CohtbError, match="w.json: guest_pages has no page 0x5000"):
+        fs_runner.physical_layout({"layout_map": layout, "guest_pages": {}}, "w.json")
+    with pytest.raises(CohtbError, match="w.json: no 'layout_map' and 'guest_pages'"):
+        fs_runner.physical_layout({"layout_map": layout}, "w.json")
 
 
 def test_a_kernel_global_is_laid_out_from_its_symbol_and_its_structs_dwarf(monkeypatch):
@@ -388,7 +403,7 @@ def test_a_kernel_global_is_laid_out_from_its_symbol_and_its_structs_dwarf(monke
     m = fs_runner.global_layout(Path("vmlinux"), "cohtb_rwsem", "rw_semaphore", "shared")
     assert m["objects"] == [{"name": "cohtb_rwsem", "address": 0x2a40, "size": 64, "fields": [
         {"name": "count", "address": 0x2a40, "size": 8}, {"name": "owner", "address": 0x2a48, "size": 8}]}]
-    with pytest.raises(CohtbError, match="no data symbol cohtb_other"):
+    with pytest.raises(CohtbError, match="no data symbols cohtb_other"):
         fs_runner.global_layout(Path("vmlinux"), "cohtb_other", "rw_semaphore", "shared")
 
 

@@ -3,6 +3,7 @@ numbers."""
 
 import os
 import re
+import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -391,6 +392,40 @@ def test_seed_000s_shape_is_judged_per_curve_none_on_one_socket_level_from_4_to_
     assert not v.reproduced and "not level from 4 to 8" in v.text
 
 
+def test_a_shape_rules_page_rows_and_disagreements_are_its_curves():
+    """Under level-from-4 the verdict rows are one per curve, and the disagreements name the curves that fail, not
+    every point (a point's own verdict is 'judged with its curve')."""
+    from cohtb.report.results import SeedResult, disagreement, verdict_rows
+
+    e = EXPERIMENTS["000-fs"]
+    speedups = {"stat(2) of one file": {1: 1.0, 2: 3.0, 4: 1.5, 8: 1.6}}
+    points = [SimpleNamespace(point=p, complete=True,
+                              ratio=Ratio(*(3 * [speedups.get(p.curve, {1: 1.3, 2: 1.5, 4: 1.5, 8: 1.6})[p.base.sockets]])))
+              for p in e.points]
+    res = SeedResult(e, points, [], [])
+    rows = verdict_rows(res)
+    assert [r[0].split(", ")[-1] for r in rows] == [f"{c} (shape over the sockets)" for c in
+                                                    dict.fromkeys(p.curve for p in e.points)]
+    assert rows[0][-1].startswith("yes") and rows[1][-1].startswith("no: one socket changes")
+    [line] = disagreement(res)
+    assert line.startswith("open+close of each thread's own file in a watched directory: no: one socket")
+
+
+@pytest.mark.parametrize("damage, error", [
+    ({"intruder_period_us": 0}, "field 'intruder_listings' needs an 'intruder_period_us'"),
+    ({"intruder_period_us": 550}, "field 'intruder_period_us': the first listing must come at least one interval"),
+    ({"intruder_listings": 4}, "field 'intruder_listings': the last listing must come before the window's last"),
+    ({"intruder_listings": "3"}, "field 'intruder_listings' is not int"),
+])
+def test_a_collapse_declaration_whose_listings_cannot_be_judged_is_refused(damage, error):
+    """The collapse rule measures the level before the first listing and what lasts after the last: a declaration
+    whose listings leave either out is refused, naming the field."""
+    path = declarations.DECLARED / "004-collapse-fs.toml"
+    raw = {**tomllib.loads(path.read_text())["version"][0], **damage}
+    with pytest.raises(CohtbError, match=re.escape(error)):
+        declarations._declaration(path, "004-collapse-fs", raw)
+
+
 def test_disagreement_lists_a_reproduced_change_called_out_by_its_rule():
     """A change reproduced in sign but 5.7x the published one (sign-2x) is a disagreement the page states; the old
     test of the verdict text ('differs') never matched one."""
@@ -435,7 +470,7 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
 # place. The pins are sha256 prefixes of the source or data as it is; re-pin only with a method-change row.
 RULE_PINS = {"sign-2x": "cd8ca8b6250a890d", "sign-effect-band": "e3c3320a9dc1cd1f",
              "collapse-locked-level": "5b2c15fa49acde96", "collapse-trough": "17fe60ddc583ba82",
-             "collapse-half-lasting": "109ed11dc5804bec", "level-from-4": "7908374617f03ce6"}
+             "collapse-half-lasting": "4d9d42be1377c5cc", "level-from-4": "7908374617f03ce6"}
 THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5,
               "LEVEL": 1.25}
 RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",

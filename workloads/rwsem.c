@@ -29,7 +29,7 @@ static const char *layouts[] = {"shared", "split", NULL};
   X(layout, "layout", "where count, owner and wait word sit", layouts, "shared")             \
   X(spin_polls, "spin-polls", "polls a spinner makes before sleeping", NULL, "1000")          \
   X(cs_work, "cs-work", "iterations of work inside the critical section", NULL, "20")              \
-  X(guest, "guest", "in the gem5 guest (full system: the kernel's futex): JSON via m5 writefile, physical addresses", NULL, NULL)
+  X(guest, "guest", "in the gem5 guest (full system: the kernel's futex): JSON via m5 writefile, with its page table", NULL, NULL)
 
 static int64_t *count;
 static void **owner;
@@ -129,8 +129,11 @@ static void testcase(int id) {
 static struct rwsem_shared rs;
 static struct rwsem_split rsp;
 
+static int guest;
+
 static int testcase_prepare(void) {
-  if (flag_on(guest) && guest_mode(&run)) return 3;
+  guest = flag_on(guest);
+  if (guest && guest_mode(&run)) return 3;
   reader_spins = flag_is(policy, "spin");
   spin_polls = flag_num(spin_polls);
   cs_work = flag_num(cs_work);
@@ -161,5 +164,6 @@ static int testcase_report(void) {
   json_field("wait_seq", wait_seq, sizeof *wait_seq);
   json_object_end();
   json_layout_end();
+  if (guest) json_guest_pages(shared ? (void *)&rs : (void *)&rsp, shared ? sizeof rs : sizeof rsp);
   return ok ? 0 : 1;
 }

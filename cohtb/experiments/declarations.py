@@ -151,6 +151,14 @@ def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
         raise CohtbError(f"{where}: field 'cores_per_socket' out of range")
     if d.repetitions < 1 or not 0 <= d.min_effect < 1:
         raise CohtbError(f"{where}: field 'repetitions' or 'min_effect' out of range")
+    if d.intruder_listings and not d.intruder_period_us:
+        raise CohtbError(f"{where}: field 'intruder_listings' needs an 'intruder_period_us'")
+    if d.intruder_period_us and d.intruder_period_us - d.warmup_us < d.interval_us:
+        raise CohtbError(f"{where}: field 'intruder_period_us': the first listing must come at least one interval "
+                         "into the window (the level before it is measured there)")
+    if d.intruder_listings and d.intruder_period_us * d.intruder_listings - d.warmup_us >= d.window_us * 3 // 4:
+        raise CohtbError(f"{where}: field 'intruder_listings': the last listing must come before the window's last "
+                         "quarter (what lasts is measured there)")
     return d
 
 

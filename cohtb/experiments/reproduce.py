@@ -154,6 +154,11 @@ class SeriesResult:
                 if late and statistics.fmean(before) > 0]
         return Spread(tuple(vals)) if vals else None
 
+    def before(self, label: str) -> Spread | None:
+        """The mean ops per interval before the disturbance, per repetition."""
+        vals = [statistics.fmean(before) for before, _ in self._after(label) if before]
+        return Spread(tuple(vals)) if vals else None
+
     def late(self, label: str) -> Spread | None:
         vals = [statistics.fmean(late) for _, late in self._parts(label) if late]
         return Spread(tuple(vals)) if vals else None

@@ -39,7 +39,7 @@ NULL_EFFECT = 0.05     # sign-2x: a simulated |change| below 5% is "no change"
 RATIO_FACTOR = 2.0     # sign-2x: a change more than 2x (or under half) the published one is called out
 COLLAPSED = 1.25       # collapse-locked-level: within 25% of the locked-only level
 RECOVERED = 0.9        # back to (or, for a lasting collapse, still under) 90% of the level before
-COLLAPSED_TO = 0.5     # collapse-trough: an interval under half the level before
+COLLAPSED_TO = 0.5     # collapse-trough, collapse-half-lasting: under half the level before
 LEVEL = 1.25           # level-from-4: the 8-socket speed-up within 25% of the 4-socket one
 
 
@@ -175,7 +175,9 @@ def collapse_half_lasting(res: SeriesResult, collapsing: str, waiting: str) -> V
     falls = {label: res.falls(label) for label in (collapsing, waiting, control)}
     if any(v is None for v in falls.values()):
         return Verdict(False, "no: the runs have no intervals")
-    said = "; ".join(f"{label}: last quarter {v.text()} of its level" for label, v in falls.items())
+    # the levels before the first listing too: a kernel already collapsed there has no level to fall from
+    said = "; ".join(f"{label}: last quarter {v.text()} of its level ({res.before(label).text()} ops per interval "
+                     "before)" for label, v in falls.items())
     if falls[collapsing].hi >= COLLAPSED_TO:
         return Verdict(False, f"no: {collapsing} does not stay under {COLLAPSED_TO:.0%} of its level in every "
                               f"repetition; {said}")

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from cohtb.experiments import declarations
 from cohtb.experiments.declarations import Declaration, sockets_text
 from cohtb.experiments.published import PUBLISHED, Published
-from cohtb.fs.kernel import FS_WORKLOAD, variant
-from cohtb.run.spec import RunSpec
+from cohtb.fs.kernel import variant
+from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
 
 # The workloads' --spinlock for each declared lock model (workloads/common/spinlock.h); "tas" is their default.
 LOCK_FLAGS = {"tas": (), "ticket": ("--spinlock", "ticket"), "qspinlock": ("--spinlock", "qspinlock")}
@@ -47,7 +47,7 @@ class Series:
     event: str = "the transient lock holder"   # what the disturbance is, as figures and tables name it
 
     def labelled(self) -> dict[str, RunSpec]:
-        return dict(zip(self.labels or [t.policy for t in self.runs], self.runs))
+        return dict(zip(self.labels or [t.policy for t in self.runs], self.runs, strict=True))
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ def full_system(d: Declaration, kernel_variant: str, sockets: int, cores: int = 
     None: where the allocator puts it."""
     v = variant(kernel_variant)
     extra = ("--op", op) + (("--dentry-line-offset", str(dentry_line_offset)) if dentry_line_offset is not None else ())
-    return RunSpec(FS_WORKLOAD, v.policy, v.layout, sockets, cores, extra=extra, warmup_us=d.warmup_us,
+    return RunSpec(GUEST_BENCHMARK, v.policy, v.layout, sockets, cores, extra=extra, warmup_us=d.warmup_us,
                    window_us=d.window_us, interval_us=d.interval_us, skew_ns=d.skew_ns, kernel=kernel_variant)
 
 
@@ -285,13 +285,19 @@ def e004fs(d: Declaration) -> Experiment:
         points=points, sensitivity=sensitivity)
 
 
+# kernel_rwsem: lock/unlock pairs per system call, so the kernel's rwsem, not the call around it, is the bulk of
+# each operation (the seed's benchmark loops in the kernel); an operation is one call.
+KERNEL_RWSEM_PAIRS = 16
+
+
 def e002fs(d: Declaration, workload: str = "rwsem") -> Experiment:
     (k,) = d.kernels
     n = d.sockets[0]
+    kernel_rwsem = workload == "kernel_rwsem"
+    extra = ("--pairs", str(KERNEL_RWSEM_PAIRS)) if kernel_rwsem else ()
     fs = lambda policy: on_machine(d, RunSpec(workload, policy, "shared", n, d.cores_per_socket, warmup_us=d.warmup_us,
                                               window_us=d.window_us, interval_us=d.interval_us, skew_ns=d.skew_ns,
-                                              kernel=k))
-    kernel_rwsem = workload == "kernel_rwsem"
+                                              kernel=k, extra=extra))
     return Experiment(
         seed="002-kernel-fs" if kernel_rwsem else "002-fs", declaration=d,
         title=("Reader optimistic spinning on a writer-owned rwsem, on the kernel's rwsem (full system)" if kernel_rwsem
@@ -302,8 +308,9 @@ def e002fs(d: Declaration, workload: str = "rwsem") -> Experiment:
                         "E5-2699 v3; locking rate with 2 vs 5 patches applied (patch 5 enables reader spinning)",
         simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md), variant {k} "
                         f"({variant(k).about}), one thread per CPU, even threads read and odd threads write: "
-                        + ("each read(2) or write(2) of /proc/cohtb-rwsem takes the kernel's benchmark rwsem around a "
-                           "short critical section; sleep: 6.12's rwsem (readers queue and sleep at once on a "
+                        + (f"each read(2) or write(2) of /proc/cohtb-rwsem takes the kernel's benchmark rwsem "
+                           f"{KERNEL_RWSEM_PAIRS} times around a short critical section (one operation); sleep: 6.12's "
+                           "rwsem (readers queue and sleep at once on a "
                            "writer-owned lock), spin: its reader optimistic spinning switched on"
                            if kernel_rwsem else
                            "the SE workload's rwsem (workloads/rwsem.c) in user space, sleeping on the kernel's own "
@@ -312,7 +319,8 @@ def e002fs(d: Declaration, workload: str = "rwsem") -> Experiment:
         differences=f"{_threads(d)} threads, not 36; "
                     + ("6.12's rwsem keeps, switched on or off, what 4.x gained after the seed (writers spinning on "
                        "readers, reader lock stealing, the handoff), so 'sleep' is not the seed's 2-patch kernel but "
-                       "6.12's; each operation is also a system call, which the seed's in-kernel benchmark did not pay"
+                       f"6.12's; each operation is also a system call (for {KERNEL_RWSEM_PAIRS} lock/unlock pairs), "
+                       "which the seed's in-kernel benchmark did not pay"
                        if kernel_rwsem else
                        "the rwsem is the workload's (count, owner and a futex word), not the kernel's; its slow path "
                        "has no wait_lock and no queue: the futex is its queue"),
@@ -365,10 +373,12 @@ def e004collapse_fs(d: Declaration) -> Experiment:
     n, period, listings = d.sockets[0], d.intruder_period_us, d.intruder_listings
 
     def run(kernel: str, intruder: bool) -> RunSpec:
+        """Both arms have the lister on the last CPU; the control's first listing would come after the run ends,
+        so it only waits there, as the other arm's does after its last listing."""
         spec = on_machine(d, full_system(d, kernel, n, d.cores_per_socket))
-        if not intruder:
-            return spec
-        return replace(spec, intruder_period_us=period, extra=spec.extra + ("--intruder-listings", str(listings)))
+        never = d.warmup_us + d.window_us + period
+        return replace(spec, intruder_period_us=period if intruder else never,
+                       extra=spec.extra + ("--intruder-listings", str(listings)))
 
     first, last = period - d.warmup_us, period * listings - d.warmup_us
     return Experiment(
@@ -383,7 +393,8 @@ def e004collapse_fs(d: Declaration) -> Experiment:
                         f"(getdents64: dcache_readdir takes the file dentry's d_lock for a dget, and puts it) "
                         f"{listings} times, every {period} µs, {first} to {last} µs into the window; {base} "
                         f"(lockref's 100 cmpxchg tries, then the lock) against {new} ({variant(new).about}), each "
-                        f"also without the listings as the control; ops per {d.interval_us} µs over a "
+                        f"also with a lister that never lists (its first listing would fall after the run) as the "
+                        f"control; ops per {d.interval_us} µs over a "
                         f"{d.window_us} µs window after {d.warmup_us} µs of warm-up, {d.repetitions} repetitions "
                         f"({' and '.join(d.repetition_sources)} varied)",
         differences="simulated milliseconds, not seconds or minutes: the published collapse came within seconds to "
@@ -399,9 +410,10 @@ def e004collapse_fs(d: Declaration) -> Experiment:
                        event="the first listing"),))
 
 
-BUILDERS = {"000": e000, "001": e001, "002": e002, "003": e003, "004": e004, "004-fs": e004fs,
-            "004-collapse-fs": e004collapse_fs, "000-fs": e000fs, "002-fs": e002fs,
-            "002-kernel-fs": lambda d: e002fs(d, "kernel_rwsem")}
+# Each seed's SE experiment, then its full-system ones beside it.
+BUILDERS = {"000": e000, "000-fs": e000fs, "001": e001, "002": e002, "002-fs": e002fs,
+            "002-kernel-fs": lambda d: e002fs(d, "kernel_rwsem"), "003": e003, "004": e004, "004-fs": e004fs,
+            "004-collapse-fs": e004collapse_fs}
 
 # Every version of every experiment, oldest first: the runs of each are judged by its own declaration.
 HISTORY = {seed: tuple(build(d) for d in declarations.versions(seed)) for seed, build in BUILDERS.items()}

@@ -24,14 +24,12 @@ from cohtb.digest import inputs_digest
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf
 from cohtb.places import ROOT, kernel_cache
-from cohtb.run.spec import GUEST_BENCHMARK
 
 KERNEL_DIR = ROOT / "kernel"
 FRAGMENT = KERNEL_DIR / "config-fragment"
 PATCHES = KERNEL_DIR / "patches"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")   # Debian's linux-source-6.12
 COMMON_PATCHES = ("boot-lapic-timer-period", "dcache-report-objects")
-FS_WORKLOAD = GUEST_BENCHMARK   # the guest benchmark (workloads/stat_file.c, built for the guest by kernel/guest/Makefile)
 
 
 @dataclass(frozen=True)
@@ -188,7 +186,8 @@ def built_label(variant_name: str, kernel_inputs: dict) -> str:
 REQUIRED = {"CONFIG_SMP": "y", "CONFIG_ARCH_USE_CMPXCHG_LOCKREF": "y", "CONFIG_TMPFS": "y", "CONFIG_SHMEM": "y",
             "CONFIG_BLK_DEV_INITRD": "y", "CONFIG_SERIAL_8250_CONSOLE": "y", "CONFIG_DEBUG_INFO": "y",
             "CONFIG_X86_MPPARSE": "y", "CONFIG_PREEMPT_NONE": "y", "CONFIG_HZ": "100", "CONFIG_SLUB_TINY": "n",
-            "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE": "y", "CONFIG_INOTIFY_USER": "y"}
+            "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE": "y", "CONFIG_INOTIFY_USER": "y", "CONFIG_PROC_PAGE_MONITOR": "y",
+            "CONFIG_RWSEM_SPIN_ON_OWNER": "y"}
 
 
 def source_tarball() -> Path:

@@ -155,8 +155,11 @@ def representative(p: PointResult) -> tuple[RunMetrics, RunMetrics] | None:
 
 def disagreement(res: SeedResult) -> list[str]:
     """A plain statement for every published row of a judged point the simulation misses (in sign, effect or
-    magnitude) or whose magnitude its rule calls out."""
+    magnitude) or whose magnitude its rule calls out; under a shape rule, for every curve it does not reproduce."""
     out = []
+    curves = curve_verdicts(res.points, res.declaration) if res.complete else {}
+    if curves:   # a shape rule judges curves, not points: each curve it does not reproduce
+        return [f"{name}: {v.text}." for name, v in curves.items() if not v.reproduced]
     for p in res.points:
         if not p.complete or not p.point.judged:
             continue

@@ -113,9 +113,10 @@ def draw_seed(res: SeedResult):
 
 
 def draw_series(s: SeriesResult):
-    """Over the window, one line per policy or kernel (mean over the repetitions, band: min-max; dashed: a
-    control without the intruder), the intruder's first hold marked: ops per interval (will-it-scale's total), the share of lockref updates that took the lock, and
-    the monitor's transfers per operation in each interval (its snapshots: cohtb/monitor/live.py)."""
+    """Over the window, one line per policy or kernel (mean over the repetitions, band: min-max; dashed: a control
+    without the intruder), the disturbance marked: ops per interval (will-it-scale's total), the share of lockref
+    updates that took the lock (the SE workloads count it; a kernel's runs leave that panel empty), and the
+    monitor's transfers per operation in each interval (its snapshots: cohtb/monitor/live.py)."""
     fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
     templates = s.series.labelled()
     for label, runs in s.runs.items():

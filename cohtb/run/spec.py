@@ -1,5 +1,6 @@
 """What one run is: a value, compared, hashed, written into its manifest and read back. Which workloads and kernels
-exist is the runners' to check (cohtb/se/runner.py, cohtb/fs/runner.py)."""
+exist is the runners' to check (cohtb/se/runner.py, cohtb/fs/runner.py); the spec knows one by name, the guest
+benchmark, since its arguments and id leave out the policy and layout its kernel fixes."""
 
 from __future__ import annotations
 

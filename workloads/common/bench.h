@@ -439,14 +439,9 @@ static void json_open(const char *k, char bracket) { json_key(k); putchar(bracke
 static void json_close(char bracket) { putchar(bracket); json_first = 0; }
 
 /* A layout-map entry: a named field of a named object. */
-/* The layout map's addresses: the process's own (virtual) ones, as an SE run's trace has them after cohtb maps
- * them through gem5's page table log; a full-system guest sets a translation to physical ones (guest.h). */
-static uint64_t (*layout_address)(const void *addr);
-static uint64_t address_of(const void *addr) { return layout_address ? layout_address(addr) : (uintptr_t)addr; }
-
 static void json_field(const char *name, const void *addr, size_t size) {
   json_sep();
-  printf("{\"name\": \"%s\", \"address\": %" PRIu64 ", \"size\": %zu}", name, address_of(addr), size);
+  printf("{\"name\": \"%s\", \"address\": %" PRIuPTR ", \"size\": %zu}", name, (uintptr_t)addr, size);
   json_first = 0;
 }
 
@@ -473,7 +468,7 @@ static void json_object_begin(const char *name, const void *addr, size_t size) {
   json_first = 1;
   putchar('{');
   json_str("name", name);
-  json_u64("address", address_of(addr));
+  json_u64("address", (uintptr_t)addr);
   json_u64("size", size);
   json_open("fields", '[');
 }

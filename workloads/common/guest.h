@@ -1,6 +1,6 @@
 /* What a workload needs in the full-system guest (kernel/guest/init runs it from the run's payload, with
  * --guest): the result handed to the host with m5 writefile, since the serial console costs tens of
- * microseconds of simulated time per character, and its layout map in physical addresses. */
+ * microseconds of simulated time per character, and the page table its layout map needs. */
 #ifndef COHTB_GUEST_H
 #define COHTB_GUEST_H
 
@@ -38,29 +38,41 @@ static int guest_write_back_result(int status) {
   return write_back("/result.json", "workload.json") != 0 ? 3 : status;
 }
 
-/* The physical address of one of this process's bytes, from /proc/self/pagemap (root sees page frames): the
- * trace of a full-system run has physical addresses. A byte with no page in memory stops the workload (exit 3):
- * every object the layout map names was touched before the run. */
-static uint64_t guest_physical(const void *addr) {
-  static int fd = -1;
-  uint64_t entry = 0, page = (uintptr_t)addr / 4096;
-  if (fd < 0) fd = open("/proc/self/pagemap", O_RDONLY);
-  if (fd < 0 || pread(fd, &entry, sizeof entry, (off_t)(page * sizeof entry)) != sizeof entry ||
-      !(entry >> 63) || !(entry & ((1ull << 55) - 1))) {
-    fprintf(stderr, "%s: /proc/self/pagemap: no physical page for %p\n", bench_name, addr);
+/* The guest's page table for [addr, addr + size): "guest_pages": {"<virtual page>": <physical page>, ...}
+ * from /proc/self/pagemap (root sees page frames), which the host applies to the layout map as it applies
+ * gem5's page table log to an SE run's: a full-system trace has physical addresses. A page that is not in
+ * memory stops the workload (exit 3): every object the layout map names was touched before the run. */
+static void json_guest_pages(const void *addr, size_t size) {
+  int fd = open("/proc/self/pagemap", O_RDONLY);
+  if (fd < 0) {
+    fprintf(stderr, "%s: /proc/self/pagemap: %s\n", bench_name, strerror(errno));
     exit(3);
   }
-  return (entry & ((1ull << 55) - 1)) * 4096 + (uintptr_t)addr % 4096;
+  json_open("guest_pages", '{');
+  for (uint64_t page = (uintptr_t)addr / 4096; page <= ((uintptr_t)addr + size - 1) / 4096; page++) {
+    uint64_t entry = 0, frame_mask = (1ull << 55) - 1;
+    if (pread(fd, &entry, sizeof entry, (off_t)(page * sizeof entry)) != sizeof entry || !(entry >> 63) ||
+        !(entry & frame_mask)) {
+      fprintf(stderr, "%s: /proc/self/pagemap: no page frame for virtual page %#lx\n", bench_name,
+              (unsigned long)page * 4096);
+      exit(3);
+    }
+    char key[32];
+    snprintf(key, sizeof key, "%lu", (unsigned long)page * 4096);
+    json_u64(key, (entry & frame_mask) * 4096);
+  }
+  json_close('}');
+  close(fd);
 }
 
 /* What a workload does in the gem5 guest (its --guest flag): the console quiet and the result handed to the
- * host (guest_result_to_host, guest_write_back_result), the switch to timing CPUs at the start gate, and the
- * layout map in physical addresses. Nonzero: the exit status to stop with. */
+ * host (guest_result_to_host, guest_write_back_result), and the switch to timing CPUs at the start gate. A
+ * workload with a layout map of its own also prints its pages (json_guest_pages). Nonzero: the exit status
+ * to stop with. */
 static int guest_mode(struct bench_run *run) {
   if (guest_result_to_host()) return 3;
   run->cleanup = guest_write_back_result;
   run->switch_cpu = 1;   /* cohtb_fs.py restores its checkpoint into atomic CPUs: the set-up is fast */
-  layout_address = guest_physical;
   return 0;
 }
 
