@@ -485,6 +485,20 @@ def test_a_built_kernel_has_the_promised_layout_and_the_required_options(name):
     assert b"cohtb-object" in built.vmlinux.read_bytes()   # the reporting patch is in
 
 
+@pytest.mark.kernel
+@NO_SOURCE
+def test_the_rspin_kernel_has_its_benchmark_rwsem_alone_on_a_line_and_its_switch():
+    """Variant rspin: cohtb_rwsem is a whole line of its own (kernel_rwsem's layout map reads it from the symbol
+    and struct rw_semaphore's DWARF) and the reader-spinning switch is a kernel parameter."""
+    ramfs = initramfs.build()
+    built = kernel.build("rspin", ramfs.list_path, ramfs.digest)
+    layout = fs_runner.global_layout(built.vmlinux, "cohtb_rwsem", "rw_semaphore", "shared")
+    [obj] = layout["objects"]
+    assert obj["address"] % 64 == 0 and obj["size"] == 64
+    assert {"count", "owner"} <= {f["name"] for f in obj["fields"]}
+    assert b"rwsem_reader_spin" in built.vmlinux.read_bytes()
+
+
 def test_two_launches_needing_one_checkpoint_boot_it_once(fake_full_system, capsys):
     runs = fake_full_system / "runs"
     results: list = []
