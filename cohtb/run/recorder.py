@@ -167,13 +167,13 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
             write_json_atomic(tmp / "live.json", {"variant": session.variant, "regions": [], **series.to_json()})
             session = None
         roi = json.loads((tmp / ROI).read_text()) if (tmp / ROI).exists() else {}
-        roi["gem5_cpu_seconds"] = cpu_seconds   # the host's measure, kept with what gem5 reported for the manifest
         if "roi_seconds" not in roi:
             raise CohtbError(f"the workload never reached work-end (gem5 exit: {roi.get('exit_cause', 'unknown')}):\n"
                              f"{tail(tmp / 'workload.stderr') or tail(tmp / 'gem5' / 'workload.stderr')}\n"
                              f"{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         manifest = runner.finish(spec, tmp, roi, cmd, t0, prepared)
+        manifest.gem5.cpu_seconds = cpu_seconds   # the host's measure of gem5, beside what gem5 itself reported
         if declaration:
             manifest.declaration = DeclarationRecord(**declaration)
         write_json_atomic(tmp / "manifest.json", portable(dump(manifest), roots(tmp, Path(cmd[0]))))
@@ -243,8 +243,7 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
         **extra,
         "workload_binary": {"path": str(workload_binary), "sha256": file_sha256(workload_binary)},
         "gem5": {"binary": cmd[0], "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
-                 "host_seconds": round(time.monotonic() - t0, 2), "cpu_seconds": roi.get("gem5_cpu_seconds"),
-                 "exit_cause": roi.get("exit_cause"),
+                 "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause"),
                  "build": gem5_tool.identity(Path(cmd[0])), **({"protocol": roi["protocol"]} if "protocol" in roi else {})},
         "cohtb": checkout(),
         "system": {**{k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
