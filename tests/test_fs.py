@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -284,6 +285,30 @@ def test_the_guest_benchmark_gives_each_thread_its_own_file_under_a_watched_dire
     r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path / "none"), "--watch-dir",
                         "--window-us", "2000", "--interval-us", "1000"], capture_output=True, text=True)
     assert r.returncode == 3 and "cannot create" in r.stderr
+
+
+def test_the_guest_benchmark_removes_what_it_created_when_its_set_up_fails_half_way():
+    """A thread's own file that cannot be created (a name already taken) or a watch that cannot be added (a
+    directory it may write but not read): one clear line, exit 3, and every file it created removed, nothing else."""
+    initramfs.build_guest_programs()
+    binary = str(initramfs.GUEST_BUILD / "stat_file")
+    args = ["--threads", "3", "--op", "open_close", "--own-files", "--window-us", "2000", "--interval-us", "1000"]
+    with tempfile.TemporaryDirectory(dir="/tmp") as d:   # under /tmp, so an unprivileged user may reach it
+        taken = lambda: os.mkdir(f"{d}/cohtb-open_close.{os.getpid()}.t2")   # the child's pid is the benchmark's
+        r = subprocess.run([binary, "--dir", d, *args], capture_output=True, text=True, preexec_fn=taken)
+        assert r.returncode == 3 and re.search(r"cannot create .*\.t2: File exists", r.stderr), r.stderr
+        left = list(Path(d).iterdir())   # thread 1's file and the benchmark's own are gone; the obstacle stays
+        assert len(left) == 1 and left[0].is_dir() and left[0].name.endswith(".t2")
+        left[0].rmdir()
+    with tempfile.TemporaryDirectory(dir="/tmp") as d:
+        # root reads any directory: the benchmark then runs as nobody, which may write and search it, not read it
+        nobody = (lambda: os.setuid(65534)) if os.geteuid() == 0 else None
+        os.chmod(d, 0o333 if nobody else 0o300)
+        r = subprocess.run([binary, "--dir", d, "--watch-dir", *args], capture_output=True, text=True,
+                           preexec_fn=nobody)
+        os.chmod(d, 0o700)
+        assert r.returncode == 3 and f"--watch-dir {d}: Permission denied" in r.stderr, r.stderr
+        assert not list(Path(d).iterdir())
 
 
 def test_the_guest_benchmark_places_its_dentry_only_on_a_kernel_that_reports_it(tmp_path):

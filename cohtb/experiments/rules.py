@@ -33,7 +33,6 @@ from cohtb.experiments.declarations import Declaration
 from cohtb.experiments.magnitude import band, share_for
 from cohtb.experiments.published import SHARES, Published
 from cohtb.experiments.reproduce import PointResult, SeriesResult
-from cohtb.experiments.seeds import NO_INTRUDER
 
 NULL_EFFECT = 0.05     # sign-2x: a simulated |change| below 5% is "no change"
 RATIO_FACTOR = 2.0     # sign-2x: a change more than 2x (or under half) the published one is called out
@@ -171,7 +170,7 @@ def collapse_trough(res: SeriesResult, collapsing: str = "retry100", reference: 
 def collapse_half_lasting(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
     if not res.complete:
         return Verdict(False, "no: runs missing")
-    control = f"{collapsing} {NO_INTRUDER}"
+    control = res.series.control(collapsing)
     falls = {label: res.falls(label) for label in (collapsing, waiting, control)}
     if any(v is None for v in falls.values()):
         return Verdict(False, "no: the runs have no intervals")

@@ -45,9 +45,13 @@ class Series:
     event_at_us: float   # when the disturbance starts, µs into the window
     labels: tuple[str, ...] = ()
     event: str = "the transient lock holder"   # what the disturbance is, as figures and tables name it
+    controls: tuple[tuple[str, str], ...] = ()   # (label, its control's label): the same runs without the disturbance
 
     def labelled(self) -> dict[str, RunSpec]:
         return dict(zip(self.labels or [t.policy for t in self.runs], self.runs, strict=True))
+
+    def control(self, label: str) -> str:
+        return dict(self.controls)[label]
 
 
 @dataclass(frozen=True)
@@ -407,7 +411,8 @@ def e004collapse_fs(d: Declaration) -> Experiment:
         series=(Series("collapse after a few listings", (run(base, True), run(new, True), run(base, False), run(new, False)),
                        (PUBLISHED["004"]["retry100: expected performance -> everyone degraded"],),
                        event_at_us=first, labels=(base, new, f"{base} {NO_INTRUDER}", f"{new} {NO_INTRUDER}"),
-                       event="the first listing"),))
+                       event="the first listing",
+                       controls=((base, f"{base} {NO_INTRUDER}"), (new, f"{new} {NO_INTRUDER}"))),))
 
 
 # Each seed's SE experiment, then its full-system ones beside it.
