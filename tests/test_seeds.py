@@ -201,10 +201,11 @@ def test_declarations_refuse_bad_fields(tmp_path, monkeypatch):
             declarations.versions("001")
 
 
-def fake_run(spec: RunSpec, throughput: float = 1.0, totals: list[int] | None = None):  # noqa: D103
-    """What reproduce needs of a run: spec, throughput and, for a series, the workload's intervals."""
+def fake_run(spec: RunSpec, throughput: float = 1.0, totals: list[int] | None = None,
+             listings: int | None = None):  # noqa: D103
+    """What reproduce needs of a run: spec, throughput and, for a series, the workload's intervals (and listings)."""
     w = SimpleNamespace(measure=SimpleNamespace(mode="window", interval_ns=spec.interval_us * 1000),
-                        intervals=SimpleNamespace(total=totals or [], min=[], max=[]))
+                        intervals=SimpleNamespace(total=totals or [], min=[], max=[]), listings=listings)
     return SimpleNamespace(spec=spec, throughput=throughput, manifest=SimpleNamespace(workload=w))
 
 
@@ -230,18 +231,25 @@ def test_runs_recorded_under_the_declaration_meet_the_points_and_series():
         assert all(len(rs) == e.repetitions for sr in e.series for rs in series_result(sr, runs, e.repetitions).runs.values())
 
 
-def _series_runs(levels: dict[str, tuple[float, float]], recover_at: int | None = None, experiment=None):
+def _series_runs(levels: dict[str, tuple[float, float]], recover_at: int | None = None, experiment=None,
+                 listings: dict[str, int] | None = None, blips: dict[str, float] | None = None):
     """Each label's (an SE series: each policy's) ops per interval: `early` before the transient holder, `low`
-    from it on (back to `early` from interval `recover_at`, if given); repetitions 1-3 scaled by 1.01-1.03."""
+    from it on (back to `early` from interval `recover_at`, if given; the last interval at `blips[label]` times
+    `early`, if given); repetitions 1-3 scaled by 1.01-1.03. Listings: the series' declared count for a label
+    with a control, 0 for a control, unless `listings` says otherwise."""
     (series,) = (experiment or E004).series
+    controls = dict(series.controls)
     runs = []
     for label, t in series.labelled().items():
         early, low = levels.get(label, (1000, 1000))
         n = t.window_us // t.interval_us
         at = int(series.event_at_us // t.interval_us)
+        made = (listings or {}).get(label, series.event_count if label in controls else 0)
         for k in (1, 2, 3):
             totals = [int((low if at <= i < (recover_at or n) else early) * (1 + k / 100)) for i in range(n)]
-            runs.append(fake_run(RunSpec(**{**t.__dict__, "seed": k}), totals=totals))
+            if label in (blips or {}):
+                totals[-1] = int(early * blips[label])
+            runs.append(fake_run(RunSpec(**{**t.__dict__, "seed": k}), totals=totals, listings=made))
     return series_result(series, runs, 3)
 
 
@@ -353,7 +361,7 @@ def test_the_collapse_rule_declared_before_the_runs_needs_a_lasting_fall():
 def test_the_full_system_collapse_needs_a_lasting_fall_caused_by_the_listings_and_no_fall_with_the_wait():
     """collapse-half-lasting: stock-6.12 under half its level to the end in every repetition with the listings,
     in none without them, and the wait kernel in none with them; each failure says which."""
-    e = EXPERIMENTS["004-collapse-fs"]
+    e = HISTORY["004-collapse-fs"][0]   # version 1 is judged by it
     base, new = e.declaration.kernels
     control = f"{base} {NO_INTRUDER}"
     judge = lambda levels, **kw: series_verdict(_series_runs(levels, experiment=e, **kw), e.declaration)
@@ -368,10 +376,36 @@ def test_the_full_system_collapse_needs_a_lasting_fall_caused_by_the_listings_an
     assert judge({base: (1000, 600)}).text.startswith(f"no: {base} does not stay under")
 
 
+def test_the_full_system_collapse_must_stay_under_half_in_every_late_interval_after_listings_that_happened():
+    """collapse-stays-under-half (004-collapse-fs v2 on): collapse-half-lasting's conditions, and: every run made
+    the declared listings (controls none); stock-6.12 was not already collapsed before the first listing (its
+    level under half the wait kernel's); no interval of its last quarter back at half its level or more."""
+    e = EXPERIMENTS["004-collapse-fs"]
+    assert e.declaration.collapse_rule == "collapse-stays-under-half"
+    base, new = e.declaration.kernels
+    (series,) = e.series
+    control = series.control(base)
+    judge = lambda levels, **kw: series_verdict(_series_runs(levels, experiment=e, **kw), e.declaration)
+    v = judge({base: (1000, 150)})
+    assert v.reproduced and f"{base}: last quarter 0.15" in v.text
+    v = judge({base: (1000, 150)}, blips={base: 0.6})   # the mean of the last quarter stays under half; one does not
+    assert not v.reproduced and "in every interval of the last quarter" in v.text
+    v = judge({base: (400, 100)})   # a quarter of its level, but its level is under half the wait kernel's
+    assert not v.reproduced and "not testable" in v.text and "collapsed before it" in v.text
+    v = judge({base: (1000, 150)}, listings={base: 2})
+    assert not v.reproduced and f"{base}: [2, 2, 2] made, 3 declared" in v.text
+    v = judge({base: (1000, 150)}, listings={control: 1})
+    assert not v.reproduced and "listings were not as declared" in v.text
+    v = judge({base: (1000, 150), control: (1000, 300)})
+    assert not v.reproduced and "falls without the listings too" in v.text
+    v = judge({base: (1000, 150), new: (1000, 400)})
+    assert not v.reproduced and f"{new} collapses too" in v.text
+
+
 def test_seed_000s_shape_is_judged_per_curve_none_on_one_socket_level_from_4_to_8():
     """level-from-4: each path's points together; one socket within the minimum effect, gains at 4 and 8 beyond
     the spread, the 8-socket speed-up within LEVEL of the 4-socket one; 2 sockets only reported."""
-    e = EXPERIMENTS["000-fs"]
+    e = HISTORY["000-fs"][0]   # version 1 is judged by it
     d = e.declaration
 
     def curves(speedups: dict[int, float]):
@@ -390,6 +424,29 @@ def test_seed_000s_shape_is_judged_per_curve_none_on_one_socket_level_from_4_to_
     assert not v.reproduced and "at 4 sockets" in v.text
     v = next(iter(curves({1: 1.0, 2: 1.5, 4: 1.5, 8: 2.5}).values()))
     assert not v.reproduced and "not level from 4 to 8" in v.text
+
+
+def test_seed_000s_shape_in_logs_calls_a_small_gain_that_triples_not_level():
+    """level-from-4-in-logs (000-fs v2 on): level-from-4 with ln r8 / ln r4 within LEVEL. +12% at 4 sockets then
+    +38% at 8 passes the plain ratio (1.23) but not the logs (2.8); the published 8-node series (+434%, +546%)
+    passes both; a pass says the magnitude is not judged."""
+    e = EXPERIMENTS["000-fs"]
+    d = e.declaration
+    assert d.rule == "level-from-4-in-logs"
+
+    def curve(speedups: dict[int, float], declaration=d):
+        res = [SimpleNamespace(point=p, complete=True, ratio=Ratio(*(3 * [speedups[p.base.sockets]])))
+               for p in e.points]
+        return next(iter(curve_verdicts(res, declaration).values()))
+
+    small_tripled = {1: 1.0, 2: 1.05, 4: 1.12, 8: 1.38}
+    assert curve(small_tripled, HISTORY["000-fs"][0].declaration).reproduced   # the old rule's blind spot
+    v = curve(small_tripled)
+    assert not v.reproduced and "8's log speed-up 2.84x 4's" in v.text
+    v = curve({1: 1.0, 2: 3.0, 4: 5.34, 8: 6.46})
+    assert v.reproduced and v.text.startswith("yes in shape (the magnitude is not judged)")
+    assert not curve({1: 1.2, 2: 3.0, 4: 5.34, 8: 6.46}).reproduced
+    assert not curve({1: 1.0, 2: 3.0, 4: 1.05, 8: 1.5}).reproduced
 
 
 def test_a_shape_rules_page_rows_and_disagreements_are_its_curves():
@@ -416,6 +473,7 @@ def test_a_shape_rules_page_rows_and_disagreements_are_its_curves():
     ({"intruder_period_us": 550}, "field 'intruder_period_us': the first listing must come at least one interval"),
     ({"intruder_listings": 4}, "field 'intruder_listings': the last listing must come before the window's last"),
     ({"intruder_listings": "3"}, "field 'intruder_listings' is not int"),
+    ({"interval_us": 0}, "field 'interval_us' out of range"),
 ])
 def test_a_collapse_declaration_whose_listings_cannot_be_judged_is_refused(damage, error):
     """The collapse rule measures the level before the first listing and what lasts after the last: a declaration
@@ -470,7 +528,8 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
 # place. The pins are sha256 prefixes of the source or data as it is; re-pin only with a method-change row.
 RULE_PINS = {"sign-2x": "cd8ca8b6250a890d", "sign-effect-band": "e3c3320a9dc1cd1f",
              "collapse-locked-level": "5b2c15fa49acde96", "collapse-trough": "17fe60ddc583ba82",
-             "collapse-half-lasting": "ef3dc2781bc08581", "level-from-4": "7908374617f03ce6"}
+             "collapse-half-lasting": "ef3dc2781bc08581", "level-from-4": "7908374617f03ce6",
+             "collapse-stays-under-half": "c48f588e1c337559", "level-from-4-in-logs": "8626d80c2fef74d0"}
 THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5,
               "LEVEL": 1.25}
 RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",

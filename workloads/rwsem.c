@@ -79,7 +79,8 @@ static void down_read(int me) {
   }
 }
 static void up_read(void) {
-  if (__atomic_sub_fetch(count, READER, __ATOMIC_RELEASE) == 0) wake_waiters();
+  /* sequentially consistent for the reason up_write's store is (on x86 the same locked instruction either way) */
+  if (__atomic_sub_fetch(count, READER, __ATOMIC_SEQ_CST) == 0) wake_waiters();
 }
 static void down_write(int me) {
   while (!try_write()) {
@@ -92,7 +93,7 @@ static void up_write(void) {
   WRITE_ONCE(*owner, NULL);
   /* Sequentially consistent, not a release: the store must be visible before wake_waiters() reads `waiters`.
    * With a release store x86 may let that load pass it (store buffer); a sleeper that counted itself in and
-   * still read the old count would then miss this wake-up (up_read's locked subtraction already orders). */
+   * still read the old count would then miss this wake-up. (The kernel's up_write is a locked xadd.) */
   __atomic_store_n(count, 0, __ATOMIC_SEQ_CST);
   wake_waiters();
 }

@@ -50,9 +50,9 @@ static uint64_t failures[MAX_THREADS][8] __aligned_line;
 static uint64_t lister_period_ns, max_listings, listings, listing_failures;
 static volatile int stop_lister;
 
-/* The intruder of seed 004's collapse: `ls` of the directory now and then. getdents64 on tmpfs is
- * dcache_readdir, which takes each child dentry's d_lock (scan_positives: spin_lock_nested, dget_dlock) and
- * puts the reference it took with dput: the file's d_lock held for a moment by a CPU that does not stat.
+/* The intruder of seed 004's collapse: `ls` of the directory now and then. getdents64 on tmpfs (6.6 on) is
+ * offset_readdir, which takes each child dentry's d_lock (find_positive_dentry: spin_lock_nested, dget_dlock)
+ * and puts the reference it took with dput: the file's d_lock held for a moment by a CPU that does not stat.
  * --intruder-listings N stops it after N listings, as the seed typed `ls` a few times: whether a collapse
  * lasts is seen after the last. */
 static void lister(int id) {

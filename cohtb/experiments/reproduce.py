@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Protocol
 
-from cohtb.analysis.steady import series
+from cohtb.analysis.steady import last_quarter, series
 from cohtb.experiments.seeds import Point, Series
 from cohtb.run.spec import RunSpec
 
@@ -140,7 +140,7 @@ class SeriesResult:
 
     def _parts(self, label: str) -> list[tuple[list[int], list[int]]]:
         """Per repetition: the intervals before the disturbance, and the last quarter of the window."""
-        return [(before, (before + after)[len(before + after) * 3 // 4:]) for before, after in self._after(label)]
+        return [(before, last_quarter(before + after)) for before, after in self._after(label)]
 
     def trough(self, label: str) -> Spread | None:
         """The lowest interval from the disturbance on, over the mean before it, per repetition."""
@@ -158,6 +158,16 @@ class SeriesResult:
         """The mean ops per interval before the disturbance, per repetition."""
         vals = [statistics.fmean(before) for before, _ in self._after(label) if before]
         return Spread(tuple(vals)) if vals else None
+
+    def late_peak(self, label: str) -> Spread | None:
+        """The highest interval of the last quarter over the mean before the disturbance, per repetition."""
+        vals = [max(late) / statistics.fmean(before) for before, late in self._parts(label)
+                if late and statistics.fmean(before) > 0]
+        return Spread(tuple(vals)) if vals else None
+
+    def disturbances(self, label: str) -> list[int | None]:
+        """Per repetition, how many disturbances its workload reports it made (stat_file: its listings)."""
+        return [getattr(m, "run", m).manifest.workload.listings for m in self.runs.get(label, [])]
 
     def late(self, label: str) -> Spread | None:
         vals = [statistics.fmean(late) for _, late in self._parts(label) if late]

@@ -14,6 +14,8 @@ Shape rules judge the points of each curve (a path, over the socket counts) toge
   level-from-4      seed 000's published shape: on one socket no change beyond the minimum effect (its whole
                     range), at 4 and at 8 sockets a gain beyond the spread and the minimum effect, and level from 4
                     to 8 (the 8-socket speed-up within LEVEL of the 4-socket one); 2 sockets reported, not judged.
+  level-from-4-in-logs  the same, with "level" on the logarithms of the speed-ups (ln r8 / ln r4 within LEVEL), so
+                    that a small gain that triples is not level; says "in shape": the magnitude is not judged.
 Series rules judge seed 004's collapse after one transient holder of the lock:
   collapse-locked-level  retry100's last quarter falls beyond its spread below its level before and to within
                     COLLAPSED of the locked policy's level (locked-only operation, which the published collapse
@@ -23,10 +25,15 @@ Series rules judge seed 004's collapse after one transient holder of the lock:
                     waiting policy's does in any; whether it lasts is reported, not judged.
   collapse-half-lasting  (full system: the base and new kernels, each with and without the listing intruder) the
                     base kernel's last quarter is under COLLAPSED_TO of its level before the first listing in every
-                    repetition with the intruder, and in none without it; the new kernel's is in none with it."""
+                    repetition with the intruder, and in none without it; the new kernel's is in none with it.
+  collapse-stays-under-half  the same, made harder to pass by mistake: each run made the declared listings (the
+                    controls none); the base kernel's level before the first listing is at least COLLAPSED_TO of the
+                    new kernel's (else not testable: collapsed before it); and every interval of its last quarter,
+                    not their mean, is under COLLAPSED_TO of its level in every repetition."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from cohtb.experiments.declarations import Declaration
@@ -124,7 +131,26 @@ def level_from_4(points: list[PointResult], d: Declaration) -> Verdict:
                          f"sockets {said}")
 
 
-SHAPE_RULES = {"level-from-4": level_from_4}
+def level_from_4_in_logs(points: list[PointResult], d: Declaration) -> Verdict:
+    by = {p.point.base.sockets: p for p in points}
+    if not {1, 4, 8} <= set(by) or not all(p.complete for p in points):
+        return Verdict(False, "no: runs missing")
+    m, r = d.min_effect, {n: p.ratio for n, p in by.items()}
+    said = "; ".join(f"{n}: {_pct(r[n].mean)} ({_pct(r[n].lo)} to {_pct(r[n].hi)})" for n in sorted(r))
+    if not (1 - m < r[1].lo and r[1].hi < 1 + m):
+        return Verdict(False, f"no: one socket changes beyond {m:.0%}; sockets {said}")
+    weak = [n for n in (4, 8) if r[n].sign != 1 or r[n].mean - 1 < m]
+    if weak:
+        return Verdict(False, f"no: no gain beyond the spread and {m:.0%} at {weak[0]} sockets; sockets {said}")
+    # speed-ups compose by multiplication: +12% then +38% is a gain nearly tripled, not "within 1.25x"
+    level = math.log(r[8].mean) / math.log(r[4].mean)
+    if not 1 / LEVEL <= level <= LEVEL:
+        return Verdict(False, f"no: not level from 4 to 8 sockets (8's log speed-up {level:.2f}x 4's); sockets {said}")
+    return Verdict(True, f"yes in shape (the magnitude is not judged): no change on one socket, level from 4 to 8 "
+                         f"(8's log speed-up {level:.2f}x 4's); sockets {said}")
+
+
+SHAPE_RULES = {"level-from-4": level_from_4, "level-from-4-in-logs": level_from_4_in_logs}
 
 
 def collapse_locked_level(res: SeriesResult, collapsing: str = "retry100", locked: str = "locked") -> Verdict:
@@ -189,8 +215,41 @@ def collapse_half_lasting(res: SeriesResult, collapsing: str, waiting: str) -> V
                          f"{said}")
 
 
+def collapse_stays_under_half(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
+    if not res.complete:
+        return Verdict(False, "no: runs missing")
+    controls = {label: res.series.control(label) for label in (collapsing, waiting)}
+    expected = {**{label: res.series.event_count for label in controls},
+                **{control: 0 for control in controls.values()}}
+    wrong = {label: res.disturbances(label) for label, n in expected.items()
+             if any(made != n for made in res.disturbances(label))}
+    if wrong:
+        return Verdict(False, "no: the listings were not as declared (" + "; ".join(
+            f"{label}: {made} made, {expected[label]} declared" for label, made in wrong.items()) + ")")
+    falls = {label: res.falls(label) for label in expected}
+    before = {label: res.before(label) for label in expected}
+    if any(v is None for v in (*falls.values(), *before.values(), res.late_peak(collapsing))):
+        return Verdict(False, "no: the runs have no intervals")
+    said = "; ".join(f"{label}: last quarter {v.text()} of its level ({before[label].text()} ops per interval "
+                     "before)" for label, v in falls.items())
+    # a kernel that runs lock-only from the start has no level to fall from, which is not "no collapse"
+    if before[collapsing].mean < COLLAPSED_TO * before[waiting].mean:
+        return Verdict(False, f"no: not testable: {collapsing} runs under {COLLAPSED_TO:.0%} of {waiting}'s level "
+                              f"before the first listing (collapsed before it); {said}")
+    if res.late_peak(collapsing).hi >= COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} does not stay under {COLLAPSED_TO:.0%} of its level in every interval "
+                              f"of the last quarter of every repetition (highest {res.late_peak(collapsing).text()}); "
+                              f"{said}")
+    if falls[controls[collapsing]].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} falls without the listings too, so they are not the cause; {said}")
+    if falls[waiting].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {waiting} collapses too; {said}")
+    return Verdict(True, f"yes: {collapsing} collapses after the listings and stays collapsed, {waiting} does not; "
+                         f"{said}")
+
+
 SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough,
-                "collapse-half-lasting": collapse_half_lasting}
+                "collapse-half-lasting": collapse_half_lasting, "collapse-stays-under-half": collapse_stays_under_half}
 
 
 def point_verdict(pub: Published, res: PointResult, d: Declaration) -> Verdict:

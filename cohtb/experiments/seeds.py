@@ -46,6 +46,7 @@ class Series:
     labels: tuple[str, ...] = ()
     event: str = "the transient lock holder"   # what the disturbance is, as figures and tables name it
     controls: tuple[tuple[str, str], ...] = ()   # (label, its control's label): the same runs without the disturbance
+    event_count: int = 0   # the disturbances each run with them reports (stat_file's listings); 0: none reported
 
     def labelled(self) -> dict[str, RunSpec]:
         return dict(zip(self.labels or [t.policy for t in self.runs], self.runs, strict=True))
@@ -394,7 +395,7 @@ def e004collapse_fs(d: Declaration) -> Experiment:
                         "times; ops per second, reported once a second",
         simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md): every CPU but the last "
                         "runs a thread calling stat(2) on /tmp/cohtb-stat.<pid> (tmpfs); the last lists /tmp "
-                        f"(getdents64: dcache_readdir takes the file dentry's d_lock for a dget, and puts it) "
+                        f"(getdents64: tmpfs's offset_readdir takes the file dentry's d_lock for a dget, and puts it) "
                         f"{listings} times, every {period} µs, {first} to {last} µs into the window; {base} "
                         f"(lockref's 100 cmpxchg tries, then the lock) against {new} ({variant(new).about}), each "
                         f"also with a lister that never lists (its first listing would fall after the run) as the "
@@ -411,7 +412,7 @@ def e004collapse_fs(d: Declaration) -> Experiment:
         series=(Series("collapse after a few listings", (run(base, True), run(new, True), run(base, False), run(new, False)),
                        (PUBLISHED["004"]["retry100: expected performance -> everyone degraded"],),
                        event_at_us=first, labels=(base, new, f"{base} {NO_INTRUDER}", f"{new} {NO_INTRUDER}"),
-                       event="the first listing",
+                       event="the first listing", event_count=listings,
                        controls=((base, f"{base} {NO_INTRUDER}"), (new, f"{new} {NO_INTRUDER}"))),))
 
 
