@@ -46,15 +46,17 @@ static int testcase_prepare(void) {
     return 3;
   }
   ssize_t wrote = write(fd, flag_is(policy, "spin") ? "1" : "0", 1);
+  int write_errno = errno;
+  close(fd);
   if (wrote != 1) {
-    fprintf(stderr, "kernel_rwsem: %s: %s\n", SWITCH, wrote < 0 ? strerror(errno) : "short write");
+    fprintf(stderr, "kernel_rwsem: %s: %s\n", SWITCH, wrote < 0 ? strerror(write_errno) : "short write");
     return 3;
   }
-  close(fd);
   for (int i = 0; i < run.threads; i++)   /* a descriptor each: no thread waits on another's file position */
     if ((fds[i] = open(BENCH_FILE, O_RDWR)) < 0) {
       fprintf(stderr, "kernel_rwsem: %s: %s%s\n", BENCH_FILE, strerror(errno),
               errno == ENOENT ? " (a kernel without cohtb's rwsem-bench patch: variant rspin has it)" : "");
+      while (i-- > 0) close(fds[i]);
       return 3;
     }
   return 0;

@@ -131,6 +131,7 @@ static int testcase_prepare(void) {
   if (flag_on(watch_dir) && ((watch_fd = inotify_init1(IN_CLOEXEC)) < 0 ||
                              inotify_add_watch(watch_fd, flag_text(dir), IN_ATTRIB) < 0)) {
     fprintf(stderr, "stat_file: --watch-dir %s: %s\n", flag_text(dir), strerror(errno));
+    if (watch_fd >= 0) close(watch_fd);
     remove_files(run.threads);
     return 3;
   }
