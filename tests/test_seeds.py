@@ -529,7 +529,7 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
 RULE_PINS = {"sign-2x": "cd8ca8b6250a890d", "sign-effect-band": "e3c3320a9dc1cd1f",
              "collapse-locked-level": "5b2c15fa49acde96", "collapse-trough": "17fe60ddc583ba82",
              "collapse-half-lasting": "ef3dc2781bc08581", "level-from-4": "7908374617f03ce6",
-             "collapse-stays-under-half": "c48f588e1c337559", "level-from-4-in-logs": "8626d80c2fef74d0"}
+             "collapse-stays-under-half": "c48f588e1c337559", "level-from-4-in-logs": "b2efad313cac71e1"}
 THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5,
               "LEVEL": 1.25}
 RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",

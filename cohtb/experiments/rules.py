@@ -132,6 +132,7 @@ def level_from_4(points: list[PointResult], d: Declaration) -> Verdict:
 
 
 def level_from_4_in_logs(points: list[PointResult], d: Declaration) -> Verdict:
+    # level-from-4's first checks repeated, not shared: each rule's own source is what tests/test_seeds.py pins
     by = {p.point.base.sockets: p for p in points}
     if not {1, 4, 8} <= set(by) or not all(p.complete for p in points):
         return Verdict(False, "no: runs missing")
