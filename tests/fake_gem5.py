@@ -107,7 +107,8 @@ def full_system(opts: list[str], outdir: str) -> int:
         roi.update(exit_cause="checkpoint", checkpoint_tick=60_000_000_000, final_tick=60_000_000_000)
     else:
         with tarfile.open(get("--payload")) as tar:   # what /init would unpack
-            tar.extractall(Path(out) / "guest", filter="data")
+            # tarfile's extraction filters came with 3.11.4 (3.12 warns without one); this runs on any python3
+            tar.extractall(Path(out) / "guest", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
         script = next(l for l in (Path(out) / "guest" / "run" / "run.sh").read_text().splitlines()
                       if l.startswith("/run/"))
         bench = script.split(" 2> ")[0].split()

@@ -107,6 +107,6 @@ def test_the_machine_table_puts_each_seed_s_flat_and_socket_verdicts_side_by_sid
     assert [r[0] for r in rows] == [s for s, h in history.items() if results.on_hierarchy(h, "flat")]
     assert "000-fs" not in [r[0] for r in rows]
     socket = {r[0]: r[4] for r in rows}
-    assert socket["004"].startswith("004v5: -, not run yet") and socket["002"].startswith("002v4: -, not run yet")
+    assert socket["004"].startswith("004v5: -, not run yet") and socket["002"].startswith("002v5: -, not run yet")
     assert all(r[5] == "-" for r in rows)   # no runs, so no conclusion to compare
     assert results._conclusion(["e", "+1%", "+14% (+6% to +24%)", "sign only: published ..."]) == ("sign only", "+")
