@@ -92,6 +92,9 @@ def machine(opts: list[str]) -> dict:
                                           for b in range(sockets)]}}
 
 
+GUEST_PAGES_AT = 0x40000000   # where the fake guest's pages are, physically, from their virtual addresses
+
+
 def full_system(opts: list[str], outdir: str) -> int:
     get = lambda k: opts[opts.index(k) + 1]
     out, sockets, cps = get("--out"), int(get("--sockets")), int(get("--cores-per-socket"))
@@ -104,22 +107,31 @@ def full_system(opts: list[str], outdir: str) -> int:
         roi.update(exit_cause="checkpoint", checkpoint_tick=60_000_000_000, final_tick=60_000_000_000)
     else:
         with tarfile.open(get("--payload")) as tar:   # what /init would unpack
-            tar.extractall(Path(out) / "guest", filter="data")
-        script = next(l for l in (Path(out) / "guest" / "run" / "run.sh").read_text().splitlines() if "stat_file" in l)
+            # tarfile's extraction filters came with 3.11.4 (3.12 warns without one); this runs on any python3
+            tar.extractall(Path(out) / "guest", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        script = next(l for l in (Path(out) / "guest" / "run" / "run.sh").read_text().splitlines()
+                      if l.startswith("/run/"))
         bench = script.split(" 2> ")[0].split()
         dentry, parent, inode = 0x743000, 0x357900, 0x61bab0
         res = subprocess.run([str(Path(out) / "guest" / bench[0].lstrip("/")),
                               *[a for a in bench[1:] if a not in ("--m5", "--guest")]], capture_output=True, text=True,
                              check=True)
         doc = json.loads(res.stdout)
-        name = os.path.basename(doc["path"])
-        doc["kernel_objects"] = ["cohtb-object cohtb-m5 dentry file 37f7e8 184"]   # /bin/cohtb-m5's, at boot
-        doc["kernel_objects"] += [] if os.environ.get("FAKE_GEM5_NO_OBJECTS") else [
-            f"cohtb-object {name} dentry file {dentry:x} 192", f"cohtb-object {name} dentry parent {parent:x} 192",
-            f"cohtb-object {name} inode file {inode:x} 552"]
-        (Path(outdir) / "workload.json").write_text(json.dumps(doc))   # what stat_file --guest writes back
+        if bench[0] == "/run/stat_file":
+            name = os.path.basename(doc["path"])
+            doc["kernel_objects"] = ["cohtb-object cohtb-m5 dentry file 37f7e8 184"]   # /bin/cohtb-m5's, at boot
+            doc["kernel_objects"] += [] if os.environ.get("FAKE_GEM5_NO_OBJECTS") else [
+                f"cohtb-object {name} dentry file {dentry:x} 192", f"cohtb-object {name} dentry parent {parent:x} 192",
+                f"cohtb-object {name} inode file {inode:x} 552"]
+            hot = dentry + 128   # the file's d_lockref line
+        else:   # a workload with its own layout map: the guest's page table moves every page by GUEST_PAGES_AT
+            pages = {f["address"] & ~4095 for o in doc["layout_map"]["objects"] for f in o["fields"]}
+            pages |= {o["address"] & ~4095 for o in doc["layout_map"]["objects"]}
+            doc["guest_pages"] = {str(v): v + GUEST_PAGES_AT for v in pages}
+            hot = doc["layout_map"]["objects"][0]["fields"][0]["address"] + GUEST_PAGES_AT
+        (Path(outdir) / "workload.json").write_text(json.dumps(doc))   # what the workload's --guest writes back
         (Path(outdir) / "board.pc.com_1.device").write_text("cohtb-guest: running the host's payload\n")
-        write_trace(outdir, trace_lines(dentry + 128, sockets * cps))   # the file's d_lockref line
+        write_trace(outdir, trace_lines(hot, sockets * cps))
         roi.update(begin_tick=62_000_002_000, end_tick=62_000_030_000, roi_seconds=28000 / 1e12,
                    exit_cause="m5_exit instruction encountered", final_tick=62_000_040_000)
         if os.environ.get("FAKE_GEM5_NO_SWITCH"):   # what cohtb_fs.py says of a benchmark that never switched

@@ -109,3 +109,41 @@ def test_full_system_2x2_boot_and_measure(tmp_path, monkeypatch):
     rec = reconcile(recs, header.num_sockets)
     totals, line = rec.totals(), rec.lines[lref.lines[0]]
     assert line.transfersMatched > 0 and totals.unexplained <= 0.01 * totals.matched, totals
+
+
+def _guest_run(tmp_path, workload: str, kernel: str, policy: str):
+    spec = RunSpec(workload, policy, "shared", 2, 2, warmup_us=300, window_us=60, interval_us=20, kernel=kernel)
+    [outcome] = launch([spec], tmp_path, jobs=1, timeout=3600)
+    assert outcome.status == "done", outcome.error
+    run = load(tmp_path / spec.id)
+    header, recs = run.events()
+    rec = reconcile(recs, header.num_sockets)
+    assert rec.totals().unexplained <= 0.01 * rec.totals().matched, rec.totals()
+    return run, rec
+
+
+@pytest.mark.kernel
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/src/linux-source-6.12.tar.xz").exists(),
+                    reason="Debian's linux-source-6.12 is not installed (`make kernel` installs it)")
+def test_full_system_2x2_the_workloads_rwsem_sleeps_on_the_kernels_futex(tmp_path):
+    """rwsem --guest on the real kernel: it runs whole, its layout map is physical (the guest's pagemap) and
+    its count word's line is the one the trace shows moving between the cores."""
+    run, rec = _guest_run(tmp_path, "rwsem", "rspin", "sleep")
+    w, fields = run.manifest.workload, {f"{f.object}.{f.name}": f for f in run.manifest.layout}
+    assert w.benchmark == "rwsem" and w.invariants == "ok" and w.ops > 0
+    count = fields["rwsem.count"]
+    assert count.how == "guest-pagemap" and rec.lines[count.lines[0]].transfersMatched > 0
+
+
+@pytest.mark.kernel
+@pytest.mark.skipif(not __import__("pathlib").Path("/usr/src/linux-source-6.12.tar.xz").exists(),
+                    reason="Debian's linux-source-6.12 is not installed (`make kernel` installs it)")
+@pytest.mark.parametrize("policy", ["sleep", "spin"])
+def test_full_system_2x2_the_kernels_rwsem_with_and_without_reader_spinning(tmp_path, policy):
+    """kernel_rwsem on variant rspin: its switch set by the policy, the kernel's benchmark rwsem (a global, laid
+    out from its symbol and DWARF) is the line the trace shows moving."""
+    run, rec = _guest_run(tmp_path, "kernel_rwsem", "rspin", policy)
+    w, fields = run.manifest.workload, {f"{f.object}.{f.name}": f for f in run.manifest.layout}
+    assert w.benchmark == "kernel_rwsem" and w.invariants == "ok" and w.ops > 0
+    count = fields["cohtb_rwsem.count"]
+    assert count.how == "kernel-symbol" and rec.lines[count.lines[0]].transfersMatched > 0

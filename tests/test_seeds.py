@@ -3,6 +3,7 @@ numbers."""
 
 import os
 import re
+import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,8 +15,9 @@ from cohtb.experiments import declarations
 from cohtb.experiments.magnitude import predicted
 from cohtb.experiments.published import SHARES, Published
 from cohtb.experiments.reproduce import Ratio, Spread, point_results, series_result
-from cohtb.experiments.rules import collapse_locked_level, collapse_trough, sign_2x, sign_effect_band
-from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
+from cohtb.experiments.rules import (SERIES_RULES, SHAPE_RULES, collapse_locked_level, collapse_trough, curve_verdicts,
+                                    series_verdict, sign_2x, sign_effect_band)
+from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, NO_INTRUDER
 from cohtb.run.spec import RunSpec
 
 PLUS_55 = Published("20-way stat", 5038006, 7842883, "ops/s", True)
@@ -132,11 +134,14 @@ def test_every_experiment_is_valid_runs_repeated_as_declared():
 def test_current_declarations_are_era_faithful_repeated_and_can_fail_on_magnitude():
     """Every current declaration: at least 5 repetitions varied by more than the start (on one socket, where no
     line's home can move, by the start alone, said in the declaration), a minimum effect, a rule that judges
-    magnitude, and the seed era's lock (000: 3.10's ticket lock; 001: 4.4 and 004: 6.12, qspinlock)."""
+    magnitude (a series alone: its series rule), and the seed era's lock (000: 3.10's ticket lock; 001: 4.4 and 004: 6.12, qspinlock)."""
     for e in EXPERIMENTS.values():
         d = e.declaration
         assert not d.reconstructed and d.repetitions >= 5 and d.min_effect > 0, d.id
-        assert d.rule == "sign-effect-band", d.id
+        if e.points:   # a point rule that judges magnitude, or the shape over the socket counts
+            assert d.rule == "sign-effect-band" or d.rule in SHAPE_RULES, d.id
+        else:   # a series alone (a collapse): judged by its series rule only
+            assert d.rule == "none" and d.collapse_rule in SERIES_RULES and e.series, d.id
         assert len(d.repetition_sources) >= 2 or (d.sockets == (1,) and d.repetition_sources == ("start skew",)), d.id
     assert EXPERIMENTS["000"].declaration.lock == "ticket"
     assert EXPERIMENTS["001"].declaration.lock == EXPERIMENTS["004"].declaration.lock == "qspinlock"
@@ -196,10 +201,11 @@ def test_declarations_refuse_bad_fields(tmp_path, monkeypatch):
             declarations.versions("001")
 
 
-def fake_run(spec: RunSpec, throughput: float = 1.0, totals: list[int] | None = None):  # noqa: D103
-    """What reproduce needs of a run: spec, throughput and, for a series, the workload's intervals."""
+def fake_run(spec: RunSpec, throughput: float = 1.0, totals: list[int] | None = None,
+             listings: int | None = None):  # noqa: D103
+    """What reproduce needs of a run: spec, throughput and, for a series, the workload's intervals (and listings)."""
     w = SimpleNamespace(measure=SimpleNamespace(mode="window", interval_ns=spec.interval_us * 1000),
-                        intervals=SimpleNamespace(total=totals or [], min=[], max=[]))
+                        intervals=SimpleNamespace(total=totals or [], min=[], max=[]), listings=listings)
     return SimpleNamespace(spec=spec, throughput=throughput, manifest=SimpleNamespace(workload=w))
 
 
@@ -225,18 +231,25 @@ def test_runs_recorded_under_the_declaration_meet_the_points_and_series():
         assert all(len(rs) == e.repetitions for sr in e.series for rs in series_result(sr, runs, e.repetitions).runs.values())
 
 
-def _series_runs(levels: dict[str, tuple[float, float]], recover_at: int | None = None):
-    """Each policy's ops per interval: `early` before the transient holder, `low` from it on (back to `early`
-    from interval `recover_at`, if given); repetitions 1-3 scaled by 1.01-1.03."""
-    (series,) = E004.series
+def _series_runs(levels: dict[str, tuple[float, float]], recover_at: int | None = None, experiment=None,
+                 listings: dict[str, int] | None = None, blips: dict[str, float] | None = None):
+    """Each label's (an SE series: each policy's) ops per interval: `early` before the transient holder, `low`
+    from it on (back to `early` from interval `recover_at`, if given; the last interval at `blips[label]` times
+    `early`, if given); repetitions 1-3 scaled by 1.01-1.03. Listings: the series' declared count for a label
+    with a control, 0 for a control, unless `listings` says otherwise."""
+    (series,) = (experiment or E004).series
+    controls = dict(series.controls)
     runs = []
-    for t in series.runs:
-        early, low = levels.get(t.policy, (1000, 1000))
+    for label, t in series.labelled().items():
+        early, low = levels.get(label, (1000, 1000))
         n = t.window_us // t.interval_us
         at = int(series.event_at_us // t.interval_us)
+        made = (listings or {}).get(label, series.event_count if label in controls else 0)
         for k in (1, 2, 3):
             totals = [int((low if at <= i < (recover_at or n) else early) * (1 + k / 100)) for i in range(n)]
-            runs.append(fake_run(RunSpec(**{**t.__dict__, "seed": k}), totals=totals))
+            if label in (blips or {}):
+                totals[-1] = int(early * blips[label])
+            runs.append(fake_run(RunSpec(**{**t.__dict__, "seed": k}), totals=totals, listings=made))
     return series_result(series, runs, 3)
 
 
@@ -345,6 +358,132 @@ def test_the_collapse_rule_declared_before_the_runs_needs_a_lasting_fall():
     assert collapse_trough(recovering).reproduced   # the rule that replaced it after the runs passes it
 
 
+def test_the_full_system_collapse_needs_a_lasting_fall_caused_by_the_listings_and_no_fall_with_the_wait():
+    """collapse-half-lasting: stock-6.12 under half its level to the end in every repetition with the listings,
+    in none without them, and the wait kernel in none with them; each failure says which."""
+    e = HISTORY["004-collapse-fs"][0]   # version 1 is judged by it
+    base, new = e.declaration.kernels
+    control = f"{base} {NO_INTRUDER}"
+    judge = lambda levels, **kw: series_verdict(_series_runs(levels, experiment=e, **kw), e.declaration)
+    v = judge({base: (1000, 150)})
+    assert v.reproduced and f"{base}: last quarter 0.15" in v.text
+    v = judge({base: (1000, 150)}, recover_at=(e.declaration.window_us // e.declaration.interval_us) * 3 // 4)
+    assert not v.reproduced and "does not stay under 50%" in v.text   # recovered before the last quarter
+    v = judge({base: (1000, 150), control: (1000, 300)})
+    assert not v.reproduced and "falls without the intruder too" in v.text
+    v = judge({base: (1000, 150), new: (1000, 400)})
+    assert not v.reproduced and f"{new} collapses too" in v.text
+    assert judge({base: (1000, 600)}).text.startswith(f"no: {base} does not stay under")
+
+
+def test_the_full_system_collapse_must_stay_under_half_in_every_late_interval_after_listings_that_happened():
+    """collapse-stays-under-half (004-collapse-fs v2 on): collapse-half-lasting's conditions, and: every run made
+    the declared listings (controls none); stock-6.12 was not already collapsed before the first listing (its
+    level under half the wait kernel's); no interval of its last quarter back at half its level or more."""
+    e = EXPERIMENTS["004-collapse-fs"]
+    assert e.declaration.collapse_rule == "collapse-stays-under-half"
+    base, new = e.declaration.kernels
+    (series,) = e.series
+    control = series.control(base)
+    judge = lambda levels, **kw: series_verdict(_series_runs(levels, experiment=e, **kw), e.declaration)
+    v = judge({base: (1000, 150)})
+    assert v.reproduced and f"{base}: last quarter 0.15" in v.text
+    v = judge({base: (1000, 150)}, blips={base: 0.6})   # the mean of the last quarter stays under half; one does not
+    assert not v.reproduced and "in every interval of the last quarter" in v.text
+    v = judge({base: (400, 100)})   # a quarter of its level, but its level is under half the wait kernel's
+    assert not v.reproduced and "not testable" in v.text and "collapsed before it" in v.text
+    v = judge({base: (1000, 150)}, listings={base: 2})
+    assert not v.reproduced and f"{base}: [2, 2, 2] made, 3 declared" in v.text
+    v = judge({base: (1000, 150)}, listings={control: 1})
+    assert not v.reproduced and "listings were not as declared" in v.text
+    v = judge({base: (1000, 150), control: (1000, 300)})
+    assert not v.reproduced and "falls without the listings too" in v.text
+    v = judge({base: (1000, 150), new: (1000, 400)})
+    assert not v.reproduced and f"{new} collapses too" in v.text
+
+
+def test_seed_000s_shape_is_judged_per_curve_none_on_one_socket_level_from_4_to_8():
+    """level-from-4: each path's points together; one socket within the minimum effect, gains at 4 and 8 beyond
+    the spread, the 8-socket speed-up within LEVEL of the 4-socket one; 2 sockets only reported."""
+    e = HISTORY["000-fs"][0]   # version 1 is judged by it
+    d = e.declaration
+
+    def curves(speedups: dict[int, float]):
+        res = []
+        for p in e.points:
+            x = speedups[p.base.sockets]
+            res.append(SimpleNamespace(point=p, complete=True, ratio=Ratio(x, x * 0.97, x * 1.03)))
+        return curve_verdicts(res, d)
+
+    shaped = curves({1: 1.0, 2: 4.0, 4: 1.5, 8: 1.6})
+    assert set(shaped) == {p.curve for p in e.points} and all(v.reproduced for v in shaped.values())
+    assert "8's speed-up 1.07x 4's" in next(iter(shaped.values())).text
+    v = next(iter(curves({1: 1.3, 2: 1.5, 4: 1.5, 8: 1.6}).values()))
+    assert not v.reproduced and "one socket changes beyond 10%" in v.text
+    v = next(iter(curves({1: 1.0, 2: 1.5, 4: 1.05, 8: 1.6}).values()))
+    assert not v.reproduced and "at 4 sockets" in v.text
+    v = next(iter(curves({1: 1.0, 2: 1.5, 4: 1.5, 8: 2.5}).values()))
+    assert not v.reproduced and "not level from 4 to 8" in v.text
+
+
+def test_seed_000s_shape_in_logs_calls_a_small_gain_that_triples_not_level():
+    """level-from-4-in-logs (000-fs v2 on): level-from-4 with ln r8 / ln r4 within LEVEL. +12% at 4 sockets then
+    +38% at 8 passes the plain ratio (1.23) but not the logs (2.8); the published 8-node series (+434%, +546%)
+    passes both; a pass says the magnitude is not judged."""
+    e = EXPERIMENTS["000-fs"]
+    d = e.declaration
+    assert d.rule == "level-from-4-in-logs"
+
+    def curve(speedups: dict[int, float], declaration=d):
+        res = [SimpleNamespace(point=p, complete=True, ratio=Ratio(*(3 * [speedups[p.base.sockets]])))
+               for p in e.points]
+        return next(iter(curve_verdicts(res, declaration).values()))
+
+    small_tripled = {1: 1.0, 2: 1.05, 4: 1.12, 8: 1.38}
+    assert curve(small_tripled, HISTORY["000-fs"][0].declaration).reproduced   # the old rule's blind spot
+    v = curve(small_tripled)
+    assert not v.reproduced and "8's log speed-up 2.84x 4's" in v.text
+    v = curve({1: 1.0, 2: 3.0, 4: 5.34, 8: 6.46})
+    assert v.reproduced and v.text.startswith("yes in shape (the magnitude is not judged)")
+    assert not curve({1: 1.2, 2: 3.0, 4: 5.34, 8: 6.46}).reproduced
+    assert not curve({1: 1.0, 2: 3.0, 4: 1.05, 8: 1.5}).reproduced
+
+
+def test_a_shape_rules_page_rows_and_disagreements_are_its_curves():
+    """Under level-from-4 the verdict rows are one per curve, and the disagreements name the curves that fail, not
+    every point (a point's own verdict is 'judged with its curve')."""
+    from cohtb.report.results import SeedResult, disagreement, verdict_rows
+
+    e = EXPERIMENTS["000-fs"]
+    speedups = {"stat(2) of one file": {1: 1.0, 2: 3.0, 4: 1.5, 8: 1.6}}
+    points = [SimpleNamespace(point=p, complete=True,
+                              ratio=Ratio(*(3 * [speedups.get(p.curve, {1: 1.3, 2: 1.5, 4: 1.5, 8: 1.6})[p.base.sockets]])))
+              for p in e.points]
+    res = SeedResult(e, points, [], [])
+    rows = verdict_rows(res)
+    assert [r[0].split(", ")[-1] for r in rows] == [f"{c} (shape over the sockets)" for c in
+                                                    dict.fromkeys(p.curve for p in e.points)]
+    assert rows[0][-1].startswith("yes") and rows[1][-1].startswith("no: one socket changes")
+    [line] = disagreement(res)
+    assert line.startswith("open+close of each thread's own file in a watched directory: no: one socket")
+
+
+@pytest.mark.parametrize("damage, error", [
+    ({"intruder_period_us": 0}, "field 'intruder_listings' needs an 'intruder_period_us'"),
+    ({"intruder_period_us": 550}, "field 'intruder_period_us': the first listing must come at least one interval"),
+    ({"intruder_listings": 4}, "field 'intruder_listings': the last listing must come before the window's last"),
+    ({"intruder_listings": "3"}, "field 'intruder_listings' is not int"),
+    ({"interval_us": 0}, "field 'interval_us' out of range"),
+])
+def test_a_collapse_declaration_whose_listings_cannot_be_judged_is_refused(damage, error):
+    """The collapse rule measures the level before the first listing and what lasts after the last: a declaration
+    whose listings leave either out is refused, naming the field."""
+    path = declarations.DECLARED / "004-collapse-fs.toml"
+    raw = {**tomllib.loads(path.read_text())["version"][0], **damage}
+    with pytest.raises(CohtbError, match=re.escape(error)):
+        declarations._declaration(path, "004-collapse-fs", raw)
+
+
 def test_disagreement_lists_a_reproduced_change_called_out_by_its_rule():
     """A change reproduced in sign but 5.7x the published one (sign-2x) is a disagreement the page states; the old
     test of the verdict text ('differs') never matched one."""
@@ -388,8 +527,11 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
 # it fails: change a rule by adding one under a new name (and a new declaration version that names it), never in
 # place. The pins are sha256 prefixes of the source or data as it is; re-pin only with a method-change row.
 RULE_PINS = {"sign-2x": "cd8ca8b6250a890d", "sign-effect-band": "e3c3320a9dc1cd1f",
-             "collapse-locked-level": "5b2c15fa49acde96", "collapse-trough": "17fe60ddc583ba82"}
-THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5}
+             "collapse-locked-level": "5b2c15fa49acde96", "collapse-trough": "17fe60ddc583ba82",
+             "collapse-half-lasting": "ef3dc2781bc08581", "level-from-4": "7908374617f03ce6",
+             "collapse-stays-under-half": "c48f588e1c337559", "level-from-4-in-logs": "b2efad313cac71e1"}
+THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5,
+              "LEVEL": 1.25}
 RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",
                       "002v1": "3f263dcce682fc4a", "003v1": "4d454e28f7c34753", "004v1": "33826232ab37230b",
                       "004v2": "493295bc8b377003", "004-fsv1": "8a720de593e85b92", "004-fsv2": "83823a358ab224a5"}
@@ -402,7 +544,7 @@ def test_what_old_verdicts_depend_on_is_pinned():
     from cohtb.experiments import magnitude, rules
 
     sha = lambda text: hashlib.sha256(text.encode()).hexdigest()[:16]
-    every = {**rules.POINT_RULES, **rules.SERIES_RULES}
+    every = {**rules.POINT_RULES, **rules.SERIES_RULES, **rules.SHAPE_RULES}
     assert {name: sha(inspect.getsource(f)) for name, f in every.items()} == RULE_PINS
     assert {k: getattr(rules, k) for k in THRESHOLDS} == THRESHOLDS
     assert sha(inspect.getsource(magnitude.predicted) + inspect.getsource(magnitude.band)) == "f6d68a917f5d0e73"
@@ -421,7 +563,8 @@ def test_declarations_name_known_rules_and_every_change_has_a_row():
     for h in HISTORY.values():
         for e in h:
             d = e.declaration
-            assert d.rule in rules.POINT_RULES and d.magnitude in ("none", "dilution", "direct"), d.id
+            assert (d.rule in {**rules.POINT_RULES, **rules.SHAPE_RULES} if e.points else d.rule == "none"), d.id
+            assert d.magnitude in ("none", "dilution", "direct"), d.id
             assert (d.collapse_rule in rules.SERIES_RULES) == bool(e.series), d.id
     changes = method_changes.load()
     steps = {(c.experiment, c.before, c.after) for c in changes}

@@ -4,6 +4,7 @@
  * in both. */
 #define BENCH_THREADS_HELP "threads; even ids read, odd ids write (thread 0 is the main thread)"
 #include "common/spinlock.h"   /* first: bench.h defines _GNU_SOURCE before the system headers */
+#include "common/guest.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -27,7 +28,8 @@ static const char *layouts[] = {"shared", "split", NULL};
   X(policy, "policy", "what a reader does on a writer-owned semaphore", policies, "sleep")   \
   X(layout, "layout", "where count, owner and wait word sit", layouts, "shared")             \
   X(spin_polls, "spin-polls", "polls a spinner makes before sleeping", NULL, "1000")          \
-  X(cs_work, "cs-work", "iterations of work inside the critical section", NULL, "20")
+  X(cs_work, "cs-work", "iterations of work inside the critical section", NULL, "20")              \
+  X(guest, "guest", "in the gem5 guest (full system: the kernel's futex): JSON via m5 writefile, with its page table", NULL, NULL)
 
 static int64_t *count;
 static void **owner;
@@ -77,7 +79,8 @@ static void down_read(int me) {
   }
 }
 static void up_read(void) {
-  if (__atomic_sub_fetch(count, READER, __ATOMIC_RELEASE) == 0) wake_waiters();
+  /* sequentially consistent for the reason up_write's store is (on x86 the same locked instruction either way) */
+  if (__atomic_sub_fetch(count, READER, __ATOMIC_SEQ_CST) == 0) wake_waiters();
 }
 static void down_write(int me) {
   while (!try_write()) {
@@ -88,7 +91,10 @@ static void down_write(int me) {
 }
 static void up_write(void) {
   WRITE_ONCE(*owner, NULL);
-  __atomic_store_n(count, 0, __ATOMIC_RELEASE);
+  /* Sequentially consistent, not a release: the store must be visible before wake_waiters() reads `waiters`.
+   * With a release store x86 may let that load pass it (store buffer); a sleeper that counted itself in and
+   * still read the old count would then miss this wake-up. (The kernel's up_write is a locked xadd.) */
+  __atomic_store_n(count, 0, __ATOMIC_SEQ_CST);
   wake_waiters();
 }
 
@@ -124,7 +130,11 @@ static void testcase(int id) {
 static struct rwsem_shared rs;
 static struct rwsem_split rsp;
 
+static int guest;
+
 static int testcase_prepare(void) {
+  guest = flag_on(guest);
+  if (guest && guest_mode(&run)) return 3;
   reader_spins = flag_is(policy, "spin");
   spin_polls = flag_num(spin_polls);
   cs_work = flag_num(cs_work);
@@ -155,5 +165,6 @@ static int testcase_report(void) {
   json_field("wait_seq", wait_seq, sizeof *wait_seq);
   json_object_end();
   json_layout_end();
+  if (guest) json_guest_pages(shared ? (void *)&rs : (void *)&rsp, shared ? sizeof rs : sizeof rsp);
   return ok ? 0 : 1;
 }

@@ -10,7 +10,7 @@
  *
  * The intruder is a transient holder of the file's d_lock, seed 004's trigger of the collapse. The seed does
  * not know who took the lock ("ls /tmp" made it likely); this is that holder as an abstraction, not
- * dcache_readdir's own sequence (which holds the *directory's* d_lock and takes the file's only around
+ * the listing's own sequence (tmpfs: offset_readdir, which holds the *directory's* d_lock and takes the file's only around
  * dget_dlock). --intruder-holds N stops it after N holds: one transient holder, after which a policy either
  * recovers or stays collapsed. */
 #include "common/vfs.h"

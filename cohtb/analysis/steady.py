@@ -46,6 +46,12 @@ def fairness(run: Run) -> Fairness | None:
     return Fairness(min(per_thread), max(per_thread), round(min(per_thread_of_socket)), round(max(per_thread_of_socket)))
 
 
+def last_quarter(values: list) -> list:
+    """The window's last quarter (of its intervals, or of their start times): where whether a collapse lasts is
+    measured, after the last disturbance."""
+    return values[len(values) * 3 // 4:]
+
+
 @dataclass(frozen=True)
 class Series:
     """Per interval of the window: start (µs into the window), total ops, least and most of one thread,

@@ -9,6 +9,7 @@ from cohtb.atomic import writable_dir
 from cohtb.commands._shared import DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures, wrap
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
+from cohtb.experiments.rules import curve_verdicts
 from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.launch import launch
 from cohtb.places import REFERENCE_RUNS, RUNS
@@ -68,10 +69,12 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
         print(wrap(f"seed {e.seed}: {len(res.missing)} runs of declaration {e.declaration.id} are not recorded (first: "
                    f"{res.missing[0]}); `cohtb seeds --seed {e.seed} --launch` records them with gem5"))
         res = latest_complete(history[:-1])
-        if res is None:
-            return 2
+        if res is None:   # a new experiment: nothing to print yet, and nothing wrong
+            print(wrap(f"seed {e.seed}: no declaration of it has all its runs kept yet"))
+            return 0
         print(wrap(f"Under the earlier declaration {res.declaration.id}, whose runs are kept:"))
     print(point_table(res).text())
-    for row in verdict_rows(res)[1 if res.points else 0:]:
+    # the point table above has the headline point's verdict; a shape rule's rows are its curves, none printed yet
+    for row in verdict_rows(res)[1 if res.points and not curve_verdicts(res.points, res.declaration) else 0:]:
         print(wrap(f"{row[0]}: {row[-1]}"))
     return 0

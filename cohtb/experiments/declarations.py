@@ -15,6 +15,7 @@ import tomllib
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
+from cohtb.analysis.steady import last_quarter
 from cohtb.errors import CohtbError
 from cohtb.run.machines import known, topology_sockets
 
@@ -67,6 +68,8 @@ class Declaration:
     kernel_labels: tuple[str, ...] = ()  # full system: what to call base and new when a name meant another build
     placements: tuple[str, ...] = ()     # full system: where the file's dentry is ("allocator", "line-start")
     sensitivity_offsets: tuple[int, ...] = ()   # full system: one run of the base kernel per dentry line offset
+    intruder_period_us: int = 0  # full system: the intruder lists the file's directory every P µs (0: none)
+    intruder_listings: int = 0   # full system: and stops after this many listings (0: lists to the end)
     cores_per_socket: int = 4
     machine_why: str = ""        # why this machine, socket counts and cores per socket stand for the seed's
     declared: dict = field(default_factory=dict, compare=False, repr=False)   # the version's table as written
@@ -149,6 +152,17 @@ def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
         raise CohtbError(f"{where}: field 'cores_per_socket' out of range")
     if d.repetitions < 1 or not 0 <= d.min_effect < 1:
         raise CohtbError(f"{where}: field 'repetitions' or 'min_effect' out of range")
+    if not 0 < d.interval_us <= d.window_us:
+        raise CohtbError(f"{where}: field 'interval_us' out of range (more than 0, at most the window)")
+    if d.intruder_listings and not d.intruder_period_us:
+        raise CohtbError(f"{where}: field 'intruder_listings' needs an 'intruder_period_us'")
+    if d.intruder_period_us and d.intruder_period_us - d.warmup_us < d.interval_us:
+        raise CohtbError(f"{where}: field 'intruder_period_us': the first listing must come at least one interval "
+                         "into the window (the level before it is measured there)")
+    late_from = last_quarter(list(range(0, d.window_us, d.interval_us)))[0]   # µs into the window
+    if d.intruder_listings and d.intruder_period_us * d.intruder_listings - d.warmup_us >= late_from:
+        raise CohtbError(f"{where}: field 'intruder_listings': the last listing must come before the window's last "
+                         "quarter (what lasts is measured there)")
     return d
 
 

@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Protocol
 
-from cohtb.analysis.steady import series
+from cohtb.analysis.steady import last_quarter, series
 from cohtb.experiments.seeds import Point, Series
 from cohtb.run.spec import RunSpec
 
@@ -113,23 +113,23 @@ def point_results(points: tuple[Point, ...], runs: list[Measured], repetitions: 
 
 @dataclass
 class SeriesResult:
-    """Per policy, the repetitions of one time series, each measured against its own level before the
-    disturbance: `trough` its lowest interval after it, `falls` its last quarter; `late` the last
-    quarter's mean ops per interval."""
+    """Per label (a policy, or the series' own labels), the repetitions of one time series, each measured against
+    its own level before the disturbance: `trough` its lowest interval after it, `falls` its last quarter; `late`
+    the last quarter's mean ops per interval."""
 
     series: Series
-    runs: dict[str, list[Measured]]   # policy -> repetitions
+    runs: dict[str, list[Measured]]   # label -> repetitions
     repetitions: int                  # as declared
 
     @property
     def complete(self) -> bool:
         return all(len(v) == self.repetitions for v in self.runs.values())
 
-    def _after(self, policy: str) -> list[tuple[list[int], list[int]]]:
+    def _after(self, label: str) -> list[tuple[list[int], list[int]]]:
         """Per repetition: the intervals that end before the disturbance (at least the first), and those from
         it on."""
         out = []
-        for m in self.runs.get(policy, []):
+        for m in self.runs.get(label, []):
             s = interval_totals(m)
             if s is None:
                 continue
@@ -138,24 +138,39 @@ class SeriesResult:
             out.append((totals[:at], totals[at:]))
         return out
 
-    def _parts(self, policy: str) -> list[tuple[list[int], list[int]]]:
+    def _parts(self, label: str) -> list[tuple[list[int], list[int]]]:
         """Per repetition: the intervals before the disturbance, and the last quarter of the window."""
-        return [(before, (before + after)[len(before + after) * 3 // 4:]) for before, after in self._after(policy)]
+        return [(before, last_quarter(before + after)) for before, after in self._after(label)]
 
-    def trough(self, policy: str) -> Spread | None:
+    def trough(self, label: str) -> Spread | None:
         """The lowest interval from the disturbance on, over the mean before it, per repetition."""
-        vals = [min(after) / statistics.fmean(before) for before, after in self._after(policy)
+        vals = [min(after) / statistics.fmean(before) for before, after in self._after(label)
                 if after and statistics.fmean(before) > 0]
         return Spread(tuple(vals)) if vals else None
 
-    def falls(self, policy: str) -> Spread | None:
+    def falls(self, label: str) -> Spread | None:
         """The last quarter of the window over the mean before the disturbance, per repetition."""
-        vals = [statistics.fmean(late) / statistics.fmean(before) for before, late in self._parts(policy)
+        vals = [statistics.fmean(late) / statistics.fmean(before) for before, late in self._parts(label)
                 if late and statistics.fmean(before) > 0]
         return Spread(tuple(vals)) if vals else None
 
-    def late(self, policy: str) -> Spread | None:
-        vals = [statistics.fmean(late) for _, late in self._parts(policy) if late]
+    def before(self, label: str) -> Spread | None:
+        """The mean ops per interval before the disturbance, per repetition."""
+        vals = [statistics.fmean(before) for before, _ in self._after(label) if before]
+        return Spread(tuple(vals)) if vals else None
+
+    def late_peak(self, label: str) -> Spread | None:
+        """The highest interval of the last quarter over the mean before the disturbance, per repetition."""
+        vals = [max(late) / statistics.fmean(before) for before, late in self._parts(label)
+                if late and statistics.fmean(before) > 0]
+        return Spread(tuple(vals)) if vals else None
+
+    def disturbances(self, label: str) -> list[int | None]:
+        """Per repetition, how many disturbances its workload reports it made (stat_file: its listings)."""
+        return [getattr(m, "run", m).manifest.workload.listings for m in self.runs.get(label, [])]
+
+    def late(self, label: str) -> Spread | None:
+        vals = [statistics.fmean(late) for _, late in self._parts(label) if late]
         return Spread(tuple(vals)) if vals else None
 
 
@@ -167,4 +182,5 @@ def interval_totals(m: Measured) -> tuple[float, list[int]] | None:
 
 def series_result(series: Series, runs: list[Measured], repetitions: int) -> SeriesResult:
     by = _group(runs)
-    return SeriesResult(series, {t.policy: by.get(t.repetition_of, []) for t in series.runs}, repetitions)
+    return SeriesResult(series, {label: by.get(t.repetition_of, []) for label, t in series.labelled().items()},
+                        repetitions)

@@ -10,16 +10,30 @@ Point rules judge a published figure against the simulated new/base speed-up ove
                     a published no-change is reproduced when the whole range lies within the minimum effect; the
                     published figure must lie in the band predicted from the seed's own profile
                     (cohtb/experiments/magnitude.py), or the verdict says the magnitude is not testable.
+Shape rules judge the points of each curve (a path, over the socket counts) together:
+  level-from-4      seed 000's published shape: on one socket no change beyond the minimum effect (its whole
+                    range), at 4 and at 8 sockets a gain beyond the spread and the minimum effect, and level from 4
+                    to 8 (the 8-socket speed-up within LEVEL of the 4-socket one); 2 sockets reported, not judged.
+  level-from-4-in-logs  the same, with "level" on the logarithms of the speed-ups (ln r8 / ln r4 within LEVEL), so
+                    that a small gain that triples is not level; says "in shape": the magnitude is not judged.
 Series rules judge seed 004's collapse after one transient holder of the lock:
   collapse-locked-level  retry100's last quarter falls beyond its spread below its level before and to within
                     COLLAPSED of the locked policy's level (locked-only operation, which the published collapse
                     reached and kept); every waiting policy's last quarter is back at RECOVERED of its level or
                     more, in every repetition.
   collapse-trough   retry100's lowest interval falls under COLLAPSED_TO of its level in every repetition and no
-                    waiting policy's does in any; whether it lasts is reported, not judged."""
+                    waiting policy's does in any; whether it lasts is reported, not judged.
+  collapse-half-lasting  (full system: the base and new kernels, each with and without the listing intruder) the
+                    base kernel's last quarter is under COLLAPSED_TO of its level before the first listing in every
+                    repetition with the intruder, and in none without it; the new kernel's is in none with it.
+  collapse-stays-under-half  the same, made harder to pass by mistake: each run made the declared listings (the
+                    controls none); the base kernel's level before the first listing is at least COLLAPSED_TO of the
+                    new kernel's (else not testable: collapsed before it); and every interval of its last quarter,
+                    not their mean, is under COLLAPSED_TO of its level in every repetition."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from cohtb.experiments.declarations import Declaration
@@ -31,7 +45,8 @@ NULL_EFFECT = 0.05     # sign-2x: a simulated |change| below 5% is "no change"
 RATIO_FACTOR = 2.0     # sign-2x: a change more than 2x (or under half) the published one is called out
 COLLAPSED = 1.25       # collapse-locked-level: within 25% of the locked-only level
 RECOVERED = 0.9        # back to (or, for a lasting collapse, still under) 90% of the level before
-COLLAPSED_TO = 0.5     # collapse-trough: an interval under half the level before
+COLLAPSED_TO = 0.5     # collapse-trough, collapse-half-lasting: under half the level before
+LEVEL = 1.25           # level-from-4: the 8-socket speed-up within 25% of the 4-socket one
 
 
 @dataclass(frozen=True)
@@ -98,6 +113,47 @@ def sign_effect_band(pub: Published, res: PointResult, d: Declaration) -> Verdic
 POINT_RULES = {"sign-2x": sign_2x, "sign-effect-band": sign_effect_band}
 
 
+def level_from_4(points: list[PointResult], d: Declaration) -> Verdict:
+    by = {p.point.base.sockets: p for p in points}
+    if not {1, 4, 8} <= set(by) or not all(p.complete for p in points):
+        return Verdict(False, "no: runs missing")
+    m, r = d.min_effect, {n: p.ratio for n, p in by.items()}
+    said = "; ".join(f"{n}: {_pct(r[n].mean)} ({_pct(r[n].lo)} to {_pct(r[n].hi)})" for n in sorted(r))
+    if not (1 - m < r[1].lo and r[1].hi < 1 + m):
+        return Verdict(False, f"no: one socket changes beyond {m:.0%}; sockets {said}")
+    weak = [n for n in (4, 8) if r[n].sign != 1 or r[n].mean - 1 < m]
+    if weak:
+        return Verdict(False, f"no: no gain beyond the spread and {m:.0%} at {weak[0]} sockets; sockets {said}")
+    level = r[8].mean / r[4].mean
+    if not 1 / LEVEL <= level <= LEVEL:
+        return Verdict(False, f"no: not level from 4 to 8 sockets (8's speed-up {level:.2f}x 4's); sockets {said}")
+    return Verdict(True, f"yes: no change on one socket, level from 4 to 8 (8's speed-up {level:.2f}x 4's); "
+                         f"sockets {said}")
+
+
+def level_from_4_in_logs(points: list[PointResult], d: Declaration) -> Verdict:
+    # level-from-4's first checks repeated, not shared: each rule's own source is what tests/test_seeds.py pins
+    by = {p.point.base.sockets: p for p in points}
+    if not {1, 4, 8} <= set(by) or not all(p.complete for p in points):
+        return Verdict(False, "no: runs missing")
+    m, r = d.min_effect, {n: p.ratio for n, p in by.items()}
+    said = "; ".join(f"{n}: {_pct(r[n].mean)} ({_pct(r[n].lo)} to {_pct(r[n].hi)})" for n in sorted(r))
+    if not (1 - m < r[1].lo and r[1].hi < 1 + m):
+        return Verdict(False, f"no: one socket changes beyond {m:.0%}; sockets {said}")
+    weak = [n for n in (4, 8) if r[n].sign != 1 or r[n].mean - 1 < m]
+    if weak:
+        return Verdict(False, f"no: no gain beyond the spread and {m:.0%} at {weak[0]} sockets; sockets {said}")
+    # speed-ups compose by multiplication: +12% then +38% is a gain nearly tripled, not "within 1.25x"
+    level = math.log(r[8].mean) / math.log(r[4].mean)
+    if not 1 / LEVEL <= level <= LEVEL:
+        return Verdict(False, f"no: not level from 4 to 8 sockets (8's log speed-up {level:.2f}x 4's); sockets {said}")
+    return Verdict(True, f"yes in shape (the magnitude is not judged): no change on one socket, level from 4 to 8 "
+                         f"(8's log speed-up {level:.2f}x 4's); sockets {said}")
+
+
+SHAPE_RULES = {"level-from-4": level_from_4, "level-from-4-in-logs": level_from_4_in_logs}
+
+
 def collapse_locked_level(res: SeriesResult, collapsing: str = "retry100", locked: str = "locked") -> Verdict:
     if not res.complete:
         return Verdict(False, "no: runs missing")
@@ -138,14 +194,85 @@ def collapse_trough(res: SeriesResult, collapsing: str = "retry100", reference: 
     return Verdict(True, f"yes: {collapsing} falls to {low.mean:.2f} of its level {lasting}; {keeps}")
 
 
-SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough}
+def collapse_half_lasting(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
+    if not res.complete:
+        return Verdict(False, "no: runs missing")
+    control = res.series.control(collapsing)
+    falls = {label: res.falls(label) for label in (collapsing, waiting, control)}
+    if any(v is None for v in falls.values()):
+        return Verdict(False, "no: the runs have no intervals")
+    # the levels before the first listing too: a kernel already collapsed there has no level to fall from
+    said = "; ".join(f"{label}: last quarter {v.text()} of its level ({res.before(label).text()} ops per interval "
+                     "before)" for label, v in falls.items())
+    if falls[collapsing].hi >= COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} does not stay under {COLLAPSED_TO:.0%} of its level in every "
+                              f"repetition; {said}")
+    if falls[control].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} falls without the intruder too, so the listing is not the cause; "
+                              f"{said}")
+    if falls[waiting].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {waiting} collapses too; {said}")
+    return Verdict(True, f"yes: {collapsing} collapses after the listings and stays collapsed, {waiting} does not; "
+                         f"{said}")
+
+
+def collapse_stays_under_half(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
+    if not res.complete:
+        return Verdict(False, "no: runs missing")
+    controls = {label: res.series.control(label) for label in (collapsing, waiting)}
+    expected = {**{label: res.series.event_count for label in controls},
+                **{control: 0 for control in controls.values()}}
+    wrong = {label: res.disturbances(label) for label, n in expected.items()
+             if any(made != n for made in res.disturbances(label))}
+    if wrong:
+        return Verdict(False, "no: the listings were not as declared (" + "; ".join(
+            f"{label}: {made} made, {expected[label]} declared" for label, made in wrong.items()) + ")")
+    falls = {label: res.falls(label) for label in expected}
+    before = {label: res.before(label) for label in expected}
+    if any(v is None for v in (*falls.values(), *before.values(), res.late_peak(collapsing))):
+        return Verdict(False, "no: the runs have no intervals")
+    said = "; ".join(f"{label}: last quarter {v.text()} of its level ({before[label].text()} ops per interval "
+                     "before)" for label, v in falls.items())
+    # a kernel that runs lock-only from the start has no level to fall from, which is not "no collapse"
+    if before[collapsing].mean < COLLAPSED_TO * before[waiting].mean:
+        return Verdict(False, f"no: not testable: {collapsing} runs under {COLLAPSED_TO:.0%} of {waiting}'s level "
+                              f"before the first listing (collapsed before it); {said}")
+    if res.late_peak(collapsing).hi >= COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} does not stay under {COLLAPSED_TO:.0%} of its level in every interval "
+                              f"of the last quarter of every repetition (highest {res.late_peak(collapsing).text()}); "
+                              f"{said}")
+    if falls[controls[collapsing]].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} falls without the listings too, so they are not the cause; {said}")
+    if falls[waiting].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {waiting} collapses too; {said}")
+    return Verdict(True, f"yes: {collapsing} collapses after the listings and stays collapsed, {waiting} does not; "
+                         f"{said}")
+
+
+SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough,
+                "collapse-half-lasting": collapse_half_lasting, "collapse-stays-under-half": collapse_stays_under_half}
 
 
 def point_verdict(pub: Published, res: PointResult, d: Declaration) -> Verdict:
-    """`pub` judged against a point's runs by the rule `d` declares."""
+    """`pub` judged against a point's runs by the rule `d` declares (a shape rule judges its curve instead)."""
+    if d.rule in SHAPE_RULES:
+        return Verdict(False, f"judged with its curve ({d.rule})")
     return POINT_RULES[d.rule](pub, res, d)
 
 
+def curve_verdicts(points: list[PointResult], d: Declaration) -> dict[str, Verdict]:
+    """Under a shape rule, each curve's verdict (its points over the socket counts); otherwise none."""
+    if d.rule not in SHAPE_RULES:
+        return {}
+    curves: dict[str, list[PointResult]] = {}
+    for p in points:
+        curves.setdefault(p.point.curve, []).append(p)
+    return {name: SHAPE_RULES[d.rule](ps, d) for name, ps in curves.items()}
+
+
 def series_verdict(res: SeriesResult, d: Declaration) -> Verdict:
-    return SERIES_RULES[d.collapse_rule](res)
+    """A series judged by the rule `d` declares: a full-system one's collapsing and waiting runs are its kernels,
+    an SE one's are the policies."""
+    rule = SERIES_RULES[d.collapse_rule]
+    return rule(res, *d.kernels) if d.kernels else rule(res)
 

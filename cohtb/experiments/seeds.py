@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from cohtb.experiments import declarations
 from cohtb.experiments.declarations import Declaration, sockets_text
 from cohtb.experiments.published import PUBLISHED, Published
-from cohtb.fs.kernel import FS_WORKLOAD, variant
-from cohtb.run.spec import RunSpec
+from cohtb.fs.kernel import variant
+from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
 
 # The workloads' --spinlock for each declared lock model (workloads/common/spinlock.h); "tas" is their default.
 LOCK_FLAGS = {"tas": (), "ticket": ("--spinlock", "ticket"), "qspinlock": ("--spinlock", "qspinlock")}
@@ -30,16 +30,29 @@ class Point:
     new: RunSpec
     published: tuple[Published, ...]
     judged: bool = True
+    curve: str = ""   # the curve a shape rule judges the point in (its points over the socket counts)
 
 
 @dataclass(frozen=True)
 class Series:
-    """A time-series experiment (seed 004's collapse): runs whose ops per interval are the result."""
+    """A time-series experiment (seed 004's collapse): runs whose ops per interval are the result. Each run
+    template's repetitions are filed under its label: its policy, or the label given (a full-system series names
+    its kernels, and a control the same kernel without the intruder)."""
 
     label: str
     runs: tuple[RunSpec, ...]
     published: tuple[Published, ...]
     event_at_us: float   # when the disturbance starts, µs into the window
+    labels: tuple[str, ...] = ()
+    event: str = "the transient lock holder"   # what the disturbance is, as figures and tables name it
+    controls: tuple[tuple[str, str], ...] = ()   # (label, its control's label): the same runs without the disturbance
+    event_count: int = 0   # the disturbances each run with them reports (stat_file's listings); 0: none reported
+
+    def labelled(self) -> dict[str, RunSpec]:
+        return dict(zip(self.labels or [t.policy for t in self.runs], self.runs, strict=True))
+
+    def control(self, label: str) -> str:
+        return dict(self.controls)[label]
 
 
 @dataclass(frozen=True)
@@ -240,7 +253,7 @@ def full_system(d: Declaration, kernel_variant: str, sockets: int, cores: int = 
     None: where the allocator puts it."""
     v = variant(kernel_variant)
     extra = ("--op", op) + (("--dentry-line-offset", str(dentry_line_offset)) if dentry_line_offset is not None else ())
-    return RunSpec(FS_WORKLOAD, v.policy, v.layout, sockets, cores, extra=extra, warmup_us=d.warmup_us,
+    return RunSpec(GUEST_BENCHMARK, v.policy, v.layout, sockets, cores, extra=extra, warmup_us=d.warmup_us,
                    window_us=d.window_us, interval_us=d.interval_us, skew_ns=d.skew_ns, kernel=kernel_variant)
 
 
@@ -277,7 +290,138 @@ def e004fs(d: Declaration) -> Experiment:
         points=points, sensitivity=sensitivity)
 
 
-BUILDERS = {"000": e000, "001": e001, "002": e002, "003": e003, "004": e004, "004-fs": e004fs}
+# kernel_rwsem: lock/unlock pairs per system call, so the kernel's rwsem, not the call around it, is the bulk of
+# each operation (the seed's benchmark loops in the kernel); an operation is one call.
+KERNEL_RWSEM_PAIRS = 16
+
+
+def e002fs(d: Declaration, workload: str = "rwsem") -> Experiment:
+    (k,) = d.kernels
+    n = d.sockets[0]
+    kernel_rwsem = workload == "kernel_rwsem"
+    extra = ("--pairs", str(KERNEL_RWSEM_PAIRS)) if kernel_rwsem else ()
+    fs = lambda policy: on_machine(d, RunSpec(workload, policy, "shared", n, d.cores_per_socket, warmup_us=d.warmup_us,
+                                              window_us=d.window_us, interval_us=d.interval_us, skew_ns=d.skew_ns,
+                                              kernel=k, extra=extra))
+    return Experiment(
+        seed="002-kernel-fs" if kernel_rwsem else "002-fs", declaration=d,
+        title=("Reader optimistic spinning on a writer-owned rwsem, on the kernel's rwsem (full system)" if kernel_rwsem
+               else "Reader optimistic spinning on a writer-owned rwsem, with the kernel's futex (full system)"),
+        change="a reader that finds the rwsem writer-owned spins while the writer runs instead of sleeping",
+        base_name="sleep", new_name="spin",
+        published_setup="rwsem microbenchmark, 1:1 readers:writers, short critical section, 36 threads, 2-socket "
+                        "E5-2699 v3; locking rate with 2 vs 5 patches applied (patch 5 enables reader spinning)",
+        simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md), variant {k} "
+                        f"({variant(k).about}), one thread per CPU, even threads read and odd threads write: "
+                        + (f"each read(2) or write(2) of /proc/cohtb-rwsem takes the kernel's benchmark rwsem "
+                           f"{KERNEL_RWSEM_PAIRS} times around a short critical section (one operation); sleep: 6.12's "
+                           "rwsem (readers queue and sleep at once on a "
+                           "writer-owned lock), spin: its reader optimistic spinning switched on"
+                           if kernel_rwsem else
+                           "the SE workload's rwsem (workloads/rwsem.c) in user space, sleeping on the kernel's own "
+                           "futex; sleep: a reader sleeps at once on a writer-owned rwsem, spin: it spins first")
+                        + f"; {_measure(d)}",
+        differences=f"{_threads(d)} threads, not 36; "
+                    + ("6.12's rwsem keeps, switched on or off, what 4.x gained after the seed (writers spinning on "
+                       "readers, reader lock stealing, the handoff), so 'sleep' is not the seed's 2-patch kernel but "
+                       f"6.12's; each operation is also a system call (for {KERNEL_RWSEM_PAIRS} lock/unlock pairs), "
+                       "which the seed's in-kernel benchmark did not pay; the seed's third step (5 -> 8 patches, "
+                       "1760 -> 5439 Mop/s) is writers spinning on a reader-owned lock, another mechanism, which 6.12 "
+                       "has in both arms: it is neither simulated nor judged"
+                       if kernel_rwsem else
+                       "the rwsem is the workload's (count, owner and a futex word), not the kernel's; its slow path "
+                       "has no wait_lock and no queue: the futex is its queue"),
+        points=(Point(sockets_text(n), fs("sleep"), fs("spin"), (PUBLISHED["002"]["36 threads, locking rate"],)),))
+
+
+FS_PATHS_000 = {"stat": ("stat(2) of one file", ()),
+                "open_close": ("open+close of each thread's own file in a watched directory",
+                               ("--own-files", "--watch-dir"))}
+
+
+def e000fs(d: Declaration) -> Experiment:
+    base, new = d.kernels
+
+    def run(kernel: str, op: str, sockets: int) -> RunSpec:
+        spec = on_machine(d, full_system(d, kernel, sockets, d.cores_per_socket, op=op))
+        return replace(spec, extra=spec.extra + FS_PATHS_000[op][1])
+
+    def point(op: str, n: int) -> Point:
+        nodes = f"{n} node{'s' if n > 1 else ''}"
+        return Point(f"{FS_PATHS_000[op][0]}, {sockets_text(n)}", run(base, op, n), run(new, op, n),
+                     tuple(PUBLISHED["000"][f"{nodes}, users {users}"] for users in USER_RANGES),
+                     curve=FS_PATHS_000[op][0])
+
+    return Experiment(
+        seed="000-fs", declaration=d, title="Lockless dentry reference counts (lockref), in the real kernel (full system)",
+        change="dget_parent and dput update d_count with cmpxchg on the lock+count word instead of taking d_lock",
+        base_name=base, new_name=new,
+        published_setup="AIM7 short workload on ramdisk, 3.10 kernel, 8-socket 80-core x86-64 (HT off), restricted "
+                        "to 1/2/4/8 nodes with numactl; jobs per minute",
+        simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md), one thread per CPU, on "
+                        "one hot dentry two ways: every thread stat(2)s one tmpfs file (the file's dentry: the "
+                        "lookup's lockref get and dput), and the seed's own path, every thread opens and closes its "
+                        "own file in a directory with an inotify watch (fsnotify_parent: dget_parent and dput of "
+                        "the directory's dentry on each open and each close; each thread its own descriptor table); "
+                        f"{base} ({variant(base).about}) against {new} (6.12's lockref, its d_lock the qspinlock); "
+                        f"{_measure(d)}",
+        differences=f"{d.cores_per_socket} cores per socket, not 10; threads, not AIM7's processes (each with its own "
+                    "descriptor table, as processes have); 6.12's kernel and qspinlock, not 3.10's and its ticket "
+                    "lock; the directory watch stands for whichever 3.10 caller of dget_parent AIM7 hit (the seed does "
+                    "not say); the 2-node baseline the author calls abnormal is reported, not judged",
+        points=tuple(point(op, n) for op in FS_PATHS_000 for n in d.sockets))
+
+
+NO_INTRUDER = "without the listings"   # a collapse series' control: the same kernel, nobody lists the directory
+
+
+def e004collapse_fs(d: Declaration) -> Experiment:
+    base, new = d.kernels
+    n, period, listings = d.sockets[0], d.intruder_period_us, d.intruder_listings
+
+    def run(kernel: str, intruder: bool) -> RunSpec:
+        """Both arms have the lister on the last CPU; the control's first listing would come after the run ends,
+        so it only waits there, as the other arm's does after its last listing."""
+        spec = on_machine(d, full_system(d, kernel, n, d.cores_per_socket))
+        never = d.warmup_us + d.window_us + period
+        return replace(spec, intruder_period_us=period if intruder else never,
+                       extra=spec.extra + ("--intruder-listings", str(listings)))
+
+    first, last = period - d.warmup_us, period * listings - d.warmup_us
+    return Experiment(
+        seed="004-collapse-fs", declaration=d,
+        title="lockref's collapse to locked-only after a few listings of the directory, in the real kernel (full system)",
+        change="lockref waits for a transient lock holder in its cmpxchg loop instead of taking the lock itself",
+        base_name=base, new_name=new,
+        published_setup="will-it-scale stat2 (20-way stat(2) of one tmpfs file), Sapphire Rapids, 'ls /tmp' a few "
+                        "times; ops per second, reported once a second",
+        simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md): every CPU but the last "
+                        "runs a thread calling stat(2) on /tmp/cohtb-stat.<pid> (tmpfs); the last lists /tmp "
+                        f"(getdents64: tmpfs's offset_readdir takes the file dentry's d_lock for a dget, and puts it) "
+                        f"{listings} times, every {period} µs, {first} to {last} µs into the window; {base} "
+                        f"(lockref's 100 cmpxchg tries, then the lock) against {new} ({variant(new).about}), each "
+                        f"also with a lister that never lists (its first listing would fall after the run) as the "
+                        f"control; ops per {d.interval_us} µs over a "
+                        f"{d.window_us} µs window after {d.warmup_us} µs of warm-up, {d.repetitions} repetitions "
+                        f"({' and '.join(d.repetition_sources)} varied)",
+        differences="simulated milliseconds, not seconds or minutes: the published collapse came within seconds to "
+                    "minutes and was read from once-a-second reports, so here 'lasting' can only mean the window's "
+                    "last quarter, after the last listing; the published 'ls' is a process (fork, exec, the "
+                    "listing, its output), the simulated one the listing alone from a thread already running; the "
+                    f"wait is the project's patch ({variant(new).about}); a TimingSimpleCPU and a tinyconfig kernel "
+                    "as in the layout experiment",
+        points=(),
+        series=(Series("collapse after a few listings", (run(base, True), run(new, True), run(base, False), run(new, False)),
+                       (PUBLISHED["004"]["retry100: expected performance -> everyone degraded"],),
+                       event_at_us=first, labels=(base, new, f"{base} {NO_INTRUDER}", f"{new} {NO_INTRUDER}"),
+                       event="the first listing", event_count=listings,
+                       controls=((base, f"{base} {NO_INTRUDER}"), (new, f"{new} {NO_INTRUDER}"))),))
+
+
+# Each seed's SE experiment, then its full-system ones beside it.
+BUILDERS = {"000": e000, "000-fs": e000fs, "001": e001, "002": e002, "002-fs": e002fs,
+            "002-kernel-fs": lambda d: e002fs(d, "kernel_rwsem"), "003": e003, "004": e004, "004-fs": e004fs,
+            "004-collapse-fs": e004collapse_fs}
 
 # Every version of every experiment, oldest first: the runs of each are judged by its own declaration.
 HISTORY = {seed: tuple(build(d) for d in declarations.versions(seed)) for seed, build in BUILDERS.items()}

@@ -1,5 +1,6 @@
 """Structure layouts of a built kernel, read from its DWARF with pahole (Debian's dwarves): the top-level
-fields of struct dentry and struct inode, offset and size, as the layout map of a full-system run."""
+fields of struct dentry and struct inode (or of another struct asked for), offset and size, as the layout map
+of a full-system run."""
 
 from __future__ import annotations
 
@@ -66,13 +67,13 @@ def _member_name(line: str) -> str:
     return m.group(1) if m else re.findall(r"\w+", decl)[-1]
 
 
-def layouts(vmlinux: Path) -> dict[str, dict]:
-    r = subprocess.run(["pahole", "-C", ",".join(STRUCTS), str(vmlinux)], capture_output=True, text=True)
+def layouts(vmlinux: Path, structs: tuple[str, ...] = STRUCTS) -> dict[str, dict]:
+    r = subprocess.run(["pahole", "-C", ",".join(structs), str(vmlinux)], capture_output=True, text=True)
     if r.returncode != 0 or not r.stdout.strip():
-        raise CohtbError(f"{vmlinux}: pahole could not read {', '.join(STRUCTS)} from its DWARF "
+        raise CohtbError(f"{vmlinux}: pahole could not read {', '.join(structs)} from its DWARF "
                          f"(install Debian's dwarves: `make kernel` does): {r.stderr.strip()}")
     out = parse_pahole(r.stdout)
-    missing = [s for s in STRUCTS if s not in out or out[s]["size"] is None]
+    missing = [s for s in structs if s not in out or out[s]["size"] is None]
     if missing:
         raise CohtbError(f"{vmlinux}: pahole printed no complete struct {', '.join(missing)}")
     return out

@@ -6,8 +6,10 @@ copies kept in the cache under the list's digest."""
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,11 @@ GUEST = KERNEL_DIR / "guest"
 GUEST_BUILD = ROOT / "build" / "guest"
 BUSYBOX_PATHS = (Path("/usr/bin/busybox"), Path("/bin/busybox"))
 DIRS = ("/bin", "/sbin", "/dev", "/proc", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/sbin")
+# The workloads a run's payload can carry (built by kernel/guest/Makefile as the targets named here, each with its
+# --guest flag):
+# stat_file, whose objects the kernel reports; rwsem, the SE workload with the kernel's futex; kernel_rwsem,
+# the kernel's own rwsem (variant rspin).
+GUEST_WORKLOADS = ("stat_file", "rwsem", "kernel_rwsem")
 
 
 @dataclass(frozen=True)
@@ -44,10 +51,11 @@ def busybox() -> Path:
 
 
 def build_guest_programs() -> dict[str, Path]:
-    r = subprocess.run(["make", "-s", "-C", str(GUEST), f"OUT={GUEST_BUILD}"], capture_output=True, text=True)
+    programs = {f"/bin/{name}": GUEST_BUILD / name for name in (*GUEST_WORKLOADS, "cohtb-m5")}
+    r = subprocess.run(["make", "-s", "-C", str(GUEST), f"OUT={GUEST_BUILD}", *map(str, programs.values())],
+                       capture_output=True, text=True)
     if r.returncode != 0:
         raise CohtbError(f"{GUEST}: the guest programs do not build:\n{r.stdout}{r.stderr}")
-    programs = {"/bin/stat_file": GUEST_BUILD / "stat_file", "/bin/cohtb-m5": GUEST_BUILD / "cohtb-m5"}
     for guest_path, p in programs.items():
         if not is_static(p):
             raise CohtbError(f"{p}: not a static binary (the initramfs has no libc)")
@@ -61,14 +69,11 @@ def contents() -> dict[str, tuple[Path, int]]:
     return files
 
 
-def payload(script: str, into: Path) -> Path:
-    """The run's payload: run/run.sh and run/stat_file in a tar (what /init unpacks after the restore)."""
-    import io
-    import tarfile
-
+def payload(script: str, workload: str, into: Path) -> Path:
+    """The run's payload: run/run.sh and run/<workload> in a tar (what /init unpacks after the restore)."""
     programs = build_guest_programs()
     with tarfile.open(into, "w") as tar:
-        tar.add(programs["/bin/stat_file"], arcname="run/stat_file")
+        tar.add(programs[f"/bin/{workload}"], arcname=f"run/{workload}")
         data = script.encode()
         info = tarfile.TarInfo("run/run.sh")
         info.size, info.mode = len(data), 0o755

@@ -30,7 +30,6 @@ FRAGMENT = KERNEL_DIR / "config-fragment"
 PATCHES = KERNEL_DIR / "patches"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")   # Debian's linux-source-6.12
 COMMON_PATCHES = ("boot-lapic-timer-period", "dcache-report-objects")
-FS_WORKLOAD = "stat_file"   # the guest benchmark (workloads/stat_file.c, built for the guest by kernel/guest/Makefile)
 
 
 @dataclass(frozen=True)
@@ -57,6 +56,9 @@ VARIANTS = {v.name: v for v in (
             128, 192, "unified", "split"),
     Variant("pre611-wait", ("dentry-pre611-layout", "lockref-wait-for-unlock"),
             "6.8 .. 6.10's dentry (pre611) with the wait", 96, 192, "unified", "shared"),
+    Variant("rspin", ("rwsem-bench", "rwsem-reader-spin"),
+            "stock 6.12 with a benchmark rwsem (/proc/cohtb-rwsem) and 5.3 .. 5.10's reader optimistic spinning "
+            "behind a switch (seed 002; off: 6.12's rwsem)", 128, 192, "retry100", "split"),
     Variant("lockref-off", ("lockref-off",), "stock layout; every lockref operation takes d_lock (seed 000's baseline)",
             128, 192, "locked", "split"),
     Variant("hybrid184", ("dentry-hybrid184-layout",),
@@ -184,7 +186,8 @@ def built_label(variant_name: str, kernel_inputs: dict) -> str:
 REQUIRED = {"CONFIG_SMP": "y", "CONFIG_ARCH_USE_CMPXCHG_LOCKREF": "y", "CONFIG_TMPFS": "y", "CONFIG_SHMEM": "y",
             "CONFIG_BLK_DEV_INITRD": "y", "CONFIG_SERIAL_8250_CONSOLE": "y", "CONFIG_DEBUG_INFO": "y",
             "CONFIG_X86_MPPARSE": "y", "CONFIG_PREEMPT_NONE": "y", "CONFIG_HZ": "100", "CONFIG_SLUB_TINY": "n",
-            "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE": "y"}
+            "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE": "y", "CONFIG_INOTIFY_USER": "y", "CONFIG_PROC_PAGE_MONITOR": "y",
+            "CONFIG_RWSEM_SPIN_ON_OWNER": "y"}
 
 
 def source_tarball() -> Path:

@@ -1,9 +1,11 @@
 """Full-system runs: the variant's kernel (cached build), a checkpoint of its boot on the machine (cached),
 and the run restored from it, recorded as the same run directory as an SE run (manifest, events, layout).
 
-The layout map comes from the kernel itself: the project's patch prints where the benchmark file's dentry,
-its directory's dentry and its inode are (physical addresses), and the built vmlinux's DWARF gives their
-fields. The names match the SE stat_path workload's (file, tmpfs_root, file_inode), so runs compare."""
+The layout map depends on the guest workload. stat_file's objects are the kernel's: the project's patch prints
+where the benchmark file's dentry, its directory's dentry and its inode are (physical addresses), and the built
+vmlinux's DWARF gives their fields; the names match the SE stat_path workload's (file, tmpfs_root, file_inode),
+so runs compare. A workload with objects of its own (rwsem) prints its layout map and the guest's page table
+for it; one whose object is a kernel global (kernel_rwsem) has it from the vmlinux's symbol and DWARF."""
 
 from __future__ import annotations
 
@@ -20,14 +22,15 @@ from pathlib import Path
 from cohtb.atomic import atomic_dir, write_json_atomic
 from cohtb.digest import file_sha256, inputs_digest
 from cohtb.errors import CohtbError
-from cohtb.fs import initramfs, kernel, symbols
+from cohtb.fs import dwarf, initramfs, kernel, symbols
 from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool
 from cohtb.run.claim import exclusive
 from cohtb.run.manifest import LineSymbols, Manifest
 from cohtb.run.recorder import manifest_of, tail
-from cohtb.run.spec import RunSpec
+from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
 from cohtb.trace import events
+from cohtb.trace.layout import PAGE
 
 CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
 MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py")),
@@ -39,6 +42,9 @@ STDERR = "workload.stderr"
 # "cohtb-object <file> <type> <role> <phys hex> <size>" (kernel/patches/dcache-report-objects.patch)
 _OBJECT = re.compile(r"cohtb-object (\S+) (dentry|inode) (file|parent) ([0-9a-f]+) (\d+)")
 OBJECT_NAMES = {("dentry", "file"): "file", ("dentry", "parent"): "tmpfs_root", ("inode", "file"): "file_inode"}
+# Guest workloads whose contended object is a kernel global: its symbol, its struct (the layout map is the
+# symbol's address in the vmlinux and the struct's fields in its DWARF) and the kernel patch that adds it.
+KERNEL_GLOBALS = {"kernel_rwsem": ("cohtb_rwsem", "rw_semaphore", "rwsem-bench")}
 
 
 def _say(msg: str) -> None:
@@ -106,11 +112,11 @@ def boot(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float, final: 
 
 
 def guest_script(spec: RunSpec) -> str:
-    """What the restored guest runs (run/run.sh of the payload): the benchmark alone. Every process costs
-    milliseconds of simulated time and the serial console tens of µs per character, so stat_file --guest does
-    the rest itself: printk off the console, the kernel's object lines into its JSON, the JSON back to the host
-    (m5 writefile); its errors come back the same way, if any."""
-    args = " ".join(["/run/stat_file", *spec.workload_args(), "--guest"])
+    """What the restored guest runs (run/run.sh of the payload): the workload alone. Every process costs
+    milliseconds of simulated time and the serial console tens of µs per character, so the workload's --guest does
+    the rest itself: printk off the console, what the host needs into its JSON (stat_file: the kernel's object
+    lines), the JSON back to the host (m5 writefile); its errors come back the same way, if any."""
+    args = " ".join([f"/run/{spec.workload}", *spec.workload_args(), "--guest"])
     return (f"{args} 2> /stderr.txt || /bin/cohtb-m5 writefile {STDERR} < /stderr.txt\n")
 
 
@@ -140,11 +146,49 @@ def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kerne
     return {"cache_line": 64, "layout": variant.layout, "objects": out}
 
 
+def physical_layout(workload: dict, where: str) -> dict:
+    """A guest workload's layout map with physical addresses: each address through the page table the guest
+    printed beside it ("guest_pages": virtual page -> physical page, from its /proc/self/pagemap)."""
+    try:
+        pages = {int(v): int(p) for v, p in workload["guest_pages"].items()}
+        layout = workload["layout_map"]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise CohtbError(f"{where}: no 'layout_map' and 'guest_pages' (a workload without --guest's page table?)") from None
+
+    def physical(address: int) -> int:
+        page = address & ~(PAGE - 1)
+        if page not in pages:
+            raise CohtbError(f"{where}: guest_pages has no page {page:#x} of the layout map")
+        return pages[page] + address - page
+
+    return {**layout, "objects": [{**o, "address": physical(int(o["address"])),
+                                   "fields": [{**f, "address": physical(int(f["address"]))} for f in o["fields"]]}
+                                  for o in layout["objects"]]}
+
+
+def global_layout(vmlinux: Path, symbol: str, struct: str, layout: str) -> dict:
+    """The layout map of one kernel global: where the vmlinux puts the symbol (physical), its struct's fields."""
+    found = [s for s in symbols.data_symbols(vmlinux) if s.name == symbol]
+    if len(found) != 1:
+        raise CohtbError(f"{vmlinux}: {len(found) or 'no'} data symbols {symbol} (one is the benchmark's; none: a "
+                         "kernel variant without the patch that adds it)")
+    sym, fields = found[0], dwarf.layouts(vmlinux, (struct,))[struct]["fields"]
+    return {"cache_line": 64, "layout": layout, "objects": [
+        {"name": symbol, "address": sym.paddr, "size": sym.size,
+         "fields": [{"name": f["name"], "address": sym.paddr + f["offset"], "size": f["size"]} for f in fields]}]}
+
+
 class FSRunner:
     def check(self, spec: RunSpec) -> None:
         v = kernel.variant(spec.kernel)
-        if spec.workload != kernel.FS_WORKLOAD or (spec.policy, spec.layout) != (v.policy, v.layout):
-            raise CohtbError(f"run {spec.id}: a full-system run is {kernel.FS_WORKLOAD} with its kernel's policy and "
+        if spec.workload not in initramfs.GUEST_WORKLOADS:
+            raise CohtbError(f"run {spec.id}: a full-system run's workload is one of "
+                             f"{', '.join(initramfs.GUEST_WORKLOADS)}")
+        if spec.workload in KERNEL_GLOBALS and KERNEL_GLOBALS[spec.workload][2] not in v.patches:
+            raise CohtbError(f"run {spec.id}: {spec.workload} needs a kernel with {KERNEL_GLOBALS[spec.workload][2]}."
+                             f"patch (variant {spec.kernel} has not)")
+        if spec.workload == GUEST_BENCHMARK and (spec.policy, spec.layout) != (v.policy, v.layout):
+            raise CohtbError(f"run {spec.id}: {GUEST_BENCHMARK} in full system has its kernel's policy and "
                              f"layout ({v.policy}, {v.layout})")
         if spec.ops:
             raise CohtbError(f"run {spec.id}: a full-system run is timed (a window, not --ops)")
@@ -153,8 +197,6 @@ class FSRunner:
         if not spec.traced:
             raise CohtbError(f"run {spec.id}: full-system runs are always traced (their layout map is read from the "
                              "trace's kernel objects)")
-        if spec.home_socket:   # its boot checkpoint is of one machine; the placement moves its lines instead
-            raise CohtbError(f"run {spec.id}: a full-system run keeps every line's home (home_socket 0)")
 
     def shared(self) -> dict[Path, str]:
         return {kernel.kernel_cache(): "it builds the kernels and boot checkpoints the runs restore "
@@ -179,7 +221,7 @@ class FSRunner:
 
     def command(self, spec: RunSpec, run_dir: Path, gem5: Path, prepared: tuple[kernel.Built, Path]) -> list[str]:
         built, ckpt = prepared
-        initramfs.payload(guest_script(spec), run_dir / "payload.tar")
+        initramfs.payload(guest_script(spec), spec.workload, run_dir / "payload.tar")
         return gem5_tool.command(gem5, run_dir, CONFIG, [
             "--mode", "run", *spec.machine_args(), "--kernel", str(built.vmlinux), "--checkpoint", str(ckpt / "ckpt"),
             "--payload", str(run_dir / "payload.tar"), "--out", str(run_dir)])
@@ -197,12 +239,21 @@ class FSRunner:
         except (OSError, json.JSONDecodeError):
             raise CohtbError(f"the guest wrote back no JSON result:\n{tail(tmp / 'gem5' / STDERR)}\n"
                              f"{tail(tmp / 'gem5' / CONSOLE)}") from None
-        objects = kernel_objects(workload.get("kernel_objects", []), Path(workload["path"]).name,
-                                 f"{spec.id}: gem5/{RESULT} kernel_objects")
-        workload["layout_map"] = layout_map(objects, built.layout, built.variant)
+        if spec.workload == GUEST_BENCHMARK:   # its objects are the kernel's: where the kernel reported them
+            objects = kernel_objects(workload.get("kernel_objects", []), Path(workload["path"]).name,
+                                     f"{spec.id}: gem5/{RESULT} kernel_objects")
+            workload["layout_map"] = layout_map(objects, built.layout, built.variant)
+            how = "kernel-report"
+        elif spec.workload in KERNEL_GLOBALS:
+            symbol, struct, _ = KERNEL_GLOBALS[spec.workload]
+            workload["layout_map"] = global_layout(built.vmlinux, symbol, struct, spec.layout)
+            how = "kernel-symbol"
+        else:   # its own objects: its layout map through the page table it printed
+            workload["layout_map"] = physical_layout(workload, f"{spec.id}: gem5/{RESULT}")
+            how = "guest-pagemap"
         boot = json.loads((ckpt / "boot.json").read_text())
         manifest = manifest_of(
-            spec, tmp, roi, cmd, t0, workload, initramfs.GUEST_BUILD / "stat_file", None, layout_how="kernel-report",
+            spec, tmp, roi, cmd, t0, workload, initramfs.GUEST_BUILD / spec.workload, None, layout_how=how,
             files={"console": f"gem5/{CONSOLE}"},
             kernel={**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
             checkpoint={"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "cpu_seconds", "simulated_seconds",

@@ -21,7 +21,7 @@ from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, mach
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.published import SHARES
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point_results, series_result
-from cohtb.experiments.rules import __doc__ as RULES, Verdict, point_verdict, series_verdict
+from cohtb.experiments.rules import __doc__ as RULES, Verdict, curve_verdicts, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
 from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.run.machines import hierarchy_of
@@ -155,8 +155,11 @@ def representative(p: PointResult) -> tuple[RunMetrics, RunMetrics] | None:
 
 def disagreement(res: SeedResult) -> list[str]:
     """A plain statement for every published row of a judged point the simulation misses (in sign, effect or
-    magnitude) or whose magnitude its rule calls out."""
+    magnitude) or whose magnitude its rule calls out; under a shape rule, for every curve it does not reproduce."""
     out = []
+    curves = curve_verdicts(res.points, res.declaration) if res.complete else {}
+    if curves:   # a shape rule judges curves, not points: each curve it does not reproduce
+        return [f"{name}: {v.text}." for name, v in curves.items() if not v.reproduced]
     for p in res.points:
         if not p.complete or not p.point.judged:
             continue
@@ -194,7 +197,16 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
     if not res.complete:
         return [[e.title, "-", "-", f"not run yet under {d.id} ({len(res.missing)} of {len(e.specs())} runs missing)"]]
     rows = []
-    if (mp := main_point(res)) is not None:
+    curves = curve_verdicts(res.points, d)
+    for name, v in curves.items():
+        ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
+        published = "; ".join(f"{p.point.base.sockets}: " + " to ".join(dict.fromkeys(
+            _speedup(x) for x in (min(q.ratio for q in p.point.published), max(q.ratio for q in p.point.published))))
+            for p in ps)
+        simulated = "; ".join(f"{p.point.base.sockets}: {_speedup(p.ratio.mean)}" for p in ps)
+        rows.append([f"{e.title}: {e.base_name} -> {e.new_name}, {name} (shape over the sockets)", published,
+                     simulated, v.text])
+    if not curves and (mp := main_point(res)) is not None:
         main, pub = mp
         v = judge(pub, main, d)
         rows.append([f"{e.title}: {e.base_name} -> {e.new_name}, {main.point.label} (vs {pub.configuration})",
@@ -252,6 +264,8 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
     rows = []
     for seed, versions in history.items():
         flat, socket = on_hierarchy(versions, "flat"), on_hierarchy(versions, "socket")
+        if flat is None:   # an experiment of the socket machine alone (issue 36's): nothing to set beside it
+            continue
         flat_rows = verdict_rows(flat) if flat else []
         socket_rows = verdict_rows(socket) if socket else []
         for i in range(max(len(flat_rows), len(socket_rows))):
@@ -349,6 +363,9 @@ def declaration_table(d: Declaration) -> Table:
                                 f"{'judged' if d.control_judged else 'not judged'}"])
     if d.kernels:
         rows.append(["kernels", " -> ".join(d.kernels) + (f" ({d.kernel_note})" if d.kernel_note else "")])
+    if d.intruder_period_us:
+        rows.append(["intruder", f"lists the file's directory every {d.intruder_period_us} µs from the release"
+                                 + (f", {d.intruder_listings} times" if d.intruder_listings else ", to the end")])
     return Table(f"Declaration {d.id}", ["", ""], rows)
 
 
@@ -376,9 +393,9 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
         rows = [[policy, sr.trough(policy).text() if sr.trough(policy) else "-",
                  sr.falls(policy).text() if sr.falls(policy) else "-",
                  sr.late(policy).text(per_us) if sr.late(policy) else "-"] for policy in sr.runs]
-        out += [Table(f"Seed {e.seed}, {sr.series.label}, declaration {res.declaration.id}: ops per interval after the "
-                      "transient holder, against the level before it (mean (min-max) of the repetitions)",
-                      ["policy", "lowest interval / before", "last quarter / before", "last quarter (ops/µs)"], rows,
+        out += [Table(f"Seed {e.seed}, {sr.series.label}, declaration {res.declaration.id}: ops per interval after "
+                      f"{sr.series.event}, against the level before it (mean (min-max) of the repetitions)",
+                      ["kernel" if sr.series.labels else "policy", "lowest interval / before", "last quarter / before", "last quarter (ops/µs)"], rows,
                       f"Published (retry100): {sr.series.published[0].new:,.0f} / "
                       f"{sr.series.published[0].base:,.0f} = {sr.series.published[0].ratio:.2f}. "
                       f"Reproduced ({res.declaration.collapse_rule}): {cv.text}.").markdown()]

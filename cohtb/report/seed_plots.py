@@ -113,11 +113,13 @@ def draw_seed(res: SeedResult):
 
 
 def draw_series(s: SeriesResult):
-    """Over the window, one line per policy (mean over the repetitions, band: min-max), the intruder's first
-    hold marked: ops per interval (will-it-scale's total), the share of lockref updates that took the lock, and
-    the monitor's transfers per operation in each interval (its snapshots: cohtb/monitor/live.py)."""
+    """Over the window, one line per policy or kernel (mean over the repetitions, band: min-max; dashed: a control
+    without the intruder), the disturbance marked: ops per interval (will-it-scale's total), the share of lockref
+    updates that took the lock (the SE workloads count it; a kernel's runs leave that panel empty), and the
+    monitor's transfers per operation in each interval (its snapshots: cohtb/monitor/live.py)."""
     fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
-    for policy, runs in s.runs.items():
+    templates = s.series.labelled()
+    for label, runs in s.runs.items():
         got = [(m.run, series(m.run), m.analysis.series) for m in runs]
         got = [(r, w, mon) for r, w, mon in got if w and mon and mon["origin_tick"] is not None]
         if not got:
@@ -126,10 +128,11 @@ def draw_series(s: SeriesResult):
         n = min(len(w.total) for _, w, _ in got)
         ops = np.array([w.total[:n] for _, w, _ in got], dtype=float)
         t = (np.arange(n) + 0.5) * interval_us
-        colour = policy_colour(policy)
+        colour = policy_colour(templates[label].policy)   # a kernel's colour is its lockref policy's
+        style = "-" if templates[label].intruder_period_us else "--"   # dashed: a control without the intruder
 
         def band(axis, x, rows):
-            axis.plot(x, rows.mean(axis=0), color=colour, label=policy, marker="o", ms=3)
+            axis.plot(x, rows.mean(axis=0), color=colour, ls=style, label=label, marker="o", ms=3)
             axis.fill_between(x, rows.min(axis=0), rows.max(axis=0), color=colour, alpha=0.2)
 
         band(ax, t, ops / interval_us)   # ops per simulated µs
@@ -149,14 +152,14 @@ def draw_series(s: SeriesResult):
     for axis in (ax, lx, tx):
         axis.axvline(s.series.event_at_us, color="#333333", ls=":", lw=1)
         axis.set_ylim(bottom=0)
-    ax.text(s.series.event_at_us, ax.get_ylim()[1], " the transient lock holder", va="top", fontsize=8)
+    ax.text(s.series.event_at_us, ax.get_ylim()[1], f" {s.series.event}", va="top", fontsize=8)
     ax.set_ylabel("ops per simulated µs")
     lx.set_ylabel("updates that took\nthe lock (%)")
     tx.set_ylabel("monitor: line transfers\nper operation")
     tx.set_xlabel("µs into the window (simulated)")
     # above the panels, not in one: the recovery runs through every corner of the top panel
     fig.legend(handles=ax.get_legend_handles_labels()[0], loc="outside upper center", ncol=len(s.runs), fontsize=8,
-               title=f"policy ({s.repetitions} repetitions: line: mean, band: min-max)", title_fontsize=8)
+               title=f"{'kernel' if s.series.labels else 'policy'} ({s.repetitions} repetitions: line: mean, band: min-max)", title_fontsize=8)
     ax.set_title(f"{s.series.label}: will-it-scale's total per interval "
                  f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
                  fontsize=10)

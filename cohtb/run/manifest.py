@@ -96,6 +96,7 @@ class WorkloadResult(_Open):
     measure: Optional[Measure] = None             # absent in runs recorded before timed windows
     per_thread_ops: Optional[list[conint(ge=0)]] = None
     intervals: Optional[Intervals] = None
+    listings: Optional[conint(ge=0)] = None       # stat_file's intruder: the directory listings it made
 
 
 class Files(_Open):

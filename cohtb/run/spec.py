@@ -1,5 +1,6 @@
 """What one run is: a value, compared, hashed, written into its manifest and read back. Which workloads and kernels
-exist is the runners' to check (cohtb/se/runner.py, cohtb/fs/runner.py)."""
+exist is the runners' to check (cohtb/se/runner.py, cohtb/fs/runner.py); the spec knows one by name, the guest
+benchmark, since its arguments and id leave out the policy and layout its kernel fixes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from pydantic import NonNegativeInt, PositiveInt
 
 from cohtb.errors import CohtbError
 from cohtb.run.machines import known
+
+# The full-system benchmark (workloads/stat_file.c) whose lockref policy and dentry layout are its kernel
+# variant's, so a run of it gives neither; other workloads in the guest take theirs as in SE.
+GUEST_BENCHMARK = "stat_file"
 
 
 @dataclass(frozen=True)
@@ -33,8 +38,8 @@ class RunSpec:
     interval_us: NonNegativeInt = 0
     seed: NonNegativeInt = 0
     skew_ns: NonNegativeInt = 0          # largest start skew with a seed; 0: the workload's default
-    # A full-system run: the guest kernel variant (cohtb/fs/kernel.py), whose lockref policy and dentry layout
-    # are `policy` and `layout`; the workload is the guest benchmark (stat_file). "": an SE run.
+    # A full-system run: the guest kernel variant (cohtb/fs/kernel.py); for the guest benchmark (stat_file) its
+    # lockref policy and dentry layout are `policy` and `layout`. "": an SE run.
     kernel: str = ""
     # Which socket is every line's home: line L's L2 bank and directory sit in socket (L + home_socket) mod S
     # (gem5-configs: --home-socket). A repetition source: the hot lines' home moves, the threads do not.
@@ -70,8 +75,8 @@ class RunSpec:
     def id(self) -> str:
         measure = f"ops{self.ops}" if self.ops else f"warm{self.warmup_us}-win{self.window_us}-int{self.interval_us}"
         parts = [self.workload, self.policy, self.layout, f"{self.sockets}x{self.cores_per_socket}", measure]
-        if self.kernel:
-            parts[:3] = ["fs", self.workload, self.kernel]
+        if self.kernel:   # the guest benchmark's policy and layout are its kernel's; another workload's are its own
+            parts[:3] = ["fs", self.workload, self.kernel] + ([] if self.workload == GUEST_BENCHMARK else parts[1:3])
         if self.intruder_period_us:
             parts.append(f"intruder{self.intruder_period_us}us" + (f"{self.intruder_hold_ns}ns" if self.intruder_hold_ns else ""))
         if self.cpu != "timing":
@@ -115,7 +120,7 @@ class RunSpec:
 
     def workload_args(self) -> list[str]:
         args = ["--threads", str(self.threads), "--m5"]
-        if not self.kernel:   # the guest benchmark has no policy or layout: the kernel is them
+        if not (self.kernel and self.workload == GUEST_BENCHMARK):   # stat_file's policy and layout: the kernel's
             args += ["--policy", self.policy, "--layout", self.layout]
         if self.ops:
             args += ["--ops", str(self.ops)]

@@ -1,7 +1,6 @@
-/* What a workload needs in the full-system guest (kernel/guest/init runs it from the run's payload): the
- * kernel's reports of where its objects are (the "cohtb-object" lines of dcache-report-objects.patch, in the
- * kernel log), files that place the next dentry in a chosen slab slot, and the result handed to the host with
- * m5 writefile, since the serial console costs tens of microseconds of simulated time per character. */
+/* What a workload needs in the full-system guest (kernel/guest/init runs it from the run's payload, with
+ * --guest): the result handed to the host with m5 writefile, since the serial console costs tens of
+ * microseconds of simulated time per character, and the page table its layout map needs. */
 #ifndef COHTB_GUEST_H
 #define COHTB_GUEST_H
 
@@ -10,86 +9,6 @@
 #include <fcntl.h>
 #include <sys/klog.h>
 #include <unistd.h>
-
-/* The kernel log's "cohtb-object <name> ..." lines for this file, as a JSON array of strings. */
-static void json_kernel_objects(const char *name) {
-  static char log[1 << 20];
-  int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof log - 1);
-  json_open("kernel_objects", '[');
-  for (char *line = log, *end; n > 0 && line < log + n; line = end + 1) {
-    end = memchr(line, '\n', log + n - line);
-    if (!end) end = log + n;
-    *end = 0;
-    char *at = strstr(line, "cohtb-object ");
-    if (at && !strncmp(at + 13, name, strlen(name)) && at[13 + strlen(name)] == ' ') { json_key(NULL); printf("\"%s\"", at); }
-  }
-  json_close(']');
-}
-
-/* The address and size of the dentry the kernel reported for the file `name` ("cohtb-object <name> dentry file
- * <hex address> <size>"); 0 if none. */
-static uint64_t reported_dentry(const char *name, uint64_t *size) {
-  static char log[1 << 20];
-  char key[300];
-  snprintf(key, sizeof key, "cohtb-object %s dentry file ", name);
-  int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof log - 1);
-  if (n <= 0) return 0;
-  log[n] = 0;
-  uint64_t addr = 0;
-  for (char *at = strstr(log, key); at; at = strstr(at + 1, key))
-    if (sscanf(at + strlen(key), "%lx %lu", &addr, size) != 2) addr = 0;   /* the last report wins */
-  return addr;
-}
-
-static void unlink_pads(const char *dir, int pads) {
-  for (int i = 0; i < pads; i++) {
-    char pad[300];
-    snprintf(pad, sizeof pad, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
-    unlink(pad);
-  }
-}
-
-/* Creates pad i (cohtb-pad.<pid>.<i>, its name in `pad`); on failure says why, removes pads 0..i-1, returns 0. */
-static int create_pad(const char *dir, int i, char *pad, size_t size) {
-  snprintf(pad, size, "%s/cohtb-pad.%d.%d", dir, (int)getpid(), i);
-  int fd = open(pad, O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) {
-    fprintf(stderr, "%s: cannot create %s: %s\n", bench_name, pad, strerror(errno));
-    unlink_pads(dir, i);
-    return 0;
-  }
-  close(fd);
-  return 1;
-}
-
-/* Creates the files cohtb-pad.<pid>.<0..n-1>; returns n, or -1. */
-static int pad_files(const char *dir, int n) {
-  char pad[300];
-  for (int i = 0; i < n; i++)
-    if (!create_pad(dir, i, pad, sizeof pad)) return -1;
-  return n;
-}
-
-/* Creates cohtb-pad.<pid>.<i> files until the next dentry of this CPU's slab starts `want` bytes into a line;
- * returns how many, or -1. */
-static int pad_dentries(const char *dir, int want) {
-  for (int i = 0; i < 64; i++) {
-    char pad[300];
-    uint64_t size = 0;
-    if (!create_pad(dir, i, pad, sizeof pad)) return -1;
-    uint64_t addr = reported_dentry(strrchr(pad, '/') + 1, &size);
-    if (!addr) {
-      fprintf(stderr, "%s: --dentry-line-offset: the kernel reports no dentry address (it needs cohtb's "
-                      "dcache-report-objects patch)\n", bench_name);
-      unlink_pads(dir, i + 1);
-      return -1;
-    }
-    if ((addr + size) % 64 == (uint64_t)want) return i + 1;
-  }
-  fprintf(stderr, "%s: --dentry-line-offset %d: no slab slot there after 64 dentries\n", bench_name, want);
-  unlink_pads(dir, 64);
-  return -1;
-}
 
 /* Hands the file to the host: m5 writefile into gem5's output directory. */
 static int write_back(const char *file, const char *name) {
@@ -117,6 +36,44 @@ static int guest_result_to_host(void) {
  * that fails). */
 static int guest_write_back_result(int status) {
   return write_back("/result.json", "workload.json") != 0 ? 3 : status;
+}
+
+/* The guest's page table for [addr, addr + size): "guest_pages": {"<virtual page>": <physical page>, ...}
+ * from /proc/self/pagemap (root sees page frames), which the host applies to the layout map as it applies
+ * gem5's page table log to an SE run's: a full-system trace has physical addresses. A page that is not in
+ * memory stops the workload (exit 3): every object the layout map names was touched before the run. */
+static void json_guest_pages(const void *addr, size_t size) {
+  int fd = open("/proc/self/pagemap", O_RDONLY);
+  if (fd < 0) {
+    fprintf(stderr, "%s: /proc/self/pagemap: %s\n", bench_name, strerror(errno));
+    exit(3);
+  }
+  json_open("guest_pages", '{');
+  for (uint64_t page = (uintptr_t)addr / 4096; page <= ((uintptr_t)addr + size - 1) / 4096; page++) {
+    uint64_t entry = 0, frame_mask = (1ull << 55) - 1;
+    if (pread(fd, &entry, sizeof entry, (off_t)(page * sizeof entry)) != sizeof entry || !(entry >> 63) ||
+        !(entry & frame_mask)) {
+      fprintf(stderr, "%s: /proc/self/pagemap: no page frame for virtual page %#lx\n", bench_name,
+              (unsigned long)page * 4096);
+      exit(3);
+    }
+    char key[32];
+    snprintf(key, sizeof key, "%lu", (unsigned long)page * 4096);
+    json_u64(key, (entry & frame_mask) * 4096);
+  }
+  json_close('}');
+  close(fd);
+}
+
+/* What a workload does in the gem5 guest (its --guest flag): the console quiet and the result handed to the
+ * host (guest_result_to_host, guest_write_back_result), and the switch to timing CPUs at the start gate. A
+ * workload with a layout map of its own also prints its pages (json_guest_pages). Nonzero: the exit status
+ * to stop with. */
+static int guest_mode(struct bench_run *run) {
+  if (guest_result_to_host()) return 3;
+  run->cleanup = guest_write_back_result;
+  run->switch_cpu = 1;   /* cohtb_fs.py restores its checkpoint into atomic CPUs: the set-up is fast */
+  return 0;
 }
 
 #endif
