@@ -1,6 +1,8 @@
 """A run's label names what tells it from the other runs of a report: the kernel variant and the dentry's
 placement for full-system runs, the lock model for SE runs, and the repetition."""
 
+import re
+
 from cohtb.analysis.metrics import run_label
 from cohtb.places import REFERENCE_RUNS
 from cohtb.run.runs import discover
@@ -19,8 +21,10 @@ def test_full_system_runs_are_named_by_kernel_and_placement():
     assert fs
     for i, label in fs.items():
         # pre611 recorded before issue 32's fix was the 184-byte dentry, and its label says so; since, the shipped one
-        kernel = ("stock-6.12" if "stock-6.12" in i else "pre611" if "-d004-fsv3-" in i else "pre611 (built as hybrid184)")
-        assert label.startswith(f"fs {kernel} stat 8x4, dentry "), label
+        # (every run recorded under a declaration, 004-fsv3 on, is since the fix)
+        kernel = ("stock-6.12" if "stock-6.12" in i else "pre611" if "-d004-fsv" in i else "pre611 (built as hybrid184)")
+        size = re.search(r"-(\d+x\d+)-", i).group(1)
+        assert label.startswith(f"fs {kernel} stat {size}, dentry "), label
         assert label.split(", ")[-1].split(" #")[0].split(" [")[0] in ("2000 µs window", "300 µs window"), label
         assert "retry100" not in label and "shared" not in label   # the kernel is the policy and the layout
         assert ("line offset" in label) == ("dentrylineoffset" in i)
