@@ -3,6 +3,7 @@ of the built kernels, kept as fixtures), the patches and the initramfs, the gues
 launch path end to end with a stand-in gem5 and a stand-in kernel build. Building the kernels themselves is
 `make test-kernel` (marker `kernel`); booting them in gem5 is `make test-gem5`."""
 
+import gzip
 import json
 import os
 import re
@@ -382,7 +383,8 @@ def fake_full_system(monkeypatch, tmp_path):
 
     monkeypatch.setattr(kernel, "build", fake_build)
     # the placeholder has no symbol table: one global on the fake trace's line (the file's d_lockref line)
-    monkeypatch.setattr(symbols, "data_symbols", lambda vmlinux: [symbols.Symbol(0x743000 + 128 + 8, 4, "fake_global")])
+    monkeypatch.setattr(symbols, "kernel_symbols",
+                        lambda vmlinux, pmem, cpus: [symbols.Symbol(0x743000 + 128 + 8, 4, "fake_global")])
     return tmp_path
 
 
@@ -483,6 +485,39 @@ def test_kernel_globals_are_named_on_every_line_they_cover():
     assert symbols.name_lines(lines, syms) == [
         {"line": 0x40, "symbols": ["a_lock", "straddles"]}, {"line": 0x41, "symbols": ["straddles"]},
         {"line": 0x81, "symbols": ["table"]}, {"line": 0xc0, "symbols": ["empty_marker"]}]
+
+
+NM_PERCPU = """0000000000000000 D __per_cpu_start
+0000000000000a00 0000000000000040 d qnodes
+0000000000000b08 0000000000000008 D this_cpu_counter
+0000000000000c00 D __per_cpu_end
+ffffffff81400000 0000000000000040 D some_global
+"""
+
+
+def test_per_cpu_variables_are_named_per_cpu_where_the_boot_put_each_cpus_area(tmp_path):
+    """Each CPU's copy of a per-CPU variable (the qspinlock's MCS nodes, say) lies at its offset in that CPU's
+    area; the areas' addresses come from __per_cpu_offset in the checkpoint's memory (a gzip of memory from 0)."""
+    template = symbols.percpu_template(NM_PERCPU)
+    assert [(s.paddr, s.name) for s in template] == [(0xa00, "qnodes"), (0xb08, "this_cpu_counter")]
+    table, areas = 0x1000, [0x3e800000, 0x3e840000]
+    memory = bytearray(0x2000)
+    for cpu, area in enumerate(areas):
+        memory[table + 8 * cpu:table + 8 * cpu + 8] = (symbols.DIRECT_MAP + area).to_bytes(8, "little")
+    pmem = tmp_path / "store0.pmem"
+    with gzip.open(pmem, "wb") as f:
+        f.write(bytes(memory))
+    offsets = symbols.percpu_offsets(pmem, table, 2)
+    placed = symbols.percpu_symbols(template, offsets, "ckpt")
+    assert symbols.name_lines({(0x3e840000 + 0xa00) // 64, (0x3e800000 + 0xb08) // 64}, placed) == [
+        {"line": (0x3e800000 + 0xb08) // 64, "symbols": ["this_cpu_counter (CPU 0)"]},
+        {"line": (0x3e840000 + 0xa00) // 64, "symbols": ["qnodes (CPU 1)"]}]
+    with pytest.raises(CohtbError, match="ends before __per_cpu_offset\\[3\\]"):
+        symbols.percpu_offsets(pmem, table + 0x1000 - 16, 4)
+    with pytest.raises(CohtbError, match="__per_cpu_offset\\[1\\] = 0xffffffff81780000 is not in the direct map"):
+        symbols.percpu_symbols(template, [offsets[0], 0xffffffff81780000], "ckpt")
+    with pytest.raises(CohtbError, match="no __per_cpu_end"):
+        symbols.percpu_template("ffffffff81400000 0000000000000040 D some_global\n")
 
 
 def test_a_run_that_never_left_the_atomic_cpus_fails_clearly(fake_full_system, monkeypatch):

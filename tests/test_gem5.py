@@ -4,10 +4,14 @@ when it is present.
 `make test-gem5` runs it with the other gem5 tests."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from cohtb.analysis.reconcile import reconcile
+from cohtb.fs import initramfs, kernel, symbols
+from cohtb.fs.runner import PMEM
+from cohtb.places import kernel_cache
 from cohtb.run import gem5
 from cohtb.launch import launch
 from cohtb.run.spec import RunSpec
@@ -109,6 +113,13 @@ def test_full_system_2x2_boot_and_measure(tmp_path, monkeypatch):
     rec = reconcile(recs, header.num_sockets)
     totals, line = rec.totals(), rec.lines[lref.lines[0]]
     assert line.transfersMatched > 0 and totals.unexplained <= 0.01 * totals.matched, totals
+    # each CPU's MCS nodes, where the boot put that CPU's per-CPU area: four areas, inside the 1 GiB of memory
+    ramfs = initramfs.build()
+    vmlinux = kernel.build("pre611", ramfs.list_path, ramfs.digest).vmlinux   # the cached build the run used
+    ckpt = Path(m.checkpoint.path.replace("{kernel_cache}", str(kernel_cache())))
+    named = symbols.kernel_symbols(vmlinux, ckpt / "ckpt" / PMEM, 4)
+    qnodes = [s for s in named if s.name.startswith("qnodes (CPU ")]
+    assert len(qnodes) == 4 and len({s.paddr // 64 for s in qnodes}) == 4 and all(s.paddr < 1 << 30 for s in qnodes)
 
 
 def _guest_run(tmp_path, workload: str, kernel: str, policy: str):

@@ -5,10 +5,12 @@ import json
 import re
 import subprocess
 import sys
+from types import SimpleNamespace as NS
 
 from cohtb.experiments.published import PUBLISHED
 from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.report import results
+from cohtb.report.arm_summary import arm_table
 from cohtb.toolchain import ROOT
 
 
@@ -110,3 +112,27 @@ def test_the_machine_table_puts_each_seed_s_flat_and_socket_verdicts_side_by_sid
     assert socket["004"].startswith("004v5: -, not run yet") and socket["002"].startswith("002v5: -, not run yet")
     assert all(r[5] == "-" for r in rows)   # no runs, so no conclusion to compare
     assert results._conclusion(["e", "+1%", "+14% (+6% to +24%)", "sign only: published ..."]) == ("sign only", "+")
+
+
+def _arm_run(verdict: str, matched: int, unexplained: int, cpu: float | None, boot: str | None = None):
+    checkpoint = NS(path=boot, cpu_seconds=100.0) if boot else None
+    return NS(check={"verdict": verdict, "matched": matched, "unexplained": unexplained},
+              run=NS(manifest=NS(gem5=NS(cpu_seconds=cpu), checkpoint=checkpoint)))
+
+
+def test_the_arm_table_counts_a_disagreeing_run_and_each_boot_once():
+    agree, disagree = "agrees: unexplained 0 of 10 items", "DISAGREES: unexplained 9 of 10 items"
+    table = arm_table("t", [("a", [_arm_run(agree, 10, 0, 50.0, "ck1"), _arm_run(disagree, 10, 9, 70.0, "ck1")]),
+                            ("b", [_arm_run(agree, 20, 0, 30.0, "ck2"), _arm_run("not checked", 0, 0, None)])])
+    a, b, total = table.rows
+    assert a[2] == "1 of 2" and a[3] == "10" and a[4] == "0-9" and a[5] == "50-70" and a[6] == "120"
+    assert b[2] == "1 of 2 (1 not checked)" and b[3] == "20"
+    assert total[0] == "all, with the 2 boots they started from" and total[2] == "2 of 4"
+    assert total[6] == "350 (1 runs or boots without a record)"   # 150 runs + two boots of 100, each once
+
+
+def test_every_complete_experiment_on_the_page_holds_its_runs_against_gem5():
+    page = (ROOT / "docs" / "results.md").read_text()
+    for seed, e in EXPERIMENTS.items():
+        if f"Not run yet under {e.declaration.id}" not in page:
+            assert f"Seed {e.seed}, declaration {e.declaration.id}: the runs, held against gem5" in page, seed

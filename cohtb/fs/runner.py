@@ -37,6 +37,7 @@ MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*
                  *sorted((ROOT / "gem5-configs" / "multisocket" / "topologies").glob("*.json")),
                  *sorted((ROOT / "gem5-configs" / "multisocket" / "machines").glob("*.json"))]
 CONSOLE = "board.pc.com_1.device"   # the guest's serial console, in gem5's output directory
+PMEM = "board.physmem.store0.pmem"   # a checkpoint's memory image (gzip), physical addresses from 0
 RESULT = "workload.json"            # what the guest's script writes back (m5 writefile), into gem5's outdir
 STDERR = "workload.stderr"
 # "cohtb-object <file> <type> <role> <phys hex> <size>" (kernel/patches/dcache-report-objects.patch)
@@ -260,8 +261,10 @@ class FSRunner:
                                                                    "bytes") if k in boot}},
             # The set-up on atomic CPUs, from the checkpoint to the switch to timing ones.
             atomic_setup={"simulated_seconds": round(roi["switch_tick"] / 1e12 - boot["simulated_seconds"], 9)})
-        # The kernel's globals among the trace's lines, by name (the reported objects' fields are the layout).
+        # The kernel's globals and per-CPU variables among the trace's lines, by name (the reported objects'
+        # fields are the layout); the per-CPU areas are where the checkpoint's boot put them.
         _, recs = events.read_all(tmp / manifest.files.events)
+        named = symbols.kernel_symbols(built.vmlinux, ckpt / "ckpt" / PMEM, spec.sockets * spec.cores_per_socket)
         manifest.kernel_symbols = [LineSymbols.model_validate(x) for x in
-                                   symbols.name_lines(set(recs["line"].tolist()), symbols.data_symbols(built.vmlinux))]
+                                   symbols.name_lines(set(recs["line"].tolist()), named)]
         return manifest

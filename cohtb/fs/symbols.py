@@ -3,14 +3,18 @@
 The layout map names the fields of the objects the guest reports (the file's dentry, its directory's, its
 inode); every other line the trace shows is the kernel's too. Those in the kernel image -- globals such as
 locks, counters, seqcounts -- are named here from the vmlinux's symbol table, placed in physical memory by
-its program headers (gem5 loads vmlinux at the physical addresses they give). Slab objects and the per-CPU
-areas are allocated at boot and have no symbol: they stay unnamed, as do the __init pages (freed after boot
+its program headers (gem5 loads vmlinux at the physical addresses they give). The per-CPU variables (the
+qspinlock's MCS nodes, run queues) are named per CPU: each CPU's copy sits at its symbol's offset from that
+CPU's area, whose address the boot wrote into `__per_cpu_offset`, read from the checkpoint's memory. Slab
+objects are allocated at boot and have no symbol: they stay unnamed, as do the __init pages (freed after boot
 and reused by the allocators)."""
 
 from __future__ import annotations
 
 import bisect
+import gzip
 import re
+import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +23,9 @@ from cohtb.contract import DEFAULT_LINE_SIZE
 from cohtb.errors import CohtbError
 
 DATA_TYPES = set("bBdDrRvV")   # nm: bss, data, read-only data, weak objects
+# x86-64's direct map of physical memory with 4-level paging and no KASLR (kernel/config-fragment turns
+# RANDOMIZE_BASE, and with it RANDOMIZE_MEMORY, and X86_5LEVEL off): a per-CPU area is allocated there.
+DIRECT_MAP = 0xffff888000000000
 
 
 @dataclass(frozen=True)
@@ -47,27 +54,78 @@ def load_segments(vmlinux: Path) -> list[tuple[int, int, int]]:
     return segs
 
 
+def _nm(vmlinux: Path) -> str:
+    return _run(["nm", "-S", "--defined-only", str(vmlinux)])
+
+
+def _sized(nm_text: str):
+    """(address, size, type, name) of each nm line that gives a size."""
+    for line in nm_text.splitlines():
+        m = re.fullmatch(r"([0-9a-f]+) ([0-9a-f]+) (\S) (\S+)", line.strip())
+        if m:
+            yield int(m.group(1), 16), int(m.group(2), 16), m.group(3), m.group(4)
+
+
 def data_symbols(vmlinux: Path) -> list[Symbol]:
     """The image's data objects with their physical addresses, sorted. Per-CPU variables (addresses from 0,
     a template copied at boot) fall in no loaded segment's kernel range and are left out."""
     segs = [s for s in load_segments(vmlinux) if s[0] >= 0xffffffff80000000]
-    text = _run(["nm", "-S", "--defined-only", str(vmlinux)])
+    text = _nm(vmlinux)
     # __init data is freed after boot and its pages handed to the allocators: a name there would be wrong
     marks = {n: int(a, 16) for a, n in re.findall(r"^([0-9a-f]+) \S (__init_begin|__init_end)$", text, re.M)}
     init = (marks.get("__init_begin", 0), marks.get("__init_end", 0))
     out = []
-    for line in text.splitlines():
-        m = re.fullmatch(r"([0-9a-f]+) ([0-9a-f]+) (\S) (\S+)", line.strip())
-        if not m or m.group(3) not in DATA_TYPES:
-            continue
-        vaddr, size = int(m.group(1), 16), int(m.group(2), 16)
-        if init[0] <= vaddr < init[1]:
+    for vaddr, size, kind, name in _sized(text):
+        if kind not in DATA_TYPES or init[0] <= vaddr < init[1]:
             continue
         for v, p, n in segs:
             if v <= vaddr < v + n:
-                out.append(Symbol(p + vaddr - v, size, m.group(4)))
+                out.append(Symbol(p + vaddr - v, size, name))
                 break
     return sorted(out, key=lambda s: s.paddr)
+
+
+def percpu_template(nm_text: str) -> list[Symbol]:
+    """The per-CPU variables as offsets into a CPU's area (x86-64 links them from 0 up to __per_cpu_end)."""
+    end = re.search(r"^([0-9a-f]+) \S __per_cpu_end$", nm_text, re.M)
+    if not end:
+        raise CohtbError("the vmlinux has no __per_cpu_end (not an SMP x86-64 kernel)")
+    return [Symbol(a, size, name) for a, size, kind, name in _sized(nm_text)
+            if kind in DATA_TYPES and a < int(end.group(1), 16)]
+
+
+def percpu_offsets(pmem: Path, table_paddr: int, cpus: int) -> list[int]:
+    """`__per_cpu_offset[0 .. cpus-1]` from a gem5 checkpoint's memory image (gzip of physical memory from 0)."""
+    try:
+        with gzip.open(pmem) as f:
+            f.seek(table_paddr)
+            raw = f.read(8 * cpus)
+    except (OSError, EOFError) as e:
+        raise CohtbError(f"{pmem}: cannot read __per_cpu_offset at {table_paddr:#x}: {e}") from None
+    if len(raw) != 8 * cpus:
+        raise CohtbError(f"{pmem}: ends before __per_cpu_offset[{cpus - 1}] at {table_paddr:#x}")
+    return list(struct.unpack(f"<{cpus}Q", raw))
+
+
+def percpu_symbols(template: list[Symbol], offsets: list[int], where: str) -> list[Symbol]:
+    """Each CPU's copy of each per-CPU variable, named `name (CPU k)`, at its physical address."""
+    out = []
+    for cpu, offset in enumerate(offsets):
+        if not DIRECT_MAP <= offset < DIRECT_MAP + (1 << 46):
+            raise CohtbError(f"{where}: __per_cpu_offset[{cpu}] = {offset:#x} is not in the direct map (a CPU the "
+                             "boot did not bring up, or a kernel with KASLR)")
+        out += [Symbol(offset - DIRECT_MAP + s.paddr, s.size, f"{s.name} (CPU {cpu})") for s in template]
+    return sorted(out, key=lambda s: s.paddr)
+
+
+def kernel_symbols(vmlinux: Path, pmem: Path, cpus: int) -> list[Symbol]:
+    """The image's data objects and every CPU's per-CPU variables, placed in physical memory, sorted."""
+    image = data_symbols(vmlinux)
+    table = [s for s in image if s.name == "__per_cpu_offset"]
+    if len(table) != 1:
+        raise CohtbError(f"{vmlinux}: no data symbol __per_cpu_offset")
+    placed = percpu_symbols(percpu_template(_nm(vmlinux)), percpu_offsets(pmem, table[0].paddr, cpus), str(pmem))
+    return sorted(image + placed, key=lambda s: s.paddr)
 
 
 def name_lines(lines: set[int], symbols: list[Symbol], line_size: int = DEFAULT_LINE_SIZE) -> list[dict]:

@@ -15,13 +15,14 @@ from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
+from cohtb.report.arm_summary import arm_table
 from cohtb.experiments import method_changes
 from cohtb.fs.kernel import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.published import SHARES
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point_results, series_result
-from cohtb.experiments.rules import __doc__ as RULES, Verdict, curve_verdicts, point_verdict, series_verdict
+from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO, Verdict, curve_verdicts, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
 from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.run.machines import hierarchy_of
@@ -149,8 +150,11 @@ def representative(p: PointResult) -> tuple[RunMetrics, RunMetrics] | None:
     """The first repetition of base and new (the attribution's pair)."""
     if not p.complete:
         return None
-    by_seed = lambda runs: min(runs, key=lambda m: m.spec.seed)
-    return by_seed(p.base), by_seed(p.new)
+    return first_repetition(p.base), first_repetition(p.new)
+
+
+def first_repetition(runs: list[RunMetrics]) -> RunMetrics:
+    return min(runs, key=lambda m: m.spec.seed)
 
 
 def disagreement(res: SeedResult) -> list[str]:
@@ -392,17 +396,58 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
         per_us = 1 / (sr.series.runs[0].interval_us)
         rows = [[policy, sr.trough(policy).text() if sr.trough(policy) else "-",
                  sr.falls(policy).text() if sr.falls(policy) else "-",
+                 sr.late_peak(policy).text() if sr.late_peak(policy) else "-",
                  sr.late(policy).text(per_us) if sr.late(policy) else "-"] for policy in sr.runs]
         out += [Table(f"Seed {e.seed}, {sr.series.label}, declaration {res.declaration.id}: ops per interval after "
                       f"{sr.series.event}, against the level before it (mean (min-max) of the repetitions)",
-                      ["kernel" if sr.series.labels else "policy", "lowest interval / before", "last quarter / before", "last quarter (ops/µs)"], rows,
+                      ["kernel" if sr.series.labels else "policy", "lowest interval / before", "last quarter / before",
+                       "highest interval of the last quarter / before", "last quarter (ops/µs)"], rows,
                       f"Published (retry100): {sr.series.published[0].new:,.0f} / "
                       f"{sr.series.published[0].base:,.0f} = {sr.series.published[0].ratio:.2f}. "
                       f"Reproduced ({res.declaration.collapse_rule}): {cv.text}.").markdown()]
+        if sr.series.controls:
+            out += [textwrap.fill("**Collapses, and stays collapsed?** " + " ".join(
+                collapse_answer(sr, label) for pair in sr.series.controls for label in pair), 100), ""]
+        for label, control in (sr.series.controls if figures else ()):   # what the disturbance cost, line by line
+            if sr.runs.get(label) and sr.runs.get(control):
+                table, text = attribution(first_repetition(sr.runs[control]), first_repetition(sr.runs[label]))
+                table.title = (f"Attribution, {label} against its control ({control}), repetition 1, the whole window: "
+                               f"{table.title.split(': ', 1)[-1]}")
+                out += [table.markdown(), textwrap.fill(text, 100), ""]
+    out.append(arm_table(f"Seed {e.seed}, declaration {res.declaration.id}: the runs, held against gem5, and their "
+                         "host time", arms(res)).markdown())
     dis = disagreement(res)
     if dis:
         out += ["**Where the simulation disagrees.** " + " ".join(dis) + f" Differences that may explain it: "
                 f"{e.differences}.", ""]
+    return out
+
+
+def collapse_answer(sr: SeriesResult, label: str) -> str:
+    """Whether one label's runs fell under half their level before the first disturbance (its lowest interval) and
+    stayed there (every interval of the last quarter), in how many repetitions."""
+    low, peak = sr.trough(label), sr.late_peak(label)
+    if not low or not peak:
+        return f"{label}: no intervals."
+    n = len(low.values)
+    fell, stayed = (sum(v < COLLAPSED_TO for v in s.values) for s in (low, peak))
+    return (f"{label}: {_how_many(fell, n, 'collapses', 'does not collapse')} (lowest interval under "
+            f"{COLLAPSED_TO:.0%} of the level before in {fell} of {n} repetitions) and "
+            f"{_how_many(stayed, n, 'stays collapsed', 'does not stay collapsed')} (every interval of the last quarter "
+            f"under it in {stayed} of {n}).")
+
+
+def _how_many(k: int, n: int, every: str, none: str) -> str:
+    return every if k == n else none if k == 0 else f"{every.split()[0]} in some repetitions"
+
+
+def arms(res: SeedResult) -> list[tuple[str, list[RunMetrics]]]:
+    """The experiment's runs, per side of each point and per label of each series."""
+    e, out = res.experiment, []
+    for p in res.points:
+        out += [(f"{p.point.label}: {e.base_name}", p.base), (f"{p.point.label}: {e.new_name}", p.new)]
+    for sr in res.series:
+        out += [(f"{sr.series.label}: {label}", runs) for label, runs in sr.runs.items()]
     return out
 
 
