@@ -57,8 +57,8 @@ VARIANTS = {v.name: v for v in (
     Variant("pre611-wait", ("dentry-pre611-layout", "lockref-wait-for-unlock"),
             "6.8 .. 6.10's dentry (pre611) with the wait", 96, 192, "unified", "shared"),
     Variant("rspin", ("rwsem-bench", "rwsem-reader-spin"),
-            "stock 6.12 with a benchmark rwsem (/proc/cohtb-rwsem) and 5.3 .. 5.10's reader optimistic spinning "
-            "behind a switch (seed 002; off: 6.12's rwsem)", 128, 192, "retry100", "split"),
+            "stock 6.12 with a benchmark rwsem (/proc/cohtb-rwsem) and reader optimistic spinning (5.3 on) as the "
+            "tree had it just before its removal for 5.11, behind a switch (seed 002; off: 6.12's rwsem)", 128, 192, "retry100", "split"),
     Variant("lockref-off", ("lockref-off",), "stock layout; every lockref operation takes d_lock (seed 000's baseline)",
             128, 192, "locked", "split"),
     Variant("hybrid184", ("dentry-hybrid184-layout",),
