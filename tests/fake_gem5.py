@@ -5,7 +5,8 @@ roi.json, the workload's output and a small gzip trace with a TLB mapping and a 
 FAKE_GEM5_FAIL_POLICY=<policy> makes runs of that policy fail; FAKE_GEM5_HANG_POLICY hangs them;
 FAKE_GEM5_SLOW_SECONDS makes every SE run take that much longer.
 With cohtb_fs.py's --mode it stands in for a full-system boot (a checkpoint directory) or a restored run
-(the guest script's benchmark run natively, the kernel's object lines and the result written back); FAKE_GEM5_NO_OBJECTS=1 leaves the object lines out (a kernel without the project's patch)."""
+(the guest script's benchmark run natively, the kernel's object lines and the result written back); FAKE_GEM5_NO_OBJECTS=1 leaves the object lines out (a kernel without the project's patch); FAKE_GEM5_NO_OPS=1
+reports a window in which no operation completed."""
 
 import gzip
 import importlib.util
@@ -129,6 +130,8 @@ def full_system(opts: list[str], outdir: str) -> int:
             pages |= {o["address"] & ~4095 for o in doc["layout_map"]["objects"]}
             doc["guest_pages"] = {str(v): v + GUEST_PAGES_AT for v in pages}
             hot = doc["layout_map"]["objects"][0]["fields"][0]["address"] + GUEST_PAGES_AT
+        if os.environ.get("FAKE_GEM5_NO_OPS"):   # a window in which no operation completed
+            doc["ops"] = 0
         (Path(outdir) / "workload.json").write_text(json.dumps(doc))   # what the workload's --guest writes back
         (Path(outdir) / "board.pc.com_1.device").write_text("cohtb-guest: running the host's payload\n")
         write_trace(outdir, trace_lines(hot, sockets * cps))

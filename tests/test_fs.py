@@ -478,6 +478,18 @@ def test_a_kernel_that_reports_no_objects_fails_the_run_clearly(fake_full_system
     assert not (runs / spec.id).exists() and (runs / f"{spec.id}.failed.json").exists()
 
 
+def test_a_window_without_an_operation_fails_the_run_in_one_line_and_the_launch_goes_on(fake_full_system, monkeypatch):
+    """A window in which no operation completed has no throughput to compare: each such run fails with its record,
+    not the launch with a traceback."""
+    monkeypatch.setenv("FAKE_GEM5_NO_OPS", "1")
+    runs = fake_full_system / "runs"
+    specs = fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [1, 2])
+    outcomes = launch.launch(specs, runs, jobs=1, timeout=120)
+    assert [o.status for o in outcomes] == ["failed", "failed"]
+    assert all("no operation completed in the measured window" in o.error and "\n" not in o.error for o in outcomes)
+    assert all((runs / f"{s.id}.failed.json").exists() and not (runs / s.id).exists() for s in specs)
+
+
 def test_kernel_globals_are_named_on_every_line_they_cover():
     syms = [symbols.Symbol(0x1000, 4, "a_lock"), symbols.Symbol(0x1038, 16, "straddles"),
             symbols.Symbol(0x2000, 64 * 3, "table"), symbols.Symbol(0x3000, 0, "empty_marker")]

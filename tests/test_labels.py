@@ -17,7 +17,7 @@ def test_every_bundled_run_has_a_label_of_its_own():
 
 def test_full_system_runs_are_named_by_kernel_and_placement():
     by_id = {r.id: run_label(r) for r in discover([REFERENCE_RUNS])}
-    fs = {i: label for i, label in by_id.items() if i.startswith("fs-")}
+    fs = {i: label for i, label in by_id.items() if i.startswith("fs-stat_file-")}
     assert fs
     for i, label in fs.items():
         # pre611 recorded before issue 32's fix was the 184-byte dentry, and its label says so; since, the shipped one
@@ -28,6 +28,14 @@ def test_full_system_runs_are_named_by_kernel_and_placement():
         assert label.split(", ")[-1].split(" #")[0].split(" [")[0] in ("2000 µs window", "300 µs window"), label
         assert "retry100" not in label and "shared" not in label   # the kernel is the policy and the layout
         assert ("line offset" in label) == ("dentrylineoffset" in i)
+
+
+def test_full_system_runs_of_a_workload_of_their_own_are_named_by_its_policy():
+    labels = {r.id: run_label(r) for r in discover([REFERENCE_RUNS]) if r.id.startswith("fs-rwsem-")}
+    assert labels
+    for i, label in labels.items():
+        policy = "sleep" if "-sleep-" in i else "spin"
+        assert label.startswith(f"fs rspin rwsem {policy} 2x4, 1000 µs window"), label
 
 
 def test_se_runs_name_their_lock_model():

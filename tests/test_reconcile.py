@@ -112,6 +112,17 @@ def test_a_writeback_forward_overtaken_by_its_evict_is_named():
     assert (c.writebackForwards, c.dirtyReadsGem5Only, c.unexplained) == (1, 0, 0)
 
 
+def test_dirty_data_handed_back_to_the_core_that_wrote_it_back_is_named():
+    """0 wrote and wrote the line back (EVICT); its read again got the line unique and dirty from the socket cache
+    (CHI may answer a read with UD), so 1's read is served from 0 in M: the monitor, for which a written-back
+    line has no dirty owner, counts no dirty read. Once 0 writes again, a dirty read from it is the monitor's."""
+    c = check((0, W, S.IM), (0, E, S.M_I), (0, R, S.IS), (0, FGS, S.M), (1, R, S.IS), (0, W, S.SM))
+    assert (c.dirtyHandedBack, c.dirtyReadsGem5Only, c.unexplained) == (1, 0, 0)
+    c = check((0, W, S.IM), (0, E, S.M_I), (0, W, S.IM), (0, FGS, S.M), (1, R, S.IS), (0, W, S.SM))
+    assert c.dirtyHandedBack == 0   # written again since: an ordinary dirty read, which the monitor counts
+    assert c.dirtyReadsMatched == 1 and c.unexplained == 0
+
+
 def test_socket_maps_number_sockets_without_gaps(tmp_path):
     from cohtb.errors import CohtbError
 

@@ -10,6 +10,7 @@ from cohtb.analysis.steady import fairness
 from cohtb.fs.kernel import built_label
 from cohtb.monitor.models import LineStats
 from cohtb.run.runs import Run
+from cohtb.run.spec import GUEST_BENCHMARK
 
 
 @dataclass
@@ -92,13 +93,19 @@ def run_label(run: Run) -> str:
     """What tells a run from the others of a report, with the repetition after the first. SE: policy/layout SxC,
     with the workload unless lockref, the lock model, its other extra flags (name=value) and the intruder.
     Full system: the kernel variant (and the dentry its build had, when the name meant another then), the guest's
-    operation, SxC, where the dentry sits and the window. The declaration a run was recorded under, if any, last."""
+    operation (or a workload of its own and its policy), SxC, where the dentry sits, its other flags, the lister's
+    period and the window. The declaration a run was recorded under, if any, last."""
     spec = run.spec
     rep = (f" #{spec.seed}" if spec.seed > 1 else "") + (f" [{spec.declaration}]" if spec.declaration else "")
     if spec.kernel:
-        op = dict(zip(spec.extra[::2], spec.extra[1::2])).get("--op", "stat")
-        return (f"fs {kernel_name(run)} {op} {spec.sockets}x{spec.cores_per_socket}, {placement(spec)}, "
-                f"{spec.window_us} µs window{rep}")
+        flags = dict(zip(spec.extra[::2], spec.extra[1::2]))
+        own = spec.workload != GUEST_BENCHMARK   # a workload of its own has its policy; stat_file's is the kernel's
+        what = f"{spec.workload} {spec.policy}" if own else flags.get("--op", "stat")
+        more = [f"{k.lstrip('-')}={v}" for k, v in flags.items() if k not in ("--op", "--dentry-line-offset")]
+        more += [f"lister every {spec.intruder_period_us} µs"] if spec.intruder_period_us else []
+        return (f"fs {kernel_name(run)} {what} {spec.sockets}x{spec.cores_per_socket}, "
+                + "".join(f"{part}, " for part in ([] if own else [placement(spec)]) + more)
+                + f"{spec.window_us} µs window{rep}")
     s = f"{spec.policy}/{spec.layout} {spec.sockets}x{spec.cores_per_socket}"
     if spec.workload != "lockref":
         s = f"{spec.workload} {s}"

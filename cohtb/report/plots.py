@@ -595,8 +595,9 @@ def scaling(ms: list[RunMetrics], path: Path) -> Path | None:
 
 
 CHECK_PARTS = (("matched with gem5's evidence", lambda c: c["matched"], "#4c72b0"),
-               ("gem5 only, explained (before/after the trace, writeback forwards)",
-                lambda c: c["ownerBeforeTrace"] + c["requesterAfterTrace"] + c["writebackForwards"], "#aaaaaa"),
+               ("gem5 only, explained (before/after the trace, writeback forwards, dirty handed back)",
+                lambda c: c["ownerBeforeTrace"] + c["requesterAfterTrace"] + c["writebackForwards"]
+                + c.get("dirtyHandedBack", 0), "#aaaaaa"),
                ("unexplained (monitor only + gem5 only)", lambda c: c["unexplained"], "#c44e52"))
 
 

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import ValidationError
+
 from cohtb.atomic import install, write_json_atomic
 from cohtb.contract import block_socket_map
 from cohtb.digest import file_sha256
@@ -215,6 +217,9 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
                 **extra) -> Manifest:
     """What every run does with gem5's output: the trace ingested (pagemap: the TLB mappings of an SE run; None:
     the trace's addresses are physical already), the layout map placed, the trace kept, and the manifest."""
+    if workload.get("ops") == 0:   # a throughput of nothing: no ratio can be taken, so the run is not kept
+        raise CohtbError(f"{spec.id}: no operation completed in the measured window (the workload's ops is 0; per "
+                         f"thread: {workload.get('per_thread_ops')}; the guest console: gem5/board.pc.com_1.device)")
     trace = tmp / "gem5" / gem5_tool.TRACE
     source = {"run": spec.id, "trace": "trace.gz", "gem5_roi": [roi["begin_tick"], roi["end_tick"]]}
     socket_of_core = [c["socket"] for c in sorted(roi["controllers"]["l1"], key=lambda c: c["core"])]
@@ -236,7 +241,7 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
     kept_trace = trace.exists()   # a live run keeps it only with --keep-trace
     if kept_trace:
         shutil.move(str(trace), tmp / "trace.gz")
-    return Manifest.model_validate({
+    return _validated({
         "cohtb_run": MANIFEST_VERSION,
         "id": spec.id,
         "spec": spec.to_json(),
@@ -257,3 +262,13 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
                   **({"live": "live.json"} if (tmp / "live.json").exists() else {}), **(files or {}), "gem5": "gem5/"},
         "layout": [f.to_json() for f in fields],
     })
+
+
+def _validated(doc: dict) -> Manifest:
+    """The manifest of a finished run; one that breaks the schema fails the run, naming the field."""
+    try:
+        return Manifest.model_validate(doc)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise CohtbError(f"{doc['id']}: the run's manifest would be invalid: field '{'.'.join(map(str, err['loc']))}': "
+                         f"{err['msg']} (got {repr(err.get('input'))[:80]})") from None
