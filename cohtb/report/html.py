@@ -99,7 +99,7 @@ def check_table(ms: list[RunMetrics]) -> Table:
                   "contended lines within 1%", "verdict"], rows,
                  "A transfer from O is matched by gem5's Fwd_GETX or Inv at O, a dirty read from O by Fwd_GETS at O "
                  "(docs/gem5.md, 'Reconciling'). Explained remainders: forwards by a core that wrote the line before "
-                 "tracing began, forwards whose requester completed after it ended, and forwards from a writeback buffer "
+                 "tracing began, forwards whose requester completed after it ended, forwards from a writeback buffer "
                  "whose EVICT completed first, and dirty reads served by a core that wrote the line back and got it "
                  "again unique and dirty with a read (CHI), which the counting rules give no dirty owner. Clean forwards (at a core in E, "
                  "which never wrote the line) are not transfers or dirty reads by the counting rules. The verdict holds "
