@@ -166,7 +166,7 @@ def test_recorded_builds_say_which_dentry_they_had():
     """The bundled pre611 runs recorded before issue 32's fix were built with the hypothetical 184-byte dentry (the
     record says so by their tree key: they predate patch digests), those recorded since (declaration 004-fsv3 on)
     with 6.8-6.10's, by their patches' digests; each agrees with its run's own layout map."""
-    runs = sorted(REFERENCE_RUNS.glob("fs-*/manifest.json"))
+    runs = sorted(REFERENCE_RUNS.glob("fs-stat_file-*/manifest.json"))   # the runs whose object is the file's dentry
     assert runs
     for path in runs:
         m = json.loads(path.read_text())
