@@ -112,14 +112,19 @@ def test_a_writeback_forward_overtaken_by_its_evict_is_named():
     assert (c.writebackForwards, c.dirtyReadsGem5Only, c.unexplained) == (1, 0, 0)
 
 
-def test_dirty_data_handed_back_to_the_core_that_wrote_it_back_is_named():
-    """0 wrote and wrote the line back (EVICT); its read again got the line unique and dirty from the socket cache
-    (CHI may answer a read with UD), so 1's read is served from 0 in M: the monitor, for which a written-back
-    line has no dirty owner, counts no dirty read. Once 0 writes again, a dirty read from it is the monitor's."""
+def test_dirty_data_handed_up_with_a_read_is_named():
+    """A CHI socket cache holding a written-back line dirty may answer a read with it unique and dirty: the reader
+    (the core that wrote it back, or another) then serves a later reader in M without a store of its own. For the
+    counting rules only a writer is a dirty owner, so the monitor counts no dirty read: explained, named. Once
+    the core writes again, a dirty read from it is the monitor's."""
     c = check((0, W, S.IM), (0, E, S.M_I), (0, R, S.IS), (0, FGS, S.M), (1, R, S.IS), (0, W, S.SM))
-    assert (c.dirtyHandedBack, c.dirtyReadsGem5Only, c.unexplained) == (1, 0, 0)
+    assert (c.dirtyHandedUp, c.dirtyReadsGem5Only, c.unexplained) == (1, 0, 0)
+    # as a 002-kernel-fs run had it: 0 wrote, 1 read it dirty and wrote, 1 wrote it back, 0 read it (UD), 3 read
+    c = check((0, W, S.IM), (0, FGS, S.M), (1, R, S.IS), (0, INV, S.S), (1, W, S.SM), (1, E, S.M_I),
+              (0, R, S.IS), (0, FGS, S.M), (3, R, S.IS), (0, INV, S.S), (3, W, S.SM), (3, FGS, S.M), (0, R, S.IS))
+    assert (c.dirtyHandedUp, c.dirtyReadsGem5Only, c.unexplained) == (1, 0, 0)
     c = check((0, W, S.IM), (0, E, S.M_I), (0, W, S.IM), (0, FGS, S.M), (1, R, S.IS), (0, W, S.SM))
-    assert c.dirtyHandedBack == 0   # written again since: an ordinary dirty read, which the monitor counts
+    assert c.dirtyHandedUp == 0   # written again since: an ordinary dirty read, which the monitor counts
     assert c.dirtyReadsMatched == 1 and c.unexplained == 0
 
 

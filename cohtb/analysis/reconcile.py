@@ -19,7 +19,7 @@ import numpy as np
 from cohtb.contract import Kind, L1State
 from cohtb.monitor.models import FieldCounts, IdealModel
 
-READ, WRITE, EVICT, FWD_GETS, FWD_GETX, INV = Kind.READ, Kind.WRITE, Kind.EVICT, Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV
+READ, WRITE, FWD_GETS, FWD_GETX, INV = Kind.READ, Kind.WRITE, Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV
 TOLERANCE = 0.01            # unexplained remainder allowed, as a share of the matched items of a line or run
 CONTENDED = 10              # a line with at least this many matched items is held to the tolerance
 
@@ -37,7 +37,7 @@ class LineCheck(FieldCounts):
     ownerBeforeTrace: int = 0            # forwarded by a core with no WRITE of the line in the trace (written before it)
     requesterAfterTrace: int = 0         # forwarded, but the trace ended before a requester's completion
     writebackForwards: int = 0           # Fwd_GETS from a writeback buffer (M_I) whose WB_Ack (the EVICT) came first
-    dirtyHandedBack: int = 0             # Fwd_GETS in M at a core that wrote, wrote back and read the line again
+    dirtyHandedUp: int = 0               # Fwd_GETS in M at a core whose last obtain of the line was a read
     cleanForwards: int = 0               # Fwd_GETX/Fwd_GETS at a core in E: it never wrote the line (rules W, R)
 
     @property
@@ -51,7 +51,7 @@ class LineCheck(FieldCounts):
 
     @property
     def explained(self) -> int:
-        return self.ownerBeforeTrace + self.requesterAfterTrace + self.writebackForwards + self.dirtyHandedBack
+        return self.ownerBeforeTrace + self.requesterAfterTrace + self.writebackForwards + self.dirtyHandedUp
 
     def within_tolerance(self) -> bool:
         return self.unexplained <= TOLERANCE * self.matched
@@ -68,7 +68,7 @@ class Reconciler:
         self.lines: dict[int, LineCheck] = {}
         self._evidence: dict[tuple[int, int], list[tuple[int, int]]] = {}   # (line, core) -> [(kind, l1_state)]
         self._wrote: set[tuple[int, int]] = set()                             # (line, core) with a WRITE so far
-        self._wrote_back: set[tuple[int, int]] = set()                        # ... and an EVICT since its last WRITE
+        self._got_by_read: set[tuple[int, int]] = set()                       # (line, core) last obtained by a READ
         self._finished = False
 
     def apply_array(self, recs: np.ndarray) -> None:
@@ -82,8 +82,6 @@ class Reconciler:
         applied = self.ideal.apply(line, core, socket, kind)
         if kind in (FWD_GETS, FWD_GETX, INV):
             self._evidence.setdefault((line, core), []).append((kind, l1_state))
-        if kind == EVICT and (line, core) in self._wrote:
-            self._wrote_back.add((line, core))
         if kind not in (READ, WRITE):
             return
         old, fx = applied
@@ -104,7 +102,9 @@ class Reconciler:
         self._settle(line, core, chk, at_end=False)
         if kind == WRITE:
             self._wrote.add((line, core))
-            self._wrote_back.discard((line, core))
+            self._got_by_read.discard((line, core))
+        else:
+            self._got_by_read.add((line, core))
 
     def finish(self) -> None:
         """Settles the evidence no completion claimed before the trace ended."""
@@ -144,11 +144,11 @@ class Reconciler:
                 chk.writebackForwards += 1
             elif (line, core) not in self._wrote:
                 chk.ownerBeforeTrace += 1
-            elif kind == FWD_GETS and state == L1State.M and (line, core) in self._wrote_back:
-                # A CHI socket cache may answer a read with the line unique and dirty (UD): the core that wrote
-                # the line back gets its own dirty data again, without a store, and a later reader's data comes
-                # from it. The monitor's rules give a written-back line no dirty owner, so it counts no dirty read.
-                chk.dirtyHandedBack += 1
+            elif kind == FWD_GETS and state == L1State.M and (line, core) in self._got_by_read:
+                # A CHI socket cache that holds a written-back line dirty may answer a read with it unique and
+                # dirty (UD): the reader holds dirty data without a store, and a later reader's data comes from
+                # it. The counting rules make only a writer a dirty owner, so the monitor counts no dirty read.
+                chk.dirtyHandedUp += 1
             elif at_end:
                 chk.requesterAfterTrace += 1
             elif kind == FWD_GETX:

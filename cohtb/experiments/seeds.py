@@ -330,7 +330,10 @@ def e002fs(d: Declaration, workload: str = "rwsem") -> Experiment:
                        "has in both arms: it is neither simulated nor judged"
                        if kernel_rwsem else
                        "the rwsem is the workload's (count, owner and a futex word), not the kernel's; its slow path "
-                       "has no wait_lock and no queue: the futex is its queue"),
+                       "has no wait_lock and no queue: the futex is its queue")
+                    + "; and gem5's x86 has no STI interrupt shadow, so a wakeup taken at an idle CPU's hlt can wait "
+                      "for that CPU's next tick, up to 10 ms (docs/fs.md, 'Lost wakeups'): every run in which "
+                      "threads sleep is exposed, by an amount these runs do not measure",
         points=(Point(sockets_text(n), fs("sleep"), fs("spin"), (PUBLISHED["002"]["36 threads, locking rate"],)),))
 
 

@@ -88,20 +88,20 @@ def check_table(ms: list[RunMetrics]) -> Table:
         rows.append([m.label, f"{c['transfersMatched']:,}", f"{c['transfersMonitorOnly']:,}", f"{c['transfersGem5Only']:,}",
                      f"{c['dirtyReadsMatched']:,}", f"{c['dirtyReadsMonitorOnly']:,}", f"{c['dirtyReadsGem5Only']:,}",
                      f"{c['ownerBeforeTrace']:,} / {c['requesterAfterTrace']:,} / {c['writebackForwards']:,} / "
-                     f"{c.get('dirtyHandedBack', 0):,}",
+                     f"{c.get('dirtyHandedUp', 0):,}",
                      f"{c['cleanForwards']:,}",
                      f"{c['contended_lines'] - c['lines_outside_tolerance']} of {c['contended_lines']}",
                      c["verdict"].split(":")[0]])
     return Table("Checks against gem5: every transfer and dirty read (HITM) paired with gem5's evidence",
                  ["run", "transfers matched", "monitor only", "gem5 only", "dirty reads (HITM) matched", "monitor only",
-                  "gem5 only", "explained: owner before / requester after the trace / writeback forward / dirty handed back",
+                  "gem5 only", "explained: owner before / requester after the trace / writeback forward / dirty handed up",
                   "clean forwards",
                   "contended lines within 1%", "verdict"], rows,
                  "A transfer from O is matched by gem5's Fwd_GETX or Inv at O, a dirty read from O by Fwd_GETS at O "
                  "(docs/gem5.md, 'Reconciling'). Explained remainders: forwards by a core that wrote the line before "
                  "tracing began, forwards whose requester completed after it ended, forwards from a writeback buffer "
-                 "whose EVICT completed first, and dirty reads served by a core that wrote the line back and got it "
-                 "again unique and dirty with a read (CHI), which the counting rules give no dirty owner. Clean forwards (at a core in E, "
+                 "whose EVICT completed first, and dirty reads served by a core that got the line unique and dirty with a "
+                 "read (CHI passes a written-back line's dirtiness up), which the counting rules make no dirty owner. Clean forwards (at a core in E, "
                  "which never wrote the line) are not transfers or dirty reads by the counting rules. The verdict holds "
                  "the unexplained remainder to 1% of the matched items, per run and per contended line (10 or more items). "
                  "Runs recorded as event format 1 (issue-time events, before the completion-time ingest) are not "

@@ -595,9 +595,9 @@ def scaling(ms: list[RunMetrics], path: Path) -> Path | None:
 
 
 CHECK_PARTS = (("matched with gem5's evidence", lambda c: c["matched"], "#4c72b0"),
-               ("gem5 only, explained (before/after the trace, writeback forwards, dirty handed back)",
+               ("gem5 only, explained (before/after the trace, writeback forwards, dirty handed up)",
                 lambda c: c["ownerBeforeTrace"] + c["requesterAfterTrace"] + c["writebackForwards"]
-                + c.get("dirtyHandedBack", 0), "#aaaaaa"),
+                + c.get("dirtyHandedUp", 0), "#aaaaaa"),
                ("unexplained (monitor only + gem5 only)", lambda c: c["unexplained"], "#c44e52"))
 
 

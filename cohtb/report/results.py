@@ -196,7 +196,7 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
                                     "repetitions were recorded (no spread)"]]
     if res.failed:
         return [[e.title, "-", "-", f"no verdict under {d.id}: {len(res.failed)} of its {len(e.specs())} runs failed "
-                                    f"in gem5 ({len(res.missing)} not kept; each failure's record: <run id>.failed.json beside "
+                                    f"({len(res.missing)} not kept; each failure's record, with why: <run id>.failed.json beside "
                                     "the kept runs)"]]
     if not res.complete:
         return [[e.title, "-", "-", f"not run yet under {d.id} ({len(res.missing)} of {len(e.specs())} runs missing)"]]
