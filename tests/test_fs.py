@@ -528,8 +528,11 @@ def test_per_cpu_variables_are_named_per_cpu_where_the_boot_put_each_cpus_area(t
         symbols.percpu_offsets(pmem, table + 0x1000 - 16, 4)
     with pytest.raises(CohtbError, match="__per_cpu_offset\\[1\\] = 0xffffffff81780000 is not in the direct map"):
         symbols.percpu_symbols(template, [offsets[0], 0xffffffff81780000], "ckpt")
-    with pytest.raises(CohtbError, match="no __per_cpu_end"):
+    with pytest.raises(CohtbError, match="no per-CPU section linked from 0"):
         symbols.percpu_template("ffffffff81400000 0000000000000040 D some_global\n")
+    with pytest.raises(CohtbError, match="no per-CPU section linked from 0"):   # a kernel whose areas are not
+        symbols.percpu_template(NM_PERCPU.replace("0000000000000000 D __per_cpu_start",
+                                                  "ffffffff82000000 D __per_cpu_start"))
 
 
 def test_a_run_that_never_left_the_atomic_cpus_fails_clearly(fake_full_system, monkeypatch):

@@ -103,7 +103,8 @@ class Analysis(BaseModel):
 def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "default") -> Analysis:
     header, recs = run.events()
     interval_ticks = int(run.spec.interval_us * 1_000_000) if run.spec.interval_us else None   # µs -> ticks (ps)
-    return analyse_events(run.id, header, recs, out, run.fields, check_model, variant, interval_ticks)
+    return analyse_events(run.id, header, recs, out, run.fields, check_model, variant, interval_ticks,
+                          dirty_up=run.manifest.gem5.protocol == "CHI")
 
 
 def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, variant: str = "default") -> Analysis:
@@ -113,7 +114,7 @@ def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, 
 
 
 def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None, fields: list, check_model: bool,
-                   variant: str, interval_ticks: int | None = None) -> Analysis:
+                   variant: str, interval_ticks: int | None = None, dirty_up: bool = False) -> Analysis:
     variant, cfg = ondemand.config_for(header.num_cores, header.num_sockets, variant)
     replay.check_fits(header, cfg, name)
     regions = regions_for(fields, cfg.params.regions)
@@ -134,7 +135,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
             raise CohtbError(f"{name}: RTL and reference model disagree: " + "; ".join(diffs[:8]))
         check = "identical"
 
-    rec = reconcile(recs, header.num_sockets)
+    rec = reconcile(recs, header.num_sockets, dirty_up)   # a bare event file names no protocol: not assumed
     ideal = rec.ideal
     checked = {line: c for line, c in sorted(rec.lines.items()) if c.matched or c.unexplained or c.explained}
     contended = [line for line, c in checked.items() if c.matched >= CONTENDED]

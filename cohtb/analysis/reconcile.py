@@ -63,8 +63,11 @@ class LineCheck(FieldCounts):
 class Reconciler:
     """Runs the ideal model over a stream and pairs its transfers and dirty reads with gem5's evidence."""
 
-    def __init__(self, sockets: int):
+    def __init__(self, sockets: int, dirty_up: bool = False):
+        """dirty_up: the protocol may answer a read with the line unique and dirty (CHI does; MESI_Two_Level's L1
+        reaches M only through a WRITE event, so there the same forward is a lost event, left unexplained)."""
         self.ideal = IdealModel(sockets)
+        self.dirty_up = dirty_up
         self.lines: dict[int, LineCheck] = {}
         self._evidence: dict[tuple[int, int], list[tuple[int, int]]] = {}   # (line, core) -> [(kind, l1_state)]
         self._wrote: set[tuple[int, int]] = set()                             # (line, core) with a WRITE so far
@@ -144,7 +147,7 @@ class Reconciler:
                 chk.writebackForwards += 1
             elif (line, core) not in self._wrote:
                 chk.ownerBeforeTrace += 1
-            elif kind == FWD_GETS and state == L1State.M and (line, core) in self._got_by_read:
+            elif self.dirty_up and kind == FWD_GETS and state == L1State.M and (line, core) in self._got_by_read:
                 # A CHI socket cache that holds a written-back line dirty may answer a read with it unique and
                 # dirty (UD): the reader holds dirty data without a store, and a later reader's data comes from
                 # it. The counting rules make only a writer a dirty owner, so the monitor counts no dirty read.
@@ -157,7 +160,7 @@ class Reconciler:
                 chk.dirtyReadsGem5Only += 1
 
 
-def reconcile(recs: np.ndarray, sockets: int) -> Reconciler:
-    r = Reconciler(sockets)
+def reconcile(recs: np.ndarray, sockets: int, dirty_up: bool = False) -> Reconciler:
+    r = Reconciler(sockets, dirty_up)
     r.apply_array(recs)
     return r

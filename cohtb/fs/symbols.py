@@ -87,9 +87,11 @@ def data_symbols(vmlinux: Path) -> list[Symbol]:
 
 def percpu_template(nm_text: str) -> list[Symbol]:
     """The per-CPU variables as offsets into a CPU's area (x86-64 links them from 0 up to __per_cpu_end)."""
+    start = re.search(r"^([0-9a-f]+) \S __per_cpu_start$", nm_text, re.M)
     end = re.search(r"^([0-9a-f]+) \S __per_cpu_end$", nm_text, re.M)
-    if not end:
-        raise CohtbError("the vmlinux has no __per_cpu_end (not an SMP x86-64 kernel)")
+    if not start or not end or int(start.group(1), 16) != 0:
+        raise CohtbError("the vmlinux has no per-CPU section linked from 0 (__per_cpu_start, __per_cpu_end): "
+                         "not an SMP x86-64 kernel of the zero-based per-CPU layout")
     return [Symbol(a, size, name) for a, size, kind, name in _sized(nm_text)
             if kind in DATA_TYPES and a < int(end.group(1), 16)]
 

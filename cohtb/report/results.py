@@ -154,6 +154,7 @@ def representative(p: PointResult) -> tuple[RunMetrics, RunMetrics] | None:
 
 
 def first_repetition(runs: list[RunMetrics]) -> RunMetrics:
+    """Repetition 1 (the lowest seed) of a set of runs: the one an attribution is drawn from."""
     return min(runs, key=lambda m: m.spec.seed)
 
 
@@ -431,14 +432,14 @@ def collapse_answer(sr: SeriesResult, label: str) -> str:
         return f"{label}: no intervals."
     n = len(low.values)
     fell, stayed = (sum(v < COLLAPSED_TO for v in s.values) for s in (low, peak))
-    return (f"{label}: {_how_many(fell, n, 'collapses', 'does not collapse')} (lowest interval under "
-            f"{COLLAPSED_TO:.0%} of the level before in {fell} of {n} repetitions) and "
-            f"{_how_many(stayed, n, 'stays collapsed', 'does not stay collapsed')} (every interval of the last quarter "
-            f"under it in {stayed} of {n}).")
+    return (f"{label}: {_how_many(fell, n, 'collapses', 'does not collapse', 'collapses in some repetitions')} "
+            f"(lowest interval under {COLLAPSED_TO:.0%} of the level before in {fell} of {n} repetitions) and "
+            f"{_how_many(stayed, n, 'stays collapsed', 'does not stay collapsed', 'stays collapsed in some')} "
+            f"(every interval of the last quarter under it in {stayed} of {n}).")
 
 
-def _how_many(k: int, n: int, every: str, none: str) -> str:
-    return every if k == n else none if k == 0 else f"{every.split()[0]} in some repetitions"
+def _how_many(k: int, n: int, every: str, none: str, some: str) -> str:
+    return every if k == n else none if k == 0 else some
 
 
 def arms(res: SeedResult) -> list[tuple[str, list[RunMetrics]]]:
