@@ -221,10 +221,14 @@ def _bar_figure(ms: list[RunMetrics], title: str, handles: list, ylabel: str):
     return fig, panels
 
 
+LABEL_WRAP = 22           # characters per line of a run label under its bar
+LABEL_LINES_PER_SLOT = 4  # the lines of a rotated run label one bar's slot holds side by side
+
+
 def _bar_x(ax, g: list[RunMetrics], label=short_label) -> np.ndarray:
     """Run labels under the bars, upright and wrapped: side by side, three short lines fit under a bar."""
     x = np.arange(len(g))
-    ax.set_xticks(x, [textwrap.fill(label(m), 22, break_on_hyphens=False)
+    ax.set_xticks(x, [textwrap.fill(label(m), LABEL_WRAP, break_on_hyphens=False)
                       for m in g], rotation=90, fontsize=6.5, linespacing=1.0)
     pad = max(0.3, (2.5 - len(g)) / 2)      # a lone bar stays a bar, not a wall
     ax.set_xlim(-0.5 - pad, len(g) - 0.5 + pad)
@@ -346,7 +350,7 @@ def line_name(names: tuple[str, ...], of: str) -> str:
     return textwrap.fill(f"line of {text}", 44)
 
 
-FIELD_RUNS = 18   # runs in one row of the fields figure
+FIELD_RUNS = 18   # bar slots in one row of the fields figure
 
 
 def _field_parts(ms: list[RunMetrics]) -> list[tuple[str, str, list[RunMetrics], list[tuple[str, ...]]]]:
@@ -375,14 +379,21 @@ def _field_parts(ms: list[RunMetrics]) -> list[tuple[str, str, list[RunMetrics],
     return parts
 
 
+def _field_slots(g: list[RunMetrics]) -> float:
+    """A fields panel's width in bar slots: wider slots for all its bars when its longest run label (the full one,
+    these panels mix workloads) wraps to more lines than one slot holds side by side."""
+    lines = max(len(textwrap.wrap(m.label, LABEL_WRAP, break_on_hyphens=False)) for m in g)
+    return max(len(g) * max(1.0, lines / LABEL_LINES_PER_SLOT), 2)
+
+
 def field_rows(ms: list[RunMetrics]) -> list[list[tuple[str, str, list[RunMetrics], list[tuple[str, ...]]]]]:
     """The panels packed into rows of at most FIELD_RUNS runs (a panel also takes PANEL_PAD) and, between them,
     at most len(LINE_COLOURS) kinds of line: a row's legend gives each kind one colour."""
     rows: list[list] = [[]]
     for part in _field_parts(ms):
-        used = sum(max(len(g), 2) + PANEL_PAD for _, _, g, _ in rows[-1])
+        used = sum(_field_slots(g) + PANEL_PAD for _, _, g, _ in rows[-1])
         kinds = sum(len(k) for *_, k in rows[-1])
-        if rows[-1] and (used + max(len(part[2]), 2) + PANEL_PAD > FIELD_RUNS + PANEL_PAD
+        if rows[-1] and (used + _field_slots(part[2]) + PANEL_PAD > FIELD_RUNS + PANEL_PAD
                          or kinds + len(part[3]) > len(LINE_COLOURS)):
             rows.append([])
         rows[-1].append(part)
@@ -407,7 +418,7 @@ def draw_fields(ms: list[RunMetrics]):
                       "per operation, the first repetition of each configuration. Coherence is per line: the fields on "
                       "one line share its counts, so one bar per line, not per field", [], [ROW_HEIGHT + 0.3] * len(rows))
     for sub, row in zip(subs, rows):
-        gs = sub.add_gridspec(1, len(row), width_ratios=[max(len(g), 2) + PANEL_PAD for _, _, g, _ in row])
+        gs = sub.add_gridspec(1, len(row), width_ratios=[_field_slots(g) + PANEL_PAD for _, _, g, _ in row])
         kinds = [(o, k) for _, o, _, ks in row for k in ks]
         colour = {ok: LINE_COLOURS[i] for i, ok in enumerate(kinds)}
         drawn = set()
