@@ -22,6 +22,7 @@ from cohtb import launch
 from cohtb.errors import CohtbError
 from cohtb.places import REFERENCE_RUNS
 from cohtb.run import gem5 as gem5_tool
+from cohtb.run import machines
 from cohtb.run import claim as claim_module
 from cohtb.run.claim import claim
 from cohtb.run.scheduler import Progress
@@ -344,24 +345,55 @@ def test_an_interrupted_launch_is_resumed_by_launching_again(fake_gem5, tmp_path
 
 
 def test_a_chi_build_must_have_the_patches_its_machine_needs(tmp_path, monkeypatch):
-    """westmere-ex-8s-c3 runs on gem5 with the project's CHI patch; c2 and the bare socket machine ran on stock
-    CHI. The build tree beside gem5.opt says which a binary is; a mismatch is refused naming both."""
+    """westmere-ex-8s-c3 runs on gem5 with the project's CHI patch, c4 with that and the STI-shadow patch; c2 and
+    the bare socket machine ran on stock CHI. The build tree beside gem5.opt says which a binary is (a generated
+    file or an object file holding each patch's marker); a mismatch is refused naming both."""
     build = tmp_path / "build" / "X86_CHI"
-    generated, line = gem5_tool.PATCH_MARKERS["chi-locked-rmw"]
-    (build / generated).parent.mkdir(parents=True)
     binary = build / "gem5.opt"
+    build.mkdir(parents=True)
     binary.write_text("#!/bin/sh\n")
     binary.chmod(0o755)
     monkeypatch.setenv("GEM5_CHI", str(binary))
-    (build / generated).write_text(f"    {line}(clockEdge(), cyclesToTicks(Cycles(1)));\n")
+
+    def built_with(*patches):
+        for name, (marked_file, marker) in gem5_tool.PATCH_MARKERS.items():
+            (build / marked_file).parent.mkdir(parents=True, exist_ok=True)
+            (build / marked_file).write_bytes(b"\0stock\0" + (marker.encode() + b"\0" if name in patches else b""))
+
+    built_with("chi-locked-rmw")
     assert gem5_tool.require("westmere-ex-8s-c3") == binary
     with pytest.raises(CohtbError, match=r"built with patches \[chi-locked-rmw\], machine westmere-ex-8s-c2 needs \[\]"):
         gem5_tool.require("westmere-ex-8s-c2")
-    (build / generated).write_text("stock\n")
+    with pytest.raises(CohtbError, match=r"built with patches \[chi-locked-rmw\], machine westmere-ex-8s-c4 needs "
+                                         r"\[chi-locked-rmw, x86-sti-shadow\]"):
+        gem5_tool.require("westmere-ex-8s-c4")
+    built_with("chi-locked-rmw", "x86-sti-shadow")
+    assert gem5_tool.require("westmere-ex-8s-c4") == binary
+    with pytest.raises(CohtbError, match=r"machine westmere-ex-8s-c3 needs \[chi-locked-rmw\]"):
+        gem5_tool.require("westmere-ex-8s-c3")
+    built_with()
     assert gem5_tool.require("westmere-ex-8s-c2") == binary
     with pytest.raises(CohtbError, match=r"built with patches \[\], machine westmere-ex-8s-c3 needs \[chi-locked-rmw\]"):
         gem5_tool.require("westmere-ex-8s-c3")
-    (build / generated).unlink()
+    for marked_file, _ in gem5_tool.PATCH_MARKERS.values():
+        (build / marked_file).unlink()
     with pytest.raises(CohtbError, match="no build tree beside it"):
         gem5_tool.require("westmere-ex-8s-c3")
     assert gem5_tool.require("socket") == binary   # a stock machine: a binary alone is taken as what it says
+
+
+def test_every_gem5_patch_has_a_marker_and_every_machine_names_patches_that_exist():
+    """A patch file without a marker could not be told from a build; a machine naming a missing patch could never
+    be built; and a patch's marker must be text the patch adds."""
+    files = {p.stem for p in gem5_tool.PATCHES.glob("*.patch")}
+    assert files == set(gem5_tool.PATCH_MARKERS)
+    for name, (marked_file, marker) in gem5_tool.PATCH_MARKERS.items():
+        if marked_file.endswith(".o"):   # compiled from the patched source (a SLICC marker is generated code)
+            added = [line for line in (gem5_tool.PATCHES / f"{name}.patch").read_text().splitlines()
+                     if line.startswith("+")]
+            assert any(marker in line for line in added), name
+    build_steps = (Path(__file__).parents[1] / "docs" / "gem5.md").read_text()
+    for machine, patches in gem5_tool.MACHINE_PATCHES.items():
+        assert machine in machines.known() and machines.hierarchy_of(machine) == "socket"
+        assert set(patches) <= files
+        assert f"| `{machine}` | `{' '.join(patches)}` |" in build_steps, machine   # the build steps name them

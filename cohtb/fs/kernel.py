@@ -30,6 +30,11 @@ FRAGMENT = KERNEL_DIR / "config-fragment"
 PATCHES = KERNEL_DIR / "patches"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")   # Debian's linux-source-6.12
 COMMON_PATCHES = ("boot-lapic-timer-period", "dcache-report-objects")
+# What the kernel's build would otherwise take from the day, the user, the host and the build count (the version
+# string, and the initramfs files' times): fixed, so two builds of the same inputs give the same vmlinux and runs
+# recorded in different sessions name the same kernel.
+REPRODUCIBLE_BUILD = {"KBUILD_BUILD_TIMESTAMP": "1970-01-01 00:00:00 UTC", "KBUILD_BUILD_USER": "cohtb",
+                      "KBUILD_BUILD_HOST": "cohtb", "KBUILD_BUILD_VERSION": "1"}
 
 
 @dataclass(frozen=True)
@@ -259,7 +264,8 @@ def read_config(path: Path) -> dict[str, str]:
 
 def _make(args: list[str], cwd: Path, log, what: str) -> None:
     """Runs make, its output to the log; prints a progress line every 30 s (the compile count)."""
-    proc = subprocess.Popen(["make", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(["make", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, **REPRODUCIBLE_BUILD})
     compiled, last = 0, time.monotonic()
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -324,7 +330,9 @@ def build(name: str, initramfs_list: Path, initramfs_digest: str, jobs: int | No
                          f"bytes, its patches make {dentry.name} ({dentry.d_lockref_offset}, {dentry.size})")
     tarball = source_tarball()
     key = tree_key(v, tarball)
-    final = kernel_cache() / f"{v.name}-{inputs_digest([('tree', key.encode()), ('initramfs', initramfs_digest.encode())])[:16]}"
+    inputs = [("tree", key.encode()), ("initramfs", initramfs_digest.encode()),
+              ("build environment", json.dumps(REPRODUCIBLE_BUILD, sort_keys=True).encode())]
+    final = kernel_cache() / f"{v.name}-{inputs_digest(inputs)[:16]}"
     if (final / "vmlinux").exists() and (final / "layout.json").exists():
         return Built(v, final)
     work = kernel_cache() / "build" / f"{v.name}-{key}"

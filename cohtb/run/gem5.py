@@ -21,12 +21,16 @@ BUILDS = {
     "flat": ("GEM5", "gem5.opt", "gem5 v24.0.0.1, X86 build (build/X86/gem5.opt, protocol MESI_Two_Level)"),
     "socket": ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)"),
 }
-# The project's patches to gem5's CHI (build-gem5.sh applies every one), each with what its build tree shows when
-# it is in: a file SLICC generated, beside gem5.opt, and a line of that file.
+# The project's patches to gem5 (gem5-configs/build/patches/<name>.patch, each documented in its header), each
+# with what a build tree that has it shows: a file beside gem5.opt (SLICC's generated code, or an object file)
+# and a string in that file.
 PATCHES = ROOT / "gem5-configs" / "build" / "patches"
-PATCH_MARKERS = {"chi-locked-rmw": ("mem/ruby/protocol/Cache_Wakeup.cc", "(*m_snpRdy_ptr).delayHead")}
-# The socket machines whose runs were recorded on stock CHI; every other socket machine needs every patch.
-STOCK_CHI = ("socket", "westmere-ex-8s-c1", "westmere-ex-8s-c2")
+PATCH_MARKERS = {"chi-locked-rmw": ("mem/ruby/protocol/Cache_Wakeup.cc", "(*m_snpRdy_ptr).delayHead"),
+                 "x86-sti-shadow": ("arch/x86/interrupts.o", "In the STI interrupt shadow")}
+# The socket machines built with patches, and which (build-gem5.sh SOURCE X86_CHI <these>; docs/gem5.md). Every
+# other machine runs on stock gem5: c1, c2 and the bare socket machine were recorded before the first patch.
+MACHINE_PATCHES = {"westmere-ex-8s-c3": ("chi-locked-rmw",),
+                   "westmere-ex-8s-c4": ("chi-locked-rmw", "x86-sti-shadow")}
 TRACE = "trace.gz"   # ProtocolTrace, in gem5's output directory (gzip: gem5 compresses a .gz debug file itself)
 
 
@@ -59,20 +63,18 @@ def patches_in(gem5: Path) -> set[str] | None:
     no build tree there (a binary copied elsewhere)."""
     tree = Path(gem5).resolve().parent
     found = set()
-    for name, (generated, line) in PATCH_MARKERS.items():
+    for name, (marked_file, marker) in PATCH_MARKERS.items():
         try:
-            text = (tree / generated).read_text(errors="replace")
+            text = (tree / marked_file).read_bytes()
         except OSError:
             return None
-        if line in text:
+        if marker.encode() in text:
             found.add(name)
     return found
 
 
 def patches_needed(machine: str) -> set[str]:
-    if hierarchy_of(machine) != "socket" or machine in STOCK_CHI:
-        return set()
-    return {p.stem for p in PATCHES.glob("*.patch")}
+    return set(MACHINE_PATCHES.get(machine, ())) if hierarchy_of(machine) == "socket" else set()
 
 
 def require(machine: str = "flat") -> Path:
