@@ -607,8 +607,7 @@ def scaling(ms: list[RunMetrics], path: Path) -> Path | None:
 
 CHECK_PARTS = (("matched with gem5's evidence", lambda c: c["matched"], "#4c72b0"),
                ("gem5 only, explained (before/after the trace, writeback forwards, dirty handed up)",
-                lambda c: c["ownerBeforeTrace"] + c["requesterAfterTrace"] + c["writebackForwards"]
-                + c.get("dirtyHandedUp", 0), "#aaaaaa"),
+                lambda c: c["explained"], "#aaaaaa"),
                ("unexplained (monitor only + gem5 only)", lambda c: c["unexplained"], "#c44e52"))
 
 
