@@ -48,8 +48,9 @@ def run(args: argparse.Namespace) -> int:
 def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
     e = EXPERIMENTS[seed]
     if args.launch:
-        if gem5.find() is None:
-            raise CohtbError(f"--launch needs gem5: {gem5.why_missing()}")
+        for machine in dict.fromkeys(s.machine for s in e.specs()):   # the builds of its own machines, only
+            if gem5.find(machine) is None:
+                raise CohtbError(f"--launch needs gem5: {gem5.why_missing(machine)}")
         declared = declarations.records_for(e.specs())   # committed before its runs, or refused here
         _, missing = kept(e.specs(), dirs)
         todo = [s for s in e.specs() if s.id in missing]
