@@ -477,5 +477,5 @@ def test_launch_unwritable(capsys, monkeypatch, unwritable):
 def test_seeds_launch_unwritable(capsys, monkeypatch, unwritable):
     if "full" in str(unwritable):
         pytest.skip("a full disk is found by the seed's runs, as by launch's (above): a whole seed of runs to wait for")
-    monkeypatch.setenv("GEM5", str(FAKE_GEM5))
+    monkeypatch.setenv("GEM5_CHI", str(FAKE_GEM5))   # 000's runs are on a socket machine: its build is asked for
     refused(None, "seeds", unwritable, "--seed", "000", "--launch", "--runs", unwritable, "--jobs", "1")

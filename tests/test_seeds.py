@@ -3,6 +3,8 @@ numbers."""
 
 import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +15,7 @@ from cohtb import launch
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.experiments.magnitude import predicted
+from cohtb.places import ROOT
 from cohtb.experiments.published import SHARES, Published
 from cohtb.experiments.reproduce import Ratio, Spread, point_results, series_result
 from cohtb.experiments.rules import (SERIES_RULES, SHAPE_RULES, collapse_locked_level, collapse_trough, curve_verdicts,
@@ -607,3 +610,13 @@ def test_a_declared_field_of_the_wrong_type_is_refused_naming_it(tmp_path, monke
     monkeypatch.setattr(declarations, "DECLARED", tmp_path)
     with pytest.raises(CohtbError, match=r"003.toml: version 2: field 'repetitions' is not int"):
         declarations.versions("003")
+
+
+def test_seeds_launch_asks_for_the_build_of_the_experiments_own_machine(tmp_path):
+    """000's runs are on a socket machine: without GEM5_CHI the launch says so, in one line, whatever GEM5 is."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GEM5", "GEM5_CHI")}
+    env["GEM5"] = sys.executable   # an executable: the flat machine's build would be found
+    proc = subprocess.run([sys.executable, "-m", "cohtb.cli", "seeds", "--seed", "000", "--launch", "--runs",
+                           str(tmp_path / "runs")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "GEM5_CHI" in proc.stderr and "socket machine" in proc.stderr

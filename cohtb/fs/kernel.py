@@ -31,7 +31,8 @@ PATCHES = KERNEL_DIR / "patches"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")   # Debian's linux-source-6.12
 COMMON_PATCHES = ("boot-lapic-timer-period", "dcache-report-objects")
 # What the kernel's build would otherwise take from the day, the user, the host and the build count (the version
-# string, and the initramfs files' times): fixed, so two builds of the same inputs give the same vmlinux and runs
+# string, and the initramfs files' times): fixed, so that two builds of the same inputs in the same place
+# (kernel_cache(): DWARF keeps the tree's absolute path) with the same toolchain give the same vmlinux, and runs
 # recorded in different sessions name the same kernel.
 REPRODUCIBLE_BUILD = {"KBUILD_BUILD_TIMESTAMP": "1970-01-01 00:00:00 UTC", "KBUILD_BUILD_USER": "cohtb",
                       "KBUILD_BUILD_HOST": "cohtb", "KBUILD_BUILD_VERSION": "1"}
@@ -103,9 +104,10 @@ DENTRY_HEADER = "include/linux/dcache.h"   # a patch that touches it sets the bu
 #     size and mtime (a Debian point release changes it), the config fragment, every other patch
 #     and the patch names: it names one build's inputs, not a layout, and every such edit would
 #     need a new entry;
-#   - vmlinux_sha256 differs between two builds of the same inputs (kernel builds embed
-#     timestamps: stock-6.12 rebuilt from the bundled runs' inputs, tree key f5c128f14e3facf0,
-#     hashes differently), and the checkpoint's build directory digest also covers the initramfs.
+#   - vmlinux_sha256 differed between two builds of the same inputs before REPRODUCIBLE_BUILD (kernel
+#     builds embedded timestamps: stock-6.12 rebuilt from the bundled runs' inputs, tree key
+#     f5c128f14e3facf0, hashed differently), and it still names the build directory (DWARF's absolute
+#     paths hold the tree key); the checkpoint's build directory digest also covers the initramfs.
 # Builds record their patches' digests since this record exists (inputs.json "patch_digests",
 # copied into each run's manifest); a build from before does not, and is matched by its tree key
 # (`tree_keys`). The bundled pre611 runs' tree keys are what `tree_key` computes from

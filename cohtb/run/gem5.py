@@ -22,11 +22,12 @@ BUILDS = {
     "socket": ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)"),
 }
 # The project's patches to gem5 (gem5-configs/build/patches/<name>.patch, each documented in its header), each
-# with what a build tree that has it shows: a file beside gem5.opt (SLICC's generated code, or an object file)
-# and a string in that file.
+# with what a build that has it shows: a file of the build tree, relative to gem5.opt's directory, and a string in
+# it. The binary itself where the patch adds a string (a debug message), so an older binary is not taken for a
+# patched one; SLICC's generated code for a protocol patch, which adds none.
 PATCHES = ROOT / "gem5-configs" / "build" / "patches"
 PATCH_MARKERS = {"chi-locked-rmw": ("mem/ruby/protocol/Cache_Wakeup.cc", "(*m_snpRdy_ptr).delayHead"),
-                 "x86-sti-shadow": ("arch/x86/interrupts.o", "In the STI interrupt shadow")}
+                 "x86-sti-shadow": ("gem5.opt", "In the STI interrupt shadow")}
 # The socket machines built with patches, and which (build-gem5.sh SOURCE X86_CHI <these>; docs/gem5.md). Every
 # other machine runs on stock gem5: c1, c2 and the bare socket machine were recorded before the first patch.
 MACHINE_PATCHES = {"westmere-ex-8s-c3": ("chi-locked-rmw",),

@@ -10,7 +10,7 @@ shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$src"
 case $variant in
-X86) [ $# -eq 0 ] || { echo "build-gem5.sh: the project's patches are to CHI builds" >&2; exit 2; } ;;
+X86) [ $# -eq 0 ] || { echo "build-gem5.sh: the flat machine (X86) is built stock; patches are for X86_CHI machines (cohtb/run/gem5.py, MACHINE_PATCHES)" >&2; exit 2; } ;;
 X86_CHI)   # gem5's X86 options with the CHI protocol: X86_CHI.defconfig beside this script
     [ -f build/X86_CHI/gem5.build/config ] ||
         PATH="$here/bin:/usr/bin:/bin" scons defconfig build/X86_CHI "$here/X86_CHI.defconfig" --ignore-style
