@@ -147,7 +147,7 @@ def _policy_layout_handles(ms: list[RunMetrics]) -> list:
                             label=f"layout {l}") for l in _layouts(ms)]
 
 
-def _wrap(text: str, fig_width: float, fontsize: float) -> str:
+def figure_wrap(text: str, fig_width: float, fontsize: float) -> str:
     """Wraps a figure-wide text to the figure's width (a figure-level title is not wrapped by matplotlib)."""
     return textwrap.fill(text, max(30, int(fig_width * 72 / (fontsize * 0.55))))
 
@@ -198,7 +198,7 @@ def _panels(subs, rows: list[list], slots: int = ROW_SLOTS, pad: float = PANEL_P
 def _head(fig, title: str, handles: list, rows_below: list[float], ncol: int = 6):
     """The figure's title and legend in a subfigure of their own above subfigures of rows_below heights (a
     figure legend placed "outside" is not made room for when the figure holds subfigures). Returns those."""
-    title = _wrap(title, fig.get_figwidth(), 10)
+    title = figure_wrap(title, fig.get_figwidth(), 10)
     legend_rows = math.ceil(len(handles) / ncol) if handles else 0
     head = 0.25 + 0.17 * (title.count("\n") + 1) + 0.2 * legend_rows
     fig.set_figheight(head + sum(rows_below))
@@ -533,10 +533,10 @@ def draw_matrices(ms: list[RunMetrics]):
     cb.set_label("cross-socket transfers per operation (log scale)", fontsize=8)
     cb.ax.tick_params(labelsize=7)
     width = fig.get_figwidth()
-    fig.suptitle(_wrap("Ownership transfers per operation (each workload's own), from socket (row) to socket "
+    fig.suptitle(figure_wrap("Ownership transfers per operation (each workload's own), from socket (row) to socket "
                        "(column), counted by the coherence monitor RTL; the first repetition of each configuration",
                        width, 10), fontsize=10)
-    fig.supxlabel(_wrap("Colour: cross-socket transfers per operation, one log scale for every panel; white: none. "
+    fig.supxlabel(figure_wrap("Colour: cross-socket transfers per operation, one log scale for every panel; white: none. "
                         "Grey diagonal, with its value: same-socket transfers (between cores of one socket), left out of "
                         "the colour scale since they would swamp it.", width, 8), fontsize=8)
     return fig
@@ -684,7 +684,7 @@ def draw_intervals(ms: list[RunMetrics]):
                   frameon=False)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    fig.suptitle(_wrap("Ops per interval over the window, all threads (will-it-scale's per-interval total), the first "
+    fig.suptitle(figure_wrap("Ops per interval over the window, all threads (will-it-scale's per-interval total), the first "
                        "repetition of each configuration; colour: policy, line: layout, marker: the run within its "
                        "panel", WIDTH, 10), fontsize=10)
     return fig
@@ -733,7 +733,7 @@ def draw_monitor(ms: list[RunMetrics]):
         ax.set_xlabel("µs from the first traced event", fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", fontsize=7, ncol=min(3, len(labels)))   # off the data
-    fig.suptitle(_wrap("The coherence monitor live: its snapshots over simulated time (CSR snapshot every "
+    fig.suptitle(figure_wrap("The coherence monitor live: its snapshots over simulated time (CSR snapshot every "
                        "interval); colour: policy, line: layout", WIDTH, 10), fontsize=10)
     return fig
 

@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
-from cohtb.report.plots import DPI  # noqa: E402
+from cohtb.report.plots import DPI, figure_wrap  # noqa: E402
 from cohtb.report.results import SeedResult  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
@@ -108,7 +108,8 @@ def draw_seed(res: SeedResult):
     bx.set_title("Speed-up: simulated vs published", fontsize=10)
     # one legend for both panels, under them: never over a bar or a marker, and no empty band beside a panel
     fig.legend(handles=handles + bx.get_legend_handles_labels()[0], loc="outside lower center", ncol=4, fontsize=8)
-    fig.suptitle(f"Seed {e.seed}, declaration {e.declaration.id}: {e.title}", fontsize=11)
+    fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {e.declaration.id}: {e.title}", fig.get_figwidth(), 11),
+                 fontsize=11)
     return fig
 
 
