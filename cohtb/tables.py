@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import hashlib
 import re
 import textwrap
 from dataclasses import dataclass
@@ -111,4 +112,7 @@ def csv_cell(cell: str) -> str:
 def slug(text: str, limit: int = 120) -> str:
     """A file name for a title: lower case, runs of anything but letters and digits as one '-'."""
     s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return s[:limit].rstrip("-") or "table"
+    if len(s) <= limit:
+        return s or "table"
+    # cut: a digest of the whole title keeps two titles that differ only past the cut apart
+    return f"{s[:limit - 9].rstrip('-')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
