@@ -156,7 +156,8 @@ def compute(run: Run, a: Analysis) -> RunMetrics:
                       "gem5": (a.gem5.lines.get(h.line) or LineCheck()).to_json()})
     it, g, c = a.ideal.totals, a.rtl.totals, a.gem5.totals
     m.check = {"ideal_transfers": it.transfers, "ideal_dirty_reads": it.dirty_reads, **c.to_json(),
-               "matched": c.matched, "explained": c.explained, "unexplained": c.unexplained, "contended_lines": len(a.gem5.contended),
+               "matched": c.matched, "explained": c.explained, "unexplained": c.unexplained,
+               "contended_lines": len(a.gem5.contended),
                "lines_outside_tolerance": len(a.gem5.outside), "verdict": a.gem5.verdict,
                "event_format": a.gem5.event_format,
                "bounded_transfers": g["transfers"], "missed_by_bounded": it.transfers - g["transfers"],

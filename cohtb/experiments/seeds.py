@@ -14,7 +14,7 @@ from cohtb.experiments import declarations
 from cohtb.experiments.declarations import Declaration, sockets_text
 from cohtb.experiments.published import PUBLISHED, Published
 from cohtb.fs.kernel import variant
-from cohtb.run.gem5 import MACHINE_PATCHES
+from cohtb.run.gem5 import patches_needed
 from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
 
 # The workloads' --spinlock for each declared lock model (workloads/common/spinlock.h); "tas" is their default.
@@ -332,7 +332,7 @@ def e002fs(d: Declaration, workload: str = "rwsem") -> Experiment:
                        if kernel_rwsem else
                        "the rwsem is the workload's (count, owner and a futex word), not the kernel's; its slow path "
                        "has no wait_lock and no queue: the futex is its queue")
-                    + ("" if "x86-sti-shadow" in MACHINE_PATCHES.get(d.run_machine(), ()) else
+                    + ("" if "x86-sti-shadow" in patches_needed(d.run_machine()) else
                        "; and this machine's gem5 has no STI interrupt shadow, so a wakeup taken at an idle CPU's hlt "
                        "can wait for that CPU's next tick, up to 10 ms (docs/fs.md, 'Lost wakeups'): every run in "
                        "which threads sleep is exposed, by an amount these runs do not measure"),

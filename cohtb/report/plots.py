@@ -536,9 +536,10 @@ def draw_matrices(ms: list[RunMetrics]):
     fig.suptitle(figure_wrap("Ownership transfers per operation (each workload's own), from socket (row) to socket "
                        "(column), counted by the coherence monitor RTL; the first repetition of each configuration",
                        width, 10), fontsize=10)
-    fig.supxlabel(figure_wrap("Colour: cross-socket transfers per operation, one log scale for every panel; white: none. "
-                        "Grey diagonal, with its value: same-socket transfers (between cores of one socket), left out of "
-                        "the colour scale since they would swamp it.", width, 8), fontsize=8)
+    fig.supxlabel(figure_wrap(
+        "Colour: cross-socket transfers per operation, one log scale for every panel; white: none. "
+        "Grey diagonal, with its value: same-socket transfers (between cores of one socket), left out of "
+        "the colour scale since they would swamp it.", width, 8), fontsize=8)
     return fig
 
 
@@ -684,9 +685,10 @@ def draw_intervals(ms: list[RunMetrics]):
                   frameon=False)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    fig.suptitle(figure_wrap("Ops per interval over the window, all threads (will-it-scale's per-interval total), the first "
-                       "repetition of each configuration; colour: policy, line: layout, marker: the run within its "
-                       "panel", WIDTH, 10), fontsize=10)
+    fig.suptitle(figure_wrap(
+        "Ops per interval over the window, all threads (will-it-scale's per-interval total), the first "
+        "repetition of each configuration; colour: policy, line: layout, marker: the run within its "
+        "panel", WIDTH, 10), fontsize=10)
     return fig
 
 
