@@ -17,13 +17,14 @@ from cohtb.errors import CohtbError
 from cohtb.monitor import live, ondemand, replay
 from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import Counters, diff_counters
+from cohtb.analysis import lock_queue
 from cohtb.analysis.reconcile import CONTENDED, TOLERANCE, LineCheck, reconcile
 from cohtb.monitor.models import LineStats
 from cohtb.run.runs import Run
 from cohtb.trace.events import LEGACY_NOTE, LEGACY_VERSION, Header, read_all
 from cohtb.trace.layout import regions_for
 
-FORMAT = 4   # 4: the monitor's counters over simulated time (series) kept for timed runs
+FORMAT = 5   # 4: the monitor's counters over simulated time (series) kept for timed runs; 5: queued spinlock acquisitions
 HOTTEST = 16
 
 
@@ -77,7 +78,7 @@ class ReplayPerf(BaseModel):
 
 
 class Analysis(BaseModel):
-    format: Literal[4]
+    format: Literal[5]
     run: str
     variant: str
     params: MonitorParams
@@ -91,6 +92,9 @@ class Analysis(BaseModel):
     # A timed run's counters over simulated time, in live.json's form (cohtb/monitor/live.py): the same counting
     # with a snapshot every interval of the run's, kept here so that plots never replay a run again.
     series: Optional[dict] = None
+    # A timed full-system run's queued spinlock acquisitions in each of the series' intervals, from the kernel's
+    # MCS nodes (cohtb/analysis/lock_queue.py); None for a run without them (SE, or no qnodes line traced).
+    lock_queue: Optional[list[int]] = None
 
     def address(self, line: int) -> int:
         """A line's first byte (physical): how perf c2c and pahole name a line."""
@@ -104,7 +108,8 @@ def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "defa
     header, recs = run.events()
     interval_ticks = int(run.spec.interval_us * 1_000_000) if run.spec.interval_us else None   # µs -> ticks (ps)
     return analyse_events(run.id, header, recs, out, run.fields, check_model, variant, interval_ticks,
-                          dirty_up=run.manifest.gem5.protocol == "CHI")
+                          dirty_up=run.manifest.gem5.protocol == "CHI",
+                          nodes=lock_queue.node_lines(run.manifest.kernel_symbols))
 
 
 def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, variant: str = "default") -> Analysis:
@@ -114,7 +119,8 @@ def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, 
 
 
 def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None, fields: list, check_model: bool,
-                   variant: str, interval_ticks: int | None = None, dirty_up: bool = False) -> Analysis:
+                   variant: str, interval_ticks: int | None = None, dirty_up: bool = False,
+                   nodes: dict[int, int] | None = None) -> Analysis:
     variant, cfg = ondemand.config_for(header.num_cores, header.num_sockets, variant)
     replay.check_fits(header, cfg, name)
     regions = regions_for(fields, cfg.params.regions)
@@ -122,12 +128,14 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
 
     t0 = time.perf_counter()
     rtl, perf = replay.replay_rtl(recs, watch, variant)
-    series = None
+    series = queue = None
     if interval_ticks:   # the same counting again, snapshotted: its last snapshot is rtl (checked below)
         over_time = live.series(recs, variant, [(r.base, r.mask) for r in watch], interval_ticks)
         if diff_counters(rtl, over_time.snapshots[-1]):
             raise CohtbError(f"{name}: the monitor's counters over time do not end at its counters")
         series = {"variant": variant, "regions": [r.line for r in regions], **over_time.to_json()}
+        if nodes and over_time.origin_tick is not None:
+            queue = lock_queue.per_interval(recs, nodes, over_time.origin_tick, interval_ticks, len(over_time.ends))
     check = "not run"
     if check_model:
         diffs = diff_counters(replay.replay_model(recs, watch, cfg), rtl)
@@ -149,7 +157,8 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
                            lines={line: ideal.stats[line] for line in sorted(watched | set(hottest)) if line in ideal.stats}),
         gem5=GemCheck(event_format=header.version, evidence=sum(ideal.kinds[k] for k in (Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV)), totals=rec.totals(), lines=checked, tolerance=TOLERANCE, contended=contended,
                       outside=[line for line in contended if not checked[line].within_tolerance()]),
-        replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)), series=series)
+        replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)), series=series,
+        lock_queue=queue)
     if out is not None:
         write_text_atomic(out, doc.model_dump_json(by_alias=True, indent=1))
     return doc

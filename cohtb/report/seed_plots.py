@@ -116,13 +116,16 @@ def draw_seed(res: SeedResult):
 def draw_series(s: SeriesResult):
     """Over the window, one line per policy or kernel (mean over the repetitions, band: min-max; dashed: a control
     without the intruder), the disturbance marked: ops per interval (will-it-scale's total), the share of lockref
-    updates that took the lock (the SE workloads count it; a kernel's runs leave that panel empty), and the
-    monitor's transfers per operation in each interval (its snapshots: cohtb/monitor/live.py)."""
+    updates that took the lock (the SE workloads count it; in a kernel's runs, the share that queued for it, read
+    from the kernel's MCS nodes: cohtb/analysis/lock_queue.py), and the monitor's transfers per operation in each
+    interval (its snapshots: cohtb/monitor/live.py)."""
     fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
     templates = s.series.labelled()
+    kernel_side = False   # the middle panel's share: the kernel's queued acquisitions, not the workload's count
     for label, runs in s.runs.items():
-        got = [(m.run, series(m.run), m.analysis.series) for m in runs]
-        got = [(r, w, mon) for r, w, mon in got if w and mon and mon["origin_tick"] is not None]
+        kept = [m for m in runs if series(m.run) and m.analysis.series and m.analysis.series["origin_tick"] is not None]
+        got = [(m.run, series(m.run), m.analysis.series) for m in kept]
+        queues = [m.analysis.lock_queue for m in kept]
         if not got:
             continue
         interval_us = got[0][1].interval_us
@@ -137,11 +140,11 @@ def draw_series(s: SeriesResult):
             axis.fill_between(x, rows.min(axis=0), rows.max(axis=0), color=colour, alpha=0.2)
 
         band(ax, t, ops / interval_us)   # ops per simulated µs
+        # a share of the lockref updates (a stat does a get and a put), not of the operations
+        per_op = np.array([(r.manifest.workload.lockref_updates or 2 * r.ops) / max(r.ops, 1) for r, _, _ in got])
         if all(w.locked for _, w, _ in got):
-            # a share of the lockref updates (a stat does a get and a put), not of the operations
-            per_op = [(r.manifest.workload.lockref_updates or 2 * r.ops) / max(r.ops, 1) for r, _, _ in got]
             locked = np.array([w.locked[:n] for _, w, _ in got], dtype=float)
-            band(lx, t, locked / np.maximum(ops * np.array(per_op)[:, None], 1) * 100)
+            band(lx, t, locked / np.maximum(ops * per_op[:, None], 1) * 100)
         # The monitor's intervals start at the run's first traced event, which follows the traced region's start
         # (thread 0's first operation in the window); each run's are placed at their own offset from it.
         k = min(len(mon["intervals"]) for _, _, mon in got) - 1   # the last interval is partial: left out
@@ -150,12 +153,17 @@ def draw_series(s: SeriesResult):
         transfers = np.array([[iv["transfers"] for iv in mon["intervals"][:k]] for _, _, mon in got], dtype=float)
         offset = np.mean([(mon["origin_tick"] - r.manifest.roi.begin_tick) / 1e6 for r, _, mon in got])
         band(tx, (np.arange(k) + 0.5) * interval_us + offset, transfers / np.maximum(np.array(mon_ops), 1))
+        if not all(w.locked for _, w, _ in got) and all(queues):
+            kernel_side = True
+            queued = np.array([q[:k] for q in queues], dtype=float)
+            band(lx, (np.arange(k) + 0.5) * interval_us + offset,
+                 queued / np.maximum(np.array(mon_ops) * per_op[:, None], 1) * 100)
     for axis in (ax, lx, tx):
         axis.axvline(s.series.event_at_us, color="#333333", ls=":", lw=1)
         axis.set_ylim(bottom=0)
     ax.text(s.series.event_at_us, ax.get_ylim()[1], f" {s.series.event}", va="top", fontsize=8)
     ax.set_ylabel("ops per simulated µs")
-    lx.set_ylabel("updates that took\nthe lock (%)")
+    lx.set_ylabel("updates that queued\nfor the lock (%)" if kernel_side else "updates that took\nthe lock (%)")
     tx.set_ylabel("monitor: line transfers\nper operation")
     tx.set_xlabel("µs into the window (simulated)")
     # above the panels, not in one: the recovery runs through every corner of the top panel
@@ -164,7 +172,9 @@ def draw_series(s: SeriesResult):
     ax.set_title(f"{s.series.label}: will-it-scale's total per interval "
                  f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
                  fontsize=10)
-    lx.set_title("the share of lockref updates that took the spinlock, per interval (the workload's count)", fontsize=9)
+    lx.set_title("the share of lockref updates that queued for the spinlock, per interval (the kernel's MCS-node "
+                 "lines in the trace, per 2 updates an operation)" if kernel_side else
+                 "the share of lockref updates that took the spinlock, per interval (the workload's count)", fontsize=9)
     tx.set_title("cache-line transfers per operation, per interval (the monitor's snapshots over simulated time, from "
                  "the traced region's start)", fontsize=9)
     return fig

@@ -1,0 +1,36 @@
+"""Queued spinlock acquisitions from the kernel's MCS-node lines (cohtb/analysis/lock_queue.py)."""
+
+from cohtb.analysis import lock_queue
+from cohtb.contract import Kind
+from cohtb.run.manifest import LineSymbols
+from cohtb.trace.events import make_records
+
+NODES = [LineSymbols(line=100, symbols=["qnodes (CPU 0)"]), LineSymbols(line=101, symbols=["qnodes (CPU 1)"]),
+         LineSymbols(line=102, symbols=["qnodes (CPU 2)", "qnodes (CPU 3)"]),    # two CPUs: ambiguous
+         LineSymbols(line=103, symbols=["runqueues (CPU 1)"]), LineSymbols(line=7, symbols=["jiffies"])]
+
+
+def test_node_lines_names_each_cpus_own_line_and_leaves_shared_or_other_lines_out():
+    assert lock_queue.node_lines(NODES) == {100: 0, 101: 1}
+
+
+def test_a_cpus_write_to_its_own_node_is_one_queued_acquisition():
+    recs = make_records([
+        (10, 100, 0, 0, Kind.WRITE),    # CPU 0 joins a queue: counted
+        (20, 100, 1, 0, Kind.WRITE),    # CPU 1 hands the lock to CPU 0: another CPU's write, not counted
+        (30, 100, 0, 0, Kind.READ),     # CPU 0 sees the hand-over: a read, not counted
+        (40, 101, 1, 0, Kind.WRITE),    # CPU 1 joins: counted
+        (50, 101, 0, 0, Kind.FWD_GETX),  # gem5's evidence at the old holder: not counted
+        (60, 7, 0, 0, Kind.WRITE),      # not a node line
+        (70, 100, 0, 0, Kind.WRITE),    # CPU 0 again
+    ])
+    q = lock_queue.queued(recs, lock_queue.node_lines(NODES))
+    assert q["tick"].tolist() == [10, 40, 70]
+
+
+def test_per_interval_uses_the_monitors_grid_and_counts_the_tail_in_the_last_interval():
+    recs = make_records([(t, 100, 0, 0, Kind.WRITE) for t in (5, 105, 110, 150, 260, 999)])
+    nodes = {100: 0}
+    assert lock_queue.per_interval(recs, nodes, origin_tick=5, interval_ticks=100, n=3) == [1, 3, 2]
+    assert lock_queue.per_interval(recs[:0], nodes, origin_tick=5, interval_ticks=100, n=2) == [0, 0]
+    assert lock_queue.per_interval(recs, {}, origin_tick=5, interval_ticks=100, n=2) == [0, 0]
