@@ -17,14 +17,14 @@ from cohtb.errors import CohtbError
 from cohtb.monitor import live, ondemand, replay
 from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import Counters, diff_counters
-from cohtb.analysis import lock_queue
+from cohtb.analysis import holder, lock_queue
 from cohtb.analysis.reconcile import CONTENDED, TOLERANCE, LineCheck, reconcile
 from cohtb.monitor.models import LineStats
 from cohtb.run.runs import Run
 from cohtb.trace.events import LEGACY_NOTE, LEGACY_VERSION, Header, read_all
 from cohtb.trace.layout import regions_for
 
-FORMAT = 5   # 4: the monitor's counters over simulated time (series) kept for timed runs; 5: queued spinlock acquisitions
+FORMAT = 5   # 4: the monitor's counters over simulated time (series) kept for timed runs; 5: queued spinlock acquisitions, the lister's visits
 HOTTEST = 16
 
 
@@ -95,6 +95,9 @@ class Analysis(BaseModel):
     # A timed full-system run's queued spinlock acquisitions in each of the series' intervals, from the kernel's
     # MCS nodes (cohtb/analysis/lock_queue.py); None for a run without them (SE, or no qnodes line traced).
     lock_queue: Optional[list[int]] = None
+    # A full-system run with a lister (seed 004's collapse): its visits to the file dentry's lockref line
+    # (cohtb/analysis/holder.py); None for other runs.
+    lister_visits: Optional[list[holder.Visit]] = None
 
     def address(self, line: int) -> int:
         """A line's first byte (physical): how perf c2c and pahole name a line."""
@@ -107,9 +110,12 @@ class Analysis(BaseModel):
 def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "default") -> Analysis:
     header, recs = run.events()
     interval_ticks = int(run.spec.interval_us * 1_000_000) if run.spec.interval_us else None   # µs -> ticks (ps)
+    # the lister is the one thread after the workers, pinned to the CPU after theirs (workloads/common/bench.h)
+    lister = holder.lister_visits(recs, run.fields, run.manifest.workload.threads) \
+        if run.spec.kernel and run.spec.intruder_period_us else None
     return analyse_events(run.id, header, recs, out, run.fields, check_model, variant, interval_ticks,
                           dirty_up=run.manifest.gem5.protocol == "CHI",
-                          nodes=lock_queue.node_lines(run.manifest.kernel_symbols))
+                          nodes=lock_queue.node_lines(run.manifest.kernel_symbols), lister_visits=lister)
 
 
 def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, variant: str = "default") -> Analysis:
@@ -120,7 +126,7 @@ def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, 
 
 def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None, fields: list, check_model: bool,
                    variant: str, interval_ticks: int | None = None, dirty_up: bool = False,
-                   nodes: dict[int, int] | None = None) -> Analysis:
+                   nodes: dict[int, int] | None = None, lister_visits: list | None = None) -> Analysis:
     variant, cfg = ondemand.config_for(header.num_cores, header.num_sockets, variant)
     replay.check_fits(header, cfg, name)
     regions = regions_for(fields, cfg.params.regions)
@@ -158,7 +164,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
         gem5=GemCheck(event_format=header.version, evidence=sum(ideal.kinds[k] for k in (Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV)), totals=rec.totals(), lines=checked, tolerance=TOLERANCE, contended=contended,
                       outside=[line for line in contended if not checked[line].within_tolerance()]),
         replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)), series=series,
-        lock_queue=queue)
+        lock_queue=queue, lister_visits=lister_visits)
     if out is not None:
         write_text_atomic(out, doc.model_dump_json(by_alias=True, indent=1))
     return doc

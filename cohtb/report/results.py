@@ -16,6 +16,7 @@ from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
 from cohtb.report.arm_summary import arm_table
+from cohtb.report.lister_table import lister_table
 from cohtb.experiments import method_changes
 from cohtb.fs.kernel import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines
@@ -380,9 +381,12 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     for i, name in enumerate(figures):
         out += [f"![seed {e.seed}](results/{name})", ""]
         if i:   # a series figure
+            middle = ("queued for the spinlock (the kernel's queued acquisitions, counted from each CPU's writes "
+                      "to its own qspinlock MCS-node line in the trace: docs/fs.md)" if e.full_system else
+                      "took the spinlock (the workload's own count)")
             out += [textwrap.fill(
-                "Top: ops per interval. Middle: the share of the lockref updates in each interval that took the "
-                "spinlock (the workload's own count). Bottom: cache-line transfers per operation in each interval, "
+                f"Top: ops per interval. Middle: the share of the lockref updates in each interval that {middle}. "
+                "Bottom: cache-line transfers per operation in each interval, "
                 "from the coherence monitor's snapshots over simulated time (`cohtb launch --live` takes them "
                 "while gem5 runs; for a run recorded to a file, the same counting of its event file, which gives "
                 "the same numbers). The monitor's intervals start at the first traced event.", 100), ""]
@@ -406,6 +410,9 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
                       f"Published (retry100): {sr.series.published[0].new:,.0f} / "
                       f"{sr.series.published[0].base:,.0f} = {sr.series.published[0].ratio:.2f}. "
                       f"Reproduced ({res.declaration.collapse_rule}): {cv.text}.").markdown()]
+        visits = lister_table(sr, f"Seed {e.seed}, {sr.series.label}, declaration {res.declaration.id}: the "
+                                  f"lister's takes of the file dentry's lock")
+        out += [visits.markdown()] if visits else []
         if sr.series.controls:
             out += [textwrap.fill("**Collapses, and stays collapsed?** " + " ".join(
                 collapse_answer(sr, label) for pair in sr.series.controls for label in pair), 100), ""]

@@ -122,6 +122,7 @@ def draw_series(s: SeriesResult):
     fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
     templates = s.series.labelled()
     kernel_side = False   # the middle panel's share: the kernel's queued acquisitions, not the workload's count
+    listed = False        # the top panel marks the lister's takes of the lock, read from the trace
     for label, runs in s.runs.items():
         kept = [m for m in runs if series(m.run) and m.analysis.series and m.analysis.series["origin_tick"] is not None]
         got = [(m.run, series(m.run), m.analysis.series) for m in kept]
@@ -153,6 +154,11 @@ def draw_series(s: SeriesResult):
         transfers = np.array([[iv["transfers"] for iv in mon["intervals"][:k]] for _, _, mon in got], dtype=float)
         offset = np.mean([(mon["origin_tick"] - r.manifest.roi.begin_tick) / 1e6 for r, _, mon in got])
         band(tx, (np.arange(k) + 0.5) * interval_us + offset, transfers / np.maximum(np.array(mon_ops), 1))
+        # where the lister took the file's lock, as the trace shows it (the declared times are its own clock's)
+        takes = [(v.first_tick - m.run.manifest.roi.begin_tick) / 1e6 for m in kept for v in m.analysis.lister_visits or []]
+        if takes:
+            ax.plot(takes, [0.88] * len(takes), "v", color=colour, ms=5, transform=ax.get_xaxis_transform())
+            listed = True
         if not all(w.locked for _, w, _ in got) and all(queues):
             kernel_side = True
             queued = np.array([q[:k] for q in queues], dtype=float)
@@ -161,7 +167,8 @@ def draw_series(s: SeriesResult):
     for axis in (ax, lx, tx):
         axis.axvline(s.series.event_at_us, color="#333333", ls=":", lw=1)
         axis.set_ylim(bottom=0)
-    ax.text(s.series.event_at_us, ax.get_ylim()[1], f" {s.series.event}", va="top", fontsize=8)
+    ax.text(s.series.event_at_us, ax.get_ylim()[1], f" {s.series.event}" + (" (declared; ▼: the lister's takes "
+            "of the lock in the trace)" if listed else ""), va="top", fontsize=8)
     ax.set_ylabel("ops per simulated µs")
     lx.set_ylabel("updates that queued\nfor the lock (%)" if kernel_side else "updates that took\nthe lock (%)")
     tx.set_ylabel("monitor: line transfers\nper operation")
@@ -173,7 +180,7 @@ def draw_series(s: SeriesResult):
                  f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
                  fontsize=10)
     lx.set_title("the share of lockref updates that queued for the spinlock, per interval (the kernel's MCS-node "
-                 "lines in the trace, per 2 updates an operation)" if kernel_side else
+                 "lines in the trace)" if kernel_side else
                  "the share of lockref updates that took the spinlock, per interval (the workload's count)", fontsize=9)
     tx.set_title("cache-line transfers per operation, per interval (the monitor's snapshots over simulated time, from "
                  "the traced region's start)", fontsize=9)

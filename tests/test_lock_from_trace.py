@@ -1,6 +1,7 @@
-"""Queued spinlock acquisitions from the kernel's MCS-node lines (cohtb/analysis/lock_queue.py)."""
+"""The kernel's side of a lock, read from the trace: queued spinlock acquisitions from the MCS-node lines
+(cohtb/analysis/lock_queue.py) and a transient holder's visits (cohtb/analysis/holder.py)."""
 
-from cohtb.analysis import lock_queue
+from cohtb.analysis import holder, lock_queue
 from cohtb.contract import Kind
 from cohtb.run.manifest import LineSymbols
 from cohtb.trace.events import make_records
@@ -34,3 +35,23 @@ def test_per_interval_uses_the_monitors_grid_and_counts_the_tail_in_the_last_int
     assert lock_queue.per_interval(recs, nodes, origin_tick=5, interval_ticks=100, n=3) == [1, 3, 2]
     assert lock_queue.per_interval(recs[:0], nodes, origin_tick=5, interval_ticks=100, n=2) == [0, 0]
     assert lock_queue.per_interval(recs, {}, origin_tick=5, interval_ticks=100, n=2) == [0, 0]
+
+
+def test_lister_visits_split_at_silences_and_read_the_hold_up_to_its_first_read():
+    us = 1_000_000
+    recs = make_records([
+        (100 * us, 9, 3, 0, Kind.WRITE),        # visit 1: the lock's acquisition
+        (100 * us + 20_000, 9, 3, 0, Kind.FWD_GETX),   # a stat's cmpxchg takes the line away
+        (100 * us + 140_000, 9, 3, 0, Kind.WRITE),     # the reference's increment: held 140 ns
+        (100 * us + 900_000, 9, 3, 0, Kind.READ),      # its put reads the count
+        (100 * us + 950_000, 9, 3, 0, Kind.WRITE),     # the put's cmpxchg: after the read, not the hold
+        (100 * us + 500, 9, 1, 0, Kind.WRITE),         # another CPU: not the lister's
+        (101 * us, 8, 3, 0, Kind.WRITE),               # another line
+        (900 * us, 9, 3, 0, Kind.WRITE),               # visit 2: one write, the line never left it
+        (900 * us + 50_000, 9, 3, 0, Kind.READ),
+    ])
+    recs = recs[recs["tick"].argsort()]
+    v1, v2 = holder.visits(recs, line=9, core=3)
+    assert (v1.first_tick, v1.hold_ticks, v1.last_tick, v1.events) == (100 * us, 140_000, 100 * us + 950_000, 5)
+    assert (v2.first_tick, v2.hold_ticks, v2.events) == (900 * us, 0, 2)
+    assert holder.visits(recs, line=9, core=5) == []
