@@ -468,3 +468,25 @@ def test_the_page_is_a_few_screens_tall(written, which):
     assert page.count("<details>") >= 2 and "Per field, per run" in page
     if which == "all":
         assert shown.count("<tr>") < page.count("<tr>") / 3   # most rows are folded
+
+
+def test_a_kernels_collapse_figure_shows_the_queued_share_and_the_listers_takes_from_the_trace(every):
+    """004-collapse-fs's series figure, from whichever of its runs are bundled: the middle panel is the kernel's
+    queued share (cohtb/analysis/lock_queue.py), not left empty, and the top panel marks each listing's take."""
+    from cohtb.experiments.seeds import EXPERIMENTS
+    from cohtb.report import results, seed_plots
+
+    res = results.seed_result(EXPERIMENTS["004-collapse-fs"], every)
+    listed = [m for runs in res.series[0].runs.values() for m in runs if m.analysis.lister_visits]
+    if not listed:
+        pytest.skip("no bundled 004-collapse-fs run with listings")
+    fig = seed_plots.draw_series(res.series[0])
+    top, middle, _ = fig.axes
+    assert "queued" in middle.get_title() and "MCS" in middle.get_title()
+    shares = np.concatenate([line.get_ydata() for line in middle.get_lines() if line.get_marker() == "o"])
+    assert shares.max() > 50 and shares.min() < 5     # lockless before the first listing, queued after it
+    takes = [x for line in top.get_lines() if line.get_marker() == "v" for x in line.get_xdata()]
+    assert len(takes) == sum(len(m.analysis.lister_visits) for m in listed)
+    assert all(0 < x < res.experiment.declaration.window_us for x in takes)
+    assert_inside(fig, drawn_at_page_dpi(fig), fig.axes, "004-collapse-fs series")
+    plt.close(fig)
