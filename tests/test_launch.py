@@ -398,3 +398,12 @@ def test_every_gem5_patch_has_a_marker_and_every_machine_names_patches_that_exis
         assert machine in machines.known() and machines.hierarchy_of(machine) == "socket"
         assert set(patches) <= files
         assert f"| `{machine}` | `{' '.join(patches)}` |" in build_steps, machine   # the build steps name them
+
+
+def test_every_socket_machine_says_whether_its_gem5_is_patched():
+    """A new machine file must be put with its patches or among the stock ones: left out, it would silently be
+    taken for a stock machine."""
+    socket = {m for m in machines.known() if machines.hierarchy_of(m) == "socket"}
+    patched, stock = set(gem5_tool.MACHINE_PATCHES), set(gem5_tool.STOCK_SOCKET_MACHINES)
+    assert not patched & stock
+    assert socket == patched | stock, sorted(socket ^ (patched | stock))

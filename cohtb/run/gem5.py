@@ -28,10 +28,11 @@ BUILDS = {
 PATCHES = ROOT / "gem5-configs" / "build" / "patches"
 PATCH_MARKERS = {"chi-locked-rmw": ("mem/ruby/protocol/Cache_Wakeup.cc", "(*m_snpRdy_ptr).delayHead"),
                  "x86-sti-shadow": ("gem5.opt", "In the STI interrupt shadow")}
-# The socket machines built with patches, and which (build-gem5.sh SOURCE X86_CHI <these>; docs/gem5.md). Every
-# other machine runs on stock gem5: c1, c2 and the bare socket machine were recorded before the first patch.
+# The socket machines built with patches, and which (build-gem5.sh SOURCE X86_CHI <these>; docs/gem5.md), and
+# those that run on stock gem5 (recorded before the first patch): a new socket machine goes in one of the two.
 MACHINE_PATCHES = {"westmere-ex-8s-c3": ("chi-locked-rmw",),
                    "westmere-ex-8s-c4": ("chi-locked-rmw", "x86-sti-shadow")}
+STOCK_SOCKET_MACHINES = ("socket", "westmere-ex-8s-c1", "westmere-ex-8s-c2")
 TRACE = "trace.gz"   # ProtocolTrace, in gem5's output directory (gzip: gem5 compresses a .gz debug file itself)
 
 
