@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from cohtb.analysis.compare import symbols_text
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf, initramfs, kernel, symbols
 from cohtb import launch
@@ -435,6 +436,30 @@ def test_a_kernel_global_is_laid_out_from_its_symbol_and_its_structs_dwarf(monke
         fs_runner.global_layout(Path("vmlinux"), "cohtb_other", "rw_semaphore", "shared")
 
 
+def test_the_benchmark_threads_reported_objects_are_named_field_by_field_and_page_by_page(monkeypatch):
+    """kernel_rwsem's threads report their task_struct (its fields from DWARF, the FPU tail past them named too)
+    and their stack pages; other log lines, and a run whose kernel reported nothing, name nothing."""
+    monkeypatch.setattr(dwarf, "layouts", lambda vmlinux, structs: {"task_struct": {"size": 96, "fields": [
+        {"name": "__state", "offset": 24, "size": 4}, {"name": "thread", "offset": 64, "size": 32}]}})
+    lines = ["[ 1.0] cohtb-object kernel_rwsem task 3 2130000 160",
+             "[ 1.0] cohtb-object kernel_rwsem stack 3 2219000 4096",
+             "[ 1.0] cohtb-object cohtb-stat.1 dentry file 1234 192", "unrelated"]
+    assert fs_runner.thread_symbols(lines, Path("vmlinux")) == [
+        symbols.Symbol(0x2130018, 4, "thread 3's task_struct.__state"),
+        symbols.Symbol(0x2130040, 32, "thread 3's task_struct.thread"),
+        symbols.Symbol(0x2130060, 64, "thread 3's task_struct.thread (FPU state)"),
+        symbols.Symbol(0x2219000, 4096, "thread 3's kernel stack")]
+    assert fs_runner.thread_symbols(lines[2:], Path("vmlinux")) == []
+
+
+def test_a_lines_kernel_names_say_each_objects_fields_once():
+    assert symbols_text(["runqueues (CPU 7)", "qnodes (CPU 7)"]) == "runqueues (CPU 7), qnodes (CPU 7)"
+    assert symbols_text(list("abcde")) == "a, b, c and 2 more"
+    assert symbols_text(["thread 3's task_struct.__state", "thread 3's task_struct.stack",
+                         "thread 3's task_struct.usage", "thread 3's task_struct.flags", "thread 5's kernel stack"]) == \
+        "thread 3's task_struct: __state, stack, usage and 1 more; thread 5's kernel stack"
+
+
 def test_kernel_rwsem_needs_the_kernel_that_has_its_rwsem_and_switch(tmp_path):
     """Natively (no rspin kernel) kernel_rwsem stops at once, naming the switch it needs; exit 3."""
     initramfs.build_guest_programs()
@@ -533,6 +558,27 @@ def test_per_cpu_variables_are_named_per_cpu_where_the_boot_put_each_cpus_area(t
     with pytest.raises(CohtbError, match="no per-CPU section linked from 0"):   # a kernel whose areas are not
         symbols.percpu_template(NM_PERCPU.replace("0000000000000000 D __per_cpu_start",
                                                   "ffffffff82000000 D __per_cpu_start"))
+
+
+def test_the_futex_hash_buckets_are_named_where_the_boot_put_the_table(tmp_path, monkeypatch):
+    """__futex_data holds the table's direct-map address and its size (read from the checkpoint's memory); each
+    bucket, as long as the DWARF's struct, is named by its index; a kernel without the symbol names none."""
+    monkeypatch.setattr(dwarf, "layouts", lambda vmlinux, structs: {"futex_hash_bucket": {"size": 64, "fields": []}})
+    memory = bytearray(0x2000)
+    memory[0x1000:0x1010] = (symbols.DIRECT_MAP + 0x920000).to_bytes(8, "little") + (4).to_bytes(8, "little")
+    pmem = tmp_path / "store0.pmem"
+    with gzip.open(pmem, "wb") as f:
+        f.write(bytes(memory))
+    image = [symbols.Symbol(0x1000, 16, "__futex_data")]
+    buckets = symbols.futex_buckets(Path("vmlinux"), image, pmem)
+    assert [(b.paddr, b.size, b.name) for b in buckets] == [
+        (0x920000 + 64 * k, 64, f"futex hash bucket {k}") for k in range(4)]
+    assert symbols.futex_buckets(Path("vmlinux"), [], pmem) == []
+    memory[0x1000:0x1008] = (0xffffffff81000000).to_bytes(8, "little")   # not a direct-map pointer
+    with gzip.open(pmem, "wb") as f:
+        f.write(bytes(memory))
+    with pytest.raises(CohtbError, match="__futex_data holds no hash table"):
+        symbols.futex_buckets(Path("vmlinux"), image, pmem)
 
 
 def test_a_run_that_never_left_the_atomic_cpus_fails_clearly(fake_full_system, monkeypatch):

@@ -3,14 +3,21 @@
  * section, odd threads write(2) it, which takes it for writing (kernel/patches/rwsem-bench.patch);
  * each call does --pairs lock/unlock pairs, so the lock, not the system call, is the operation's bulk.
  * --policy spin turns the kernel's reader optimistic spinning on (rwsem-reader-spin.patch's switch),
- * sleep turns it off: 6.12's rwsem, whose readers queue and sleep at once on a writer-owned lock. */
+ * sleep turns it off: 6.12's rwsem, whose readers queue and sleep at once on a writer-owned lock.
+ * --guest: each thread asks the benchmark's file where its task_struct and kernel stack are (the patch's
+ * ioctl, in the warm-up), and the kernel's lines go into the JSON, so the host names the trace's lines on
+ * them (a sleeping reader's state, wake queue and stack). */
 #define BENCH_THREADS_HELP "threads; even ids read, odd ids write (thread 0 is the main thread)"
 #include "common/guest.h"
+#include "common/kernel_report.h"
+
+#include <sys/ioctl.h>
 
 static const char testcase_description[] = "readers and writers take the kernel's benchmark rwsem through /proc/cohtb-rwsem";
 
 #define BENCH_FILE "/proc/cohtb-rwsem"
 #define SWITCH "/sys/module/kernel/parameters/rwsem_reader_spin"
+#define REPORT 0   /* the patch's COHTB_RWSEM_REPORT: the calling thread's objects into the kernel log */
 
 static const char *policies[] = {"sleep", "spin", NULL};
 static const char *layouts[] = {"shared", NULL};
@@ -24,10 +31,12 @@ BENCH_TESTCASE("kernel_rwsem", "lock/unlock pairs", TESTCASE_FLAGS)
 static int fds[MAX_THREADS];
 static char buf[4096];   /* the calls' buffer: its length is the number of pairs; the kernel never touches it */
 static size_t pairs;
-static struct { uint64_t reads, writes, failures; } __aligned_line stats[MAX_THREADS];
+static struct { uint64_t reads, writes, failures, unreported; } __aligned_line stats[MAX_THREADS];
 
 static void testcase(int id) {
   int writer = id & 1;
+  /* its first act after the gate, in the warm-up: a printk, before the window opens */
+  if (flag_on(guest) && ioctl(fds[id], REPORT, (unsigned long)id) != 0) stats[id].unreported++;
   for (struct bench_loop l = bench_loop(&run, id); bench_next(&l);) {
     if ((writer ? write(fds[id], buf, pairs) : read(fds[id], buf, pairs)) < 0) stats[id].failures++;
     else if (writer) stats[id].writes++;
@@ -63,11 +72,14 @@ static int testcase_prepare(void) {
 }
 
 static int testcase_report(void) {
-  uint64_t reads = 0, writes = 0, failures = 0;
+  uint64_t reads = 0, writes = 0, failures = 0, unreported = 0;
   for (int i = 0; i < run.threads; i++) {
     reads += stats[i].reads; writes += stats[i].writes; failures += stats[i].failures;
+    unreported += stats[i].unreported;
     close(fds[i]);
   }
+  if (flag_on(guest)) json_kernel_objects("kernel_rwsem");
+  json_u64("unreported_threads", unreported);
   json_u64("reads", reads);
   json_u64("writes", writes);
   json_u64("pairs_per_op", pairs);

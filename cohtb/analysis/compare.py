@@ -75,11 +75,27 @@ def line_keys(m: RunMetrics) -> dict[int, str]:
         if fields:
             out[line] = "line of " + ", ".join(f.split(".", 1)[-1] for f in fields)
         elif line in symbols:
-            syms = symbols[line]
-            out[line] = "line of kernel " + ", ".join(syms[:3]) + (f" and {len(syms) - 3} more" if len(syms) > 3 else "")
+            out[line] = "line of kernel " + symbols_text(symbols[line])
         else:
             out[line] = f"line at {m.analysis.address(line):#x}"   # an address, as perf c2c shows a line
     return out
+
+
+def symbols_text(syms: list[str], most: int = 3) -> str:
+    """Kernel names on one line, each object's fields after its name once ("thread 3's task_struct: __state,
+    on_cpu"), at most `most` of each list."""
+    objects: dict[str, list[str]] = {}
+    for name in syms:
+        obj, _, field_name = name.rpartition(".")
+        if "'s " in obj:   # a field of a named object (a benchmark thread's task_struct: cohtb/fs/runner.py)
+            objects.setdefault(obj, []).append(field_name)
+        else:
+            objects.setdefault(name, [])
+
+    def some(names: list[str], sep: str = ", ") -> str:
+        return sep.join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+    grouped = any(objects.values())
+    return some([f"{o}: {some(f)}" if f else o for o, f in objects.items()], "; " if grouped else ", ")
 
 
 def line_costs(m: RunMetrics) -> dict[str, float]:

@@ -43,6 +43,9 @@ STDERR = "workload.stderr"
 # "cohtb-object <file> <type> <role> <phys hex> <size>" (kernel/patches/dcache-report-objects.patch)
 _OBJECT = re.compile(r"cohtb-object (\S+) (dentry|inode) (file|parent) ([0-9a-f]+) (\d+)")
 OBJECT_NAMES = {("dentry", "file"): "file", ("dentry", "parent"): "tmpfs_root", ("inode", "file"): "file_inode"}
+# "cohtb-object kernel_rwsem (task|stack) <thread> <phys hex> <size>": a benchmark thread's own kernel objects,
+# which kernel_rwsem --guest asks the benchmark's file for (kernel/patches/rwsem-bench.patch, its ioctl).
+_THREAD_OBJECT = re.compile(r"cohtb-object kernel_rwsem (task|stack) (\d+) ([0-9a-f]+) (\d+)")
 # Guest workloads whose contended object is a kernel global: its symbol, its struct (the layout map is the
 # symbol's address in the vmlinux and the struct's fields in its DWARF) and the kernel patch that adds it.
 KERNEL_GLOBALS = {"kernel_rwsem": ("cohtb_rwsem", "rw_semaphore", "rwsem-bench")}
@@ -134,6 +137,25 @@ def kernel_objects(lines: list[str], file_name: str, where: str) -> dict[str, tu
         raise CohtbError(f"{where}: the kernel did not report {', '.join(missing)} (no 'cohtb-object' line: a kernel "
                          "without dcache-report-objects.patch?)")
     return found
+
+
+def thread_symbols(lines: list[str], vmlinux: Path) -> list[symbols.Symbol]:
+    """The benchmark threads' own kernel objects, named like the kernel's globals: thread k's task_struct field
+    by field (the vmlinux's DWARF) and each page of its kernel stack. None reported: none named."""
+    found = [m for m in map(_THREAD_OBJECT.search, lines) if m]
+    fields = dwarf.layouts(vmlinux, ("task_struct",))["task_struct"]["fields"] if found else []
+    out = []
+    for m in found:
+        kind, thread, paddr, size = m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4))
+        if kind == "stack":
+            out.append(symbols.Symbol(paddr, size, f"thread {thread}'s kernel stack"))
+        else:
+            name = f"thread {thread}'s task_struct"
+            out += [symbols.Symbol(paddr + f["offset"], f["size"], f"{name}.{f['name']}") for f in fields]
+            end = max(f["offset"] + f["size"] for f in fields)
+            if size > end:   # the FPU state at its end is sized at boot (arch_task_struct_size), past DWARF's
+                out.append(symbols.Symbol(paddr + end, size - end, f"{name}.thread (FPU state)"))
+    return out
 
 
 def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kernel.Variant) -> dict:
@@ -265,6 +287,7 @@ class FSRunner:
         # fields are the layout); the per-CPU areas are where the checkpoint's boot put them.
         _, recs = events.read_all(tmp / manifest.files.events)
         named = symbols.kernel_symbols(built.vmlinux, ckpt / "ckpt" / PMEM, spec.sockets * spec.cores_per_socket)
+        named = sorted(named + thread_symbols(workload.get("kernel_objects", []), built.vmlinux), key=lambda x: x.paddr)
         manifest.kernel_symbols = [LineSymbols.model_validate(x) for x in
                                    symbols.name_lines(set(recs["line"].tolist()), named)]
         return manifest

@@ -5,9 +5,10 @@ inode); every other line the trace shows is the kernel's too. Those in the kerne
 locks, counters, seqcounts -- are named here from the vmlinux's symbol table, placed in physical memory by
 its program headers (gem5 loads vmlinux at the physical addresses they give). The per-CPU variables (the
 qspinlock's MCS nodes, run queues) are named per CPU: each CPU's copy sits at its symbol's offset from that
-CPU's area, whose address the boot wrote into `__per_cpu_offset`, read from the checkpoint's memory. Slab
-objects are allocated at boot and have no symbol: they stay unnamed, as do the __init pages (freed after boot
-and reused by the allocators)."""
+CPU's area, whose address the boot wrote into `__per_cpu_offset`, read from the checkpoint's memory; so is
+the futex hash table, allocated at boot too (`__futex_data`). Slab objects have no symbol: they stay unnamed
+(but for those the workload reports, cohtb/fs/runner.py), as do the __init pages (freed after boot and reused
+by the allocators)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from cohtb.contract import DEFAULT_LINE_SIZE
 from cohtb.errors import CohtbError
+from cohtb.fs import dwarf
 
 DATA_TYPES = set("bBdDrRvV")   # nm: bss, data, read-only data, weak objects
 # x86-64's direct map of physical memory with 4-level paging and no KASLR (kernel/config-fragment turns
@@ -98,15 +100,7 @@ def percpu_template(nm_text: str) -> list[Symbol]:
 
 def percpu_offsets(pmem: Path, table_paddr: int, cpus: int) -> list[int]:
     """`__per_cpu_offset[0 .. cpus-1]` from a gem5 checkpoint's memory image (gzip of physical memory from 0)."""
-    try:
-        with gzip.open(pmem) as f:
-            f.seek(table_paddr)
-            raw = f.read(8 * cpus)
-    except (OSError, EOFError) as e:
-        raise CohtbError(f"{pmem}: cannot read __per_cpu_offset at {table_paddr:#x}: {e}") from None
-    if len(raw) != 8 * cpus:
-        raise CohtbError(f"{pmem}: ends before __per_cpu_offset[{cpus - 1}] at {table_paddr:#x}")
-    return list(struct.unpack(f"<{cpus}Q", raw))
+    return read_words(pmem, table_paddr, cpus, "__per_cpu_offset")
 
 
 def percpu_symbols(template: list[Symbol], offsets: list[int], where: str) -> list[Symbol]:
@@ -120,14 +114,44 @@ def percpu_symbols(template: list[Symbol], offsets: list[int], where: str) -> li
     return sorted(out, key=lambda s: s.paddr)
 
 
+def read_words(pmem: Path, paddr: int, n: int, what: str) -> list[int]:
+    """`what`[0 .. n-1], little-endian 64-bit words at a physical address of a gem5 checkpoint's memory image
+    (gzip of physical memory from 0)."""
+    try:
+        with gzip.open(pmem) as f:
+            f.seek(paddr)
+            raw = f.read(8 * n)
+    except (OSError, EOFError) as e:
+        raise CohtbError(f"{pmem}: cannot read {what} at {paddr:#x}: {e}") from None
+    if len(raw) != 8 * n:
+        raise CohtbError(f"{pmem}: ends before {what}[{n - 1}] at {paddr:#x}")
+    return list(struct.unpack(f"<{n}Q", raw))
+
+
+def futex_buckets(vmlinux: Path, image: list[Symbol], pmem: Path) -> list[Symbol]:
+    """The futex hash table, allocated at boot (futex_init: 256 buckets per possible CPU, rounded up to a power
+    of two), each bucket named `futex hash bucket k`: where `__futex_data` (its `queues` pointer and `hashsize`)
+    says in the checkpoint's memory, buckets as long as the DWARF's struct futex_hash_bucket. A kernel without
+    the symbol has none named."""
+    data = [s for s in image if s.name == "__futex_data"]
+    if not data:
+        return []
+    queues, size = read_words(pmem, data[0].paddr, 2, "__futex_data")
+    if not DIRECT_MAP <= queues < DIRECT_MAP + (1 << 46) or not 0 < size <= 1 << 24:
+        raise CohtbError(f"{pmem}: __futex_data holds no hash table in the direct map ({queues:#x}, {size} buckets)")
+    bucket = dwarf.layouts(vmlinux, ("futex_hash_bucket",))["futex_hash_bucket"]["size"]
+    return [Symbol(queues - DIRECT_MAP + k * bucket, bucket, f"futex hash bucket {k}") for k in range(size)]
+
+
 def kernel_symbols(vmlinux: Path, pmem: Path, cpus: int) -> list[Symbol]:
-    """The image's data objects and every CPU's per-CPU variables, placed in physical memory, sorted."""
+    """The image's data objects, every CPU's per-CPU variables and the futex hash buckets, placed in physical
+    memory, sorted."""
     image = data_symbols(vmlinux)
     table = [s for s in image if s.name == "__per_cpu_offset"]
     if len(table) != 1:
         raise CohtbError(f"{vmlinux}: no data symbol __per_cpu_offset")
     placed = percpu_symbols(percpu_template(_nm(vmlinux)), percpu_offsets(pmem, table[0].paddr, cpus), str(pmem))
-    return sorted(image + placed, key=lambda s: s.paddr)
+    return sorted(image + placed + futex_buckets(vmlinux, image, pmem), key=lambda s: s.paddr)
 
 
 def name_lines(lines: set[int], symbols: list[Symbol], line_size: int = DEFAULT_LINE_SIZE) -> list[dict]:
