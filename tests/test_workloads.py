@@ -244,3 +244,13 @@ def test_binaries_are_static(name):
 def field_lines(doc: dict) -> dict[str, set[int]]:
     """Cache lines each field of the layout map touches (native run: addresses as they are)."""
     return {f.label: set(f.lines) for f in translate(doc["layout_map"], None)}
+
+
+def test_rwsem_layout_map_names_its_check_counters_on_lines_of_their_own():
+    """The invariant check's counters are updated inside every critical section, so the layout map names them:
+    the attribution can then say how much of the traffic is the check's, not the lock's."""
+    doc = run_native("rwsem", 2, 100, "sleep", "shared")
+    lines = field_lines(doc)
+    lock = set().union(*(lines[f"rwsem.{f}"] for f in ("count", "owner", "wait_seq")))
+    readers, writers = lines["inside_readers.inside_readers"], lines["inside_writers.inside_writers"]
+    assert len(readers) == len(writers) == 1 and not readers & writers and not (readers | writers) & lock

@@ -38,29 +38,44 @@ static int guest_write_back_result(int status) {
   return write_back("/result.json", "workload.json") != 0 ? 3 : status;
 }
 
-/* The guest's page table for [addr, addr + size): "guest_pages": {"<virtual page>": <physical page>, ...}
- * from /proc/self/pagemap (root sees page frames), which the host applies to the layout map as it applies
- * gem5's page table log to an SE run's: a full-system trace has physical addresses. A page that is not in
- * memory stops the workload (exit 3): every object the layout map names was touched before the run. */
-static void json_guest_pages(const void *addr, size_t size) {
+/* The guest's page table for ranges [addr, addr + size) (each page once): "guest_pages": {"<virtual page>":
+ * <physical page>, ...} from /proc/self/pagemap (root sees page frames), which the host applies to the layout
+ * map as it applies gem5's page table log to an SE run's: a full-system trace has physical addresses. A page
+ * that is not in memory stops the workload (exit 3): every object the layout map names was touched before the
+ * run. */
+struct guest_range { const void *addr; size_t size; };
+
+static void json_guest_pages(const struct guest_range *ranges, int n) {
   int fd = open("/proc/self/pagemap", O_RDONLY);
   if (fd < 0) {
     fprintf(stderr, "%s: /proc/self/pagemap: %s\n", bench_name, strerror(errno));
     exit(3);
   }
+  uint64_t done[64];
+  int ndone = 0;
   json_open("guest_pages", '{');
-  for (uint64_t page = (uintptr_t)addr / 4096; page <= ((uintptr_t)addr + size - 1) / 4096; page++) {
-    uint64_t entry = 0, frame_mask = (1ull << 55) - 1;
-    if (pread(fd, &entry, sizeof entry, (off_t)(page * sizeof entry)) != sizeof entry || !(entry >> 63) ||
-        !(entry & frame_mask)) {
-      fprintf(stderr, "%s: /proc/self/pagemap: no page frame for virtual page %#lx\n", bench_name,
-              (unsigned long)page * 4096);
-      exit(3);
+  for (int r = 0; r < n; r++)
+    for (uint64_t page = (uintptr_t)ranges[r].addr / 4096;
+         page <= ((uintptr_t)ranges[r].addr + ranges[r].size - 1) / 4096; page++) {
+      int seen = 0;
+      for (int i = 0; i < ndone; i++) seen |= done[i] == page;
+      if (seen) continue;
+      uint64_t entry = 0, frame_mask = (1ull << 55) - 1;
+      if (pread(fd, &entry, sizeof entry, (off_t)(page * sizeof entry)) != sizeof entry || !(entry >> 63) ||
+          !(entry & frame_mask)) {
+        fprintf(stderr, "%s: /proc/self/pagemap: no page frame for virtual page %#lx\n", bench_name,
+                (unsigned long)page * 4096);
+        exit(3);
+      }
+      if (ndone == (int)(sizeof done / sizeof done[0])) {
+        fprintf(stderr, "%s: more than %zu pages for the layout map\n", bench_name, sizeof done / sizeof done[0]);
+        exit(3);
+      }
+      done[ndone++] = page;
+      char key[32];
+      snprintf(key, sizeof key, "%lu", (unsigned long)page * 4096);
+      json_u64(key, (entry & frame_mask) * 4096);
     }
-    char key[32];
-    snprintf(key, sizeof key, "%lu", (unsigned long)page * 4096);
-    json_u64(key, (entry & frame_mask) * 4096);
-  }
   json_close('}');
   close(fd);
 }
