@@ -437,17 +437,18 @@ def test_a_kernel_global_is_laid_out_from_its_symbol_and_its_structs_dwarf(monke
 
 
 def test_the_benchmark_threads_reported_objects_are_named_field_by_field_and_page_by_page(monkeypatch):
-    """kernel_rwsem's threads report their task_struct (its fields from DWARF, the FPU tail past them named too)
-    and their stack pages; other log lines, and a run whose kernel reported nothing, name nothing."""
-    monkeypatch.setattr(dwarf, "layouts", lambda vmlinux, structs: {"task_struct": {"size": 96, "fields": [
-        {"name": "__state", "offset": 24, "size": 4}, {"name": "thread", "offset": 64, "size": 32}]}})
-    lines = ["[ 1.0] cohtb-object kernel_rwsem task 3 2130000 160",
+    """kernel_rwsem's threads report their task_struct (its fields from DWARF, cut at the size the kernel
+    allocates: the FPU state at its end is sized at boot) and their stack pages; other log lines, and a run whose
+    kernel reported nothing, name nothing."""
+    monkeypatch.setattr(dwarf, "layouts", lambda vmlinux, structs: {"task_struct": {"size": 6528, "fields": [
+        {"name": "__state", "offset": 24, "size": 4}, {"name": "thread", "offset": 64, "size": 6464},
+        {"name": "past_the_end", "offset": 6400, "size": 8}]}})
+    lines = ["[ 1.0] cohtb-object kernel_rwsem task 3 2130000 2944",
              "[ 1.0] cohtb-object kernel_rwsem stack 3 2219000 4096",
              "[ 1.0] cohtb-object cohtb-stat.1 dentry file 1234 192", "unrelated"]
     assert fs_runner.thread_symbols(lines, Path("vmlinux")) == [
         symbols.Symbol(0x2130018, 4, "thread 3's task_struct.__state"),
-        symbols.Symbol(0x2130040, 32, "thread 3's task_struct.thread"),
-        symbols.Symbol(0x2130060, 64, "thread 3's task_struct.thread (FPU state)"),
+        symbols.Symbol(0x2130040, 2944 - 64, "thread 3's task_struct.thread"),
         symbols.Symbol(0x2219000, 4096, "thread 3's kernel stack")]
     assert fs_runner.thread_symbols(lines[2:], Path("vmlinux")) == []
 
@@ -455,9 +456,9 @@ def test_the_benchmark_threads_reported_objects_are_named_field_by_field_and_pag
 def test_a_lines_kernel_names_say_each_objects_fields_once():
     assert symbols_text(["runqueues (CPU 7)", "qnodes (CPU 7)"]) == "runqueues (CPU 7), qnodes (CPU 7)"
     assert symbols_text(list("abcde")) == "a, b, c and 2 more"
-    assert symbols_text(["thread 3's task_struct.__state", "thread 3's task_struct.stack",
-                         "thread 3's task_struct.usage", "thread 3's task_struct.flags", "thread 5's kernel stack"]) == \
-        "thread 3's task_struct: __state, stack, usage and 1 more; thread 5's kernel stack"
+    fields = [f"thread 3's task_struct.f{k}" for k in range(10)]
+    assert symbols_text([*fields, "thread 5's kernel stack"]) == \
+        "thread 3's task_struct: f0, f1, f2, f3, f4, f5, f6, f7 and 2 more; thread 5's kernel stack"
 
 
 def test_kernel_rwsem_needs_the_kernel_that_has_its_rwsem_and_switch(tmp_path):

@@ -81,9 +81,10 @@ def line_keys(m: RunMetrics) -> dict[int, str]:
     return out
 
 
-def symbols_text(syms: list[str], most: int = 3) -> str:
+def symbols_text(syms: list[str], most: int = 3, most_fields: int = 8) -> str:
     """Kernel names on one line, each object's fields after its name once ("thread 3's task_struct: __state,
-    on_cpu"), at most `most` of each list."""
+    on_cpu"), at most `most` names or objects and `most_fields` fields of each (a scheduler line's telling field,
+    pi_lock or wake_q, is rarely its first)."""
     objects: dict[str, list[str]] = {}
     for name in syms:
         obj, _, field_name = name.rpartition(".")
@@ -92,10 +93,11 @@ def symbols_text(syms: list[str], most: int = 3) -> str:
         else:
             objects.setdefault(name, [])
 
-    def some(names: list[str], sep: str = ", ") -> str:
-        return sep.join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+    def some(names: list[str], k: int, sep: str = ", ") -> str:
+        return sep.join(names[:k]) + (f" and {len(names) - k} more" if len(names) > k else "")
     grouped = any(objects.values())
-    return some([f"{o}: {some(f)}" if f else o for o, f in objects.items()], "; " if grouped else ", ")
+    return some([f"{o}: {some(f, most_fields)}" if f else o for o, f in objects.items()], most,
+                "; " if grouped else ", ")
 
 
 def line_costs(m: RunMetrics) -> dict[str, float]:

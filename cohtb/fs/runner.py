@@ -141,7 +141,8 @@ def kernel_objects(lines: list[str], file_name: str, where: str) -> dict[str, tu
 
 def thread_symbols(lines: list[str], vmlinux: Path) -> list[symbols.Symbol]:
     """The benchmark threads' own kernel objects, named like the kernel's globals: thread k's task_struct field
-    by field (the vmlinux's DWARF) and each page of its kernel stack. None reported: none named."""
+    by field (the vmlinux's DWARF, within the size the kernel reported) and each page of its kernel stack. None
+    reported: none named."""
     found = [m for m in map(_THREAD_OBJECT.search, lines) if m]
     fields = dwarf.layouts(vmlinux, ("task_struct",))["task_struct"]["fields"] if found else []
     out = []
@@ -149,12 +150,10 @@ def thread_symbols(lines: list[str], vmlinux: Path) -> list[symbols.Symbol]:
         kind, thread, paddr, size = m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4))
         if kind == "stack":
             out.append(symbols.Symbol(paddr, size, f"thread {thread}'s kernel stack"))
-        else:
-            name = f"thread {thread}'s task_struct"
-            out += [symbols.Symbol(paddr + f["offset"], f["size"], f"{name}.{f['name']}") for f in fields]
-            end = max(f["offset"] + f["size"] for f in fields)
-            if size > end:   # the FPU state at its end is sized at boot (arch_task_struct_size), past DWARF's
-                out.append(symbols.Symbol(paddr + end, size - end, f"{name}.thread (FPU state)"))
+        else:   # as long as fork allocates it (arch_task_struct_size): the FPU state at the end of its last
+            # field, thread, is sized at boot for this CPU's features, shorter than the DWARF's
+            out += [symbols.Symbol(paddr + f["offset"], min(f["size"], size - f["offset"]),
+                                   f"thread {thread}'s task_struct.{f['name']}") for f in fields if f["offset"] < size]
     return out
 
 
