@@ -1,6 +1,8 @@
 """The kernel's side of a lock, read from the trace: queued spinlock acquisitions from the MCS-node lines
 (cohtb/analysis/lock_queue.py) and a transient holder's visits (cohtb/analysis/holder.py)."""
 
+from types import SimpleNamespace
+
 from cohtb.analysis import holder, lock_queue
 from cohtb.contract import Kind
 from cohtb.run.manifest import LineSymbols
@@ -51,7 +53,22 @@ def test_lister_visits_split_at_silences_and_read_the_hold_up_to_its_first_read(
         (900 * us + 50_000, 9, 3, 0, Kind.READ),
     ])
     recs = recs[recs["tick"].argsort()]
-    v1, v2 = holder.visits(recs, line=9, core=3)
-    assert (v1.first_tick, v1.hold_ticks, v1.last_tick, v1.events) == (100 * us, 140_000, 100 * us + 950_000, 5)
+    v1, v2 = holder.visits(recs, line=9, core=3)   # gem5's evidence logged at the lister is not its access
+    assert (v1.first_tick, v1.hold_ticks, v1.last_tick, v1.events) == (100 * us, 140_000, 100 * us + 950_000, 4)
     assert (v2.first_tick, v2.hold_ticks, v2.events) == (900 * us, 0, 2)
     assert holder.visits(recs, line=9, core=5) == []
+
+
+def test_a_visit_reads_as_a_hold_only_with_nobody_queued_just_before_it():
+    us = 1_000_000
+    nodes = {100: 0}
+    recs = make_records([
+        (50 * us, 100, 0, 0, Kind.WRITE),     # CPU 0 queued 50 µs before the first visit: counted for it
+        (120 * us, 9, 3, 0, Kind.WRITE),      # visit 1
+        (900 * us, 9, 3, 0, Kind.WRITE),      # visit 2: the queue was 850 µs ago, outside the look-back
+    ])
+    field = SimpleNamespace(label=holder.HELD_FIELD, lines=[9])
+    v1, v2 = holder.lister_visits(recs, [field], holder_cpu=3, nodes=nodes)
+    assert (v1.queued_before, v2.queued_before) == (1, 0)
+    assert holder.lister_visits(recs, [], holder_cpu=3, nodes=nodes) is None      # no dentry in the layout
+    assert holder.lister_visits(recs, [field], holder_cpu=3, nodes={})[0].queued_before is None

@@ -22,7 +22,8 @@ from matplotlib.text import Text
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.mainjob import REFERENCE_RUNS
 from cohtb.report import html as report
-from cohtb.report import palette, plots
+from cohtb.experiments.seeds import EXPERIMENTS
+from cohtb.report import palette, plots, results, seed_plots
 from cohtb.tables import csv_cell, slug
 from cohtb.run.runs import discover
 
@@ -343,8 +344,6 @@ def assert_inside(fig, r, axes, where) -> None:
 def test_seed_figures_keep_every_text_and_marker_inside(every):
     """docs/results.md's figures: text within the figure, the legend over no panel, every speed-up marker and its
     range inside its axes, and bars in their policy's colour."""
-    from cohtb.report import results, seed_plots
-
     history = results.seed_history(every)
     done = [r for r in (results.shown(v) for v in history.values()) if r is not None]
     assert {r.experiment.seed for r in done} >= {"000", "003", "004", "004-fs"}
@@ -473,9 +472,6 @@ def test_the_page_is_a_few_screens_tall(written, which):
 def test_a_kernels_collapse_figure_shows_the_queued_share_and_the_listers_takes_from_the_trace(every):
     """004-collapse-fs's series figure, from whichever of its runs are bundled: the middle panel is the kernel's
     queued share (cohtb/analysis/lock_queue.py), not left empty, and the top panel marks each listing's take."""
-    from cohtb.experiments.seeds import EXPERIMENTS
-    from cohtb.report import results, seed_plots
-
     res = results.seed_result(EXPERIMENTS["004-collapse-fs"], every)
     listed = [m for runs in res.series[0].runs.values() for m in runs if m.analysis.lister_visits]
     if not listed:

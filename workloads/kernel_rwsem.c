@@ -17,7 +17,7 @@ static const char testcase_description[] = "readers and writers take the kernel'
 
 #define BENCH_FILE "/proc/cohtb-rwsem"
 #define SWITCH "/sys/module/kernel/parameters/rwsem_reader_spin"
-#define REPORT 0   /* the patch's COHTB_RWSEM_REPORT: the calling thread's objects into the kernel log */
+#define REPORT 0   /* a copy of the patch's COHTB_RWSEM_REPORT: the calling thread's objects into the kernel log */
 
 static const char *policies[] = {"sleep", "spin", NULL};
 static const char *layouts[] = {"shared", NULL};

@@ -24,7 +24,8 @@ from cohtb.run.runs import Run
 from cohtb.trace.events import LEGACY_NOTE, LEGACY_VERSION, Header, read_all
 from cohtb.trace.layout import regions_for
 
-FORMAT = 5   # 4: the monitor's counters over simulated time (series) kept for timed runs; 5: queued spinlock acquisitions, the lister's visits
+FORMAT = 6   # 4: the monitor's counters over simulated time (series) kept for timed runs; 5: queued spinlock
+# acquisitions; 6: the lister's visits
 HOTTEST = 16
 
 
@@ -78,7 +79,7 @@ class ReplayPerf(BaseModel):
 
 
 class Analysis(BaseModel):
-    format: Literal[5]
+    format: Literal[6]
     run: str
     variant: str
     params: MonitorParams
@@ -110,12 +111,14 @@ class Analysis(BaseModel):
 def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "default") -> Analysis:
     header, recs = run.events()
     interval_ticks = int(run.spec.interval_us * 1_000_000) if run.spec.interval_us else None   # µs -> ticks (ps)
-    # the lister is the one thread after the workers, pinned to the CPU after theirs (workloads/common/bench.h)
-    lister = holder.lister_visits(recs, run.fields, run.manifest.workload.threads) \
-        if run.spec.kernel and run.spec.intruder_period_us else None
+    nodes = lock_queue.node_lines(run.manifest.kernel_symbols)
+    # the lister is the one thread after the workers, pinned to the CPU after theirs (workloads/common/bench.h,
+    # which wraps a CPU number past the last: then it shares one, and nothing here is its alone)
+    lister_cpu = run.manifest.workload.threads
+    lister = holder.lister_visits(recs, run.fields, lister_cpu, nodes) \
+        if run.spec.kernel and run.spec.intruder_period_us and lister_cpu < header.num_cores else None
     return analyse_events(run.id, header, recs, out, run.fields, check_model, variant, interval_ticks,
-                          dirty_up=run.manifest.gem5.protocol == "CHI",
-                          nodes=lock_queue.node_lines(run.manifest.kernel_symbols), lister_visits=lister)
+                          dirty_up=run.manifest.gem5.protocol == "CHI", nodes=nodes, lister_visits=lister)
 
 
 def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, variant: str = "default") -> Analysis:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics, lock_model, placement
+from cohtb.run.manifest import split_object_field
 from cohtb.run.spec import RunSpec
 from cohtb.tables import Table, num, pct
 
@@ -87,9 +88,9 @@ def symbols_text(syms: list[str], most: int = 3, most_fields: int = 8) -> str:
     pi_lock or wake_q, is rarely its first)."""
     objects: dict[str, list[str]] = {}
     for name in syms:
-        obj, _, field_name = name.rpartition(".")
-        if "'s " in obj:   # a field of a named object (a benchmark thread's task_struct: cohtb/fs/runner.py)
-            objects.setdefault(obj, []).append(field_name)
+        split = split_object_field(name)   # a field of a reported object (a benchmark thread's task_struct)
+        if split:
+            objects.setdefault(split[0], []).append(split[1])
         else:
             objects.setdefault(name, [])
 

@@ -74,12 +74,6 @@ class Experiment:
     @property
     def repetitions(self) -> int:
         return self.declaration.repetitions
-
-    @property
-    def full_system(self) -> bool:
-        """Its runs boot a kernel (their lock is the kernel's own, not a workload's model of it)."""
-        return any(s.kernel for s in self.specs())
-
     def repeat(self, template: RunSpec) -> list[RunSpec]:
         """A configuration's repetitions as declared: seed k, and whatever else the declaration varies with k."""
         d = self.declaration

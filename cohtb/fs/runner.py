@@ -26,7 +26,7 @@ from cohtb.fs import dwarf, initramfs, kernel, symbols
 from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool
 from cohtb.run.claim import exclusive
-from cohtb.run.manifest import LineSymbols, Manifest
+from cohtb.run.manifest import LineSymbols, Manifest, object_field
 from cohtb.run.recorder import manifest_of, tail
 from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
 from cohtb.trace import events
@@ -46,6 +46,7 @@ OBJECT_NAMES = {("dentry", "file"): "file", ("dentry", "parent"): "tmpfs_root", 
 # "cohtb-object kernel_rwsem (task|stack) <thread> <phys hex> <size>": a benchmark thread's own kernel objects,
 # which kernel_rwsem --guest asks the benchmark's file for (kernel/patches/rwsem-bench.patch, its ioctl).
 _THREAD_OBJECT = re.compile(r"cohtb-object kernel_rwsem (task|stack) (\d+) ([0-9a-f]+) (\d+)")
+THREAD_REPORTS = {"kernel_rwsem"}   # the guest workloads whose every thread reports its objects so
 # Guest workloads whose contended object is a kernel global: its symbol, its struct (the layout map is the
 # symbol's address in the vmlinux and the struct's fields in its DWARF) and the kernel patch that adds it.
 KERNEL_GLOBALS = {"kernel_rwsem": ("cohtb_rwsem", "rw_semaphore", "rwsem-bench")}
@@ -139,11 +140,16 @@ def kernel_objects(lines: list[str], file_name: str, where: str) -> dict[str, tu
     return found
 
 
-def thread_symbols(lines: list[str], vmlinux: Path) -> list[symbols.Symbol]:
+def thread_symbols(lines: list[str], vmlinux: Path, threads: int | None = None, where: str = "") -> list[symbols.Symbol]:
     """The benchmark threads' own kernel objects, named like the kernel's globals: thread k's task_struct field
     by field (the vmlinux's DWARF, within the size the kernel reported) and each page of its kernel stack. None
-    reported: none named."""
+    reported: none named; `threads` given (a workload that reports, THREAD_REPORTS), each must have reported."""
     found = [m for m in map(_THREAD_OBJECT.search, lines) if m]
+    if threads is not None:
+        reported = {int(m.group(2)) for m in found if m.group(1) == "task"}
+        if reported != set(range(threads)):
+            raise CohtbError(f"{where}: threads {sorted(set(range(threads)) - reported)} did not report their kernel "
+                             "objects (a kernel without rwsem-bench.patch's ioctl?)")
     fields = dwarf.layouts(vmlinux, ("task_struct",))["task_struct"]["fields"] if found else []
     out = []
     for m in found:
@@ -153,7 +159,8 @@ def thread_symbols(lines: list[str], vmlinux: Path) -> list[symbols.Symbol]:
         else:   # as long as fork allocates it (arch_task_struct_size): the FPU state at the end of its last
             # field, thread, is sized at boot for this CPU's features, shorter than the DWARF's
             out += [symbols.Symbol(paddr + f["offset"], min(f["size"], size - f["offset"]),
-                                   f"thread {thread}'s task_struct.{f['name']}") for f in fields if f["offset"] < size]
+                                   object_field(f"thread {thread}'s task_struct", f["name"]))
+                    for f in fields if f["offset"] < size]
     return out
 
 
@@ -286,7 +293,9 @@ class FSRunner:
         # fields are the layout); the per-CPU areas are where the checkpoint's boot put them.
         _, recs = events.read_all(tmp / manifest.files.events)
         named = symbols.kernel_symbols(built.vmlinux, ckpt / "ckpt" / PMEM, spec.sockets * spec.cores_per_socket)
-        named = sorted(named + thread_symbols(workload.get("kernel_objects", []), built.vmlinux), key=lambda x: x.paddr)
+        threads = workload.get("threads") if spec.workload in THREAD_REPORTS else None
+        named = sorted(named + thread_symbols(workload.get("kernel_objects", []), built.vmlinux, threads,
+                                              f"{spec.id}: gem5/{RESULT} kernel_objects"), key=lambda x: x.paddr)
         manifest.kernel_symbols = [LineSymbols.model_validate(x) for x in
                                    symbols.name_lines(set(recs["line"].tolist()), named)]
         return manifest

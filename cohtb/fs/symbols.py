@@ -128,17 +128,43 @@ def read_words(pmem: Path, paddr: int, n: int, what: str) -> list[int]:
     return list(struct.unpack(f"<{n}Q", raw))
 
 
+def check_cpu_numbers(template: list[Symbol], offsets: list[int], pmem: Path) -> None:
+    """The trace numbers cores as gem5 does, and gem5 gives core k APIC id k; the names `(CPU k)` and the
+    analyses that read a CPU's own lines (cohtb/analysis/lock_queue.py) take trace core k to be the guest's CPU
+    k. That holds if the boot numbered CPU k the one of APIC id k: each CPU's `x86_cpu_to_apicid`, read from
+    the checkpoint's memory (one pass, in address order), says so or the run is refused."""
+    apic = [s for s in template if s.name == "x86_cpu_to_apicid"]
+    if not apic:
+        raise CohtbError("the vmlinux has no per-CPU x86_cpu_to_apicid: which trace core is which CPU cannot be checked")
+    at = {cpu: offset - DIRECT_MAP + apic[0].paddr for cpu, offset in enumerate(offsets)}
+    ids = {}
+    try:
+        with gzip.open(pmem) as f:
+            for cpu, paddr in sorted(at.items(), key=lambda kv: kv[1]):
+                f.seek(paddr)
+                raw = f.read(4)
+                if len(raw) != 4:
+                    raise CohtbError(f"{pmem}: ends before CPU {cpu}'s x86_cpu_to_apicid at {paddr:#x}")
+                ids[cpu] = int.from_bytes(raw, "little")
+    except (OSError, EOFError) as e:
+        raise CohtbError(f"{pmem}: cannot read x86_cpu_to_apicid: {e}") from None
+    wrong = [(cpu, ids[cpu]) for cpu in sorted(ids) if ids[cpu] != cpu]
+    if wrong:
+        raise CohtbError(f"{pmem}: the guest numbered its CPUs otherwise than gem5 its cores (CPU, APIC id): "
+                         f"{wrong[:4]}; the trace's per-CPU names would be wrong")
+
+
 def futex_buckets(vmlinux: Path, image: list[Symbol], pmem: Path) -> list[Symbol]:
     """The futex hash table, allocated at boot (futex_init: 256 buckets per possible CPU, rounded up to a power
     of two), each bucket named `futex hash bucket k`: where `__futex_data` (its `queues` pointer and `hashsize`)
     says in the checkpoint's memory, buckets as long as the DWARF's struct futex_hash_bucket. A kernel without
-    the symbol has none named."""
+    the symbol, or whose table is not in the direct map, has none named."""
     data = [s for s in image if s.name == "__futex_data"]
     if not data:
         return []
     queues, size = read_words(pmem, data[0].paddr, 2, "__futex_data")
     if not DIRECT_MAP <= queues < DIRECT_MAP + (1 << 46) or not 0 < size <= 1 << 24:
-        raise CohtbError(f"{pmem}: __futex_data holds no hash table in the direct map ({queues:#x}, {size} buckets)")
+        return []   # vmalloc'ed (a NUMA kernel's hashdist) or not set up: its lines stay unnamed, the run stands
     bucket = dwarf.layouts(vmlinux, ("futex_hash_bucket",))["futex_hash_bucket"]["size"]
     return [Symbol(queues - DIRECT_MAP + k * bucket, bucket, f"futex hash bucket {k}") for k in range(size)]
 
@@ -150,7 +176,9 @@ def kernel_symbols(vmlinux: Path, pmem: Path, cpus: int) -> list[Symbol]:
     table = [s for s in image if s.name == "__per_cpu_offset"]
     if len(table) != 1:
         raise CohtbError(f"{vmlinux}: no data symbol __per_cpu_offset")
-    placed = percpu_symbols(percpu_template(_nm(vmlinux)), percpu_offsets(pmem, table[0].paddr, cpus), str(pmem))
+    template, offsets = percpu_template(_nm(vmlinux)), percpu_offsets(pmem, table[0].paddr, cpus)
+    check_cpu_numbers(template, offsets, pmem)
+    placed = percpu_symbols(template, offsets, str(pmem))
     return sorted(image + placed + futex_buckets(vmlinux, image, pmem), key=lambda s: s.paddr)
 
 

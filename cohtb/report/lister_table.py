@@ -7,24 +7,15 @@ from __future__ import annotations
 from cohtb.experiments.reproduce import SeriesResult, Spread
 from cohtb.tables import Table
 
-NOTE = ("From each run's trace: the lister's events on the file dentry's lockref line come in one burst per "
-        "listing. 'At': its first event, from the window's start. 'Queued before': writes of the CPUs to "
-        "their own qspinlock MCS nodes in the monitor's interval before the one it came in (each is an acquisition "
-        "that queued for a contended spinlock: cohtb/analysis/lock_queue.py). 'Held': from the lister's first write "
-        "of the line, the lock's acquisition, to its last write before it read the line again for its put, "
-        "within the unlock's few cycles of how long it held the lock; 0 means the line never left it, so the hold "
-        "was shorter than one transfer. It is read only where nobody had queued (n: how many repetitions): "
-        "behind a queue, the lister's first write is its own place in the queue. 'Visit': its first to its "
-        "last event on the line, the put included.")
-
-
-def _queued_before(m, tick: int) -> int | None:
-    """Queued acquisitions in the monitor interval before the one holding `tick` (None: nothing to read)."""
-    a = m.analysis
-    if a.lock_queue is None or not a.series:
-        return None
-    k = (tick - a.series["origin_tick"]) // a.series["interval_ticks"]
-    return a.lock_queue[k - 1] if 1 <= k <= len(a.lock_queue) else None
+NOTE = ("From each run's trace (cohtb/analysis/holder.py): the lister's reads and writes of the file dentry's "
+        "lockref line come in one burst per listing. 'At': its first, from the window's start. 'Queued before': "
+        "queued spinlock acquisitions, by any CPU, in the 100 µs before its first write (each CPU's writes to its "
+        "own qspinlock MCS-node line: cohtb/analysis/lock_queue.py). 'Held': from the lister's first write of the "
+        "line, the lock's acquisition, to its last write before it read the line again, within the unlock's few "
+        "cycles of how long it held the lock; 0 means the line never left it, so the hold was shorter than one "
+        "transfer. It is read only where nobody had queued (n: how many repetitions): behind a queue, the "
+        "lister's first write is its own place in the queue. 'Visit': its first to its last access of the line, "
+        "the put included.")
 
 
 def _spread(values: list[float], scale: float, digits: int) -> str:
@@ -44,10 +35,9 @@ def lister_table(sr: SeriesResult, title: str) -> Table | None:
                 v, begin = vs[k], m.run.manifest.roi.begin_tick
                 at.append((v.first_tick - begin) / 1e6)
                 visit.append((v.last_tick - v.first_tick) / 1e6)
-                q = _queued_before(m, v.first_tick)
-                if q is not None:
-                    queued.append(q)
-                if q == 0 and v.hold_ticks is not None:
+                if v.queued_before is not None:
+                    queued.append(v.queued_before)
+                if v.queued_before == 0 and v.hold_ticks is not None:
                     held.append(v.hold_ticks / 1e3)
             rows.append([label, str(k + 1), _spread(at, 1, 1), _spread(queued, 1, 0),
                          f"{_spread(held, 1, 0)} (n={len(held)})", _spread(visit, 1, 1)])

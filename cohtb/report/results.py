@@ -9,6 +9,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cohtb.analysis import lock_queue
 from cohtb.analysis.compare import attribution
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic
@@ -381,8 +382,9 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     for i, name in enumerate(figures):
         out += [f"![seed {e.seed}](results/{name})", ""]
         if i:   # a series figure
+            drawn = [m for runs in res.series[i - 1].runs.values() for m in runs]   # figure_names' order
             middle = ("queued for the spinlock (the kernel's queued acquisitions, counted from each CPU's writes "
-                      "to its own qspinlock MCS-node line in the trace: docs/fs.md)" if e.full_system else
+                      "to its own qspinlock MCS-node line in the trace: docs/fs.md)" if lock_queue.counted(drawn) else
                       "took the spinlock (the workload's own count)")
             out += [textwrap.fill(
                 f"Top: ops per interval. Middle: the share of the lockref updates in each interval that {middle}. "

@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from cohtb.analysis import lock_queue  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
@@ -121,7 +122,8 @@ def draw_series(s: SeriesResult):
     interval (its snapshots: cohtb/monitor/live.py)."""
     fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
     templates = s.series.labelled()
-    kernel_side = False   # the middle panel's share: the kernel's queued acquisitions, not the workload's count
+    # the middle panel: the kernel's queued acquisitions, or the workload's own count of locked updates
+    kernel_side = lock_queue.counted([m for runs in s.runs.values() for m in runs])
     listed = False        # the top panel marks the lister's takes of the lock, read from the trace
     for label, runs in s.runs.items():
         kept = [m for m in runs if series(m.run) and m.analysis.series and m.analysis.series["origin_tick"] is not None]
@@ -143,7 +145,7 @@ def draw_series(s: SeriesResult):
         band(ax, t, ops / interval_us)   # ops per simulated µs
         # a share of the lockref updates (a stat does a get and a put), not of the operations
         per_op = np.array([(r.manifest.workload.lockref_updates or 2 * r.ops) / max(r.ops, 1) for r, _, _ in got])
-        if all(w.locked for _, w, _ in got):
+        if not kernel_side and all(w.locked for _, w, _ in got):
             locked = np.array([w.locked[:n] for _, w, _ in got], dtype=float)
             band(lx, t, locked / np.maximum(ops * per_op[:, None], 1) * 100)
         # The monitor's intervals start at the run's first traced event, which follows the traced region's start
@@ -155,12 +157,12 @@ def draw_series(s: SeriesResult):
         offset = np.mean([(mon["origin_tick"] - r.manifest.roi.begin_tick) / 1e6 for r, _, mon in got])
         band(tx, (np.arange(k) + 0.5) * interval_us + offset, transfers / np.maximum(np.array(mon_ops), 1))
         # where the lister took the file's lock, as the trace shows it (the declared times are its own clock's)
-        takes = [(v.first_tick - m.run.manifest.roi.begin_tick) / 1e6 for m in kept for v in m.analysis.lister_visits or []]
+        takes = [((v.first_write_tick or v.first_tick) - m.run.manifest.roi.begin_tick) / 1e6
+                 for m in kept for v in m.analysis.lister_visits or []]
         if takes:
             ax.plot(takes, [0.88] * len(takes), "v", color=colour, ms=5, transform=ax.get_xaxis_transform())
             listed = True
-        if not all(w.locked for _, w, _ in got) and all(queues):
-            kernel_side = True
+        if kernel_side:
             queued = np.array([q[:k] for q in queues], dtype=float)
             band(lx, (np.arange(k) + 0.5) * interval_us + offset,
                  queued / np.maximum(np.array(mon_ops) * per_op[:, None], 1) * 100)

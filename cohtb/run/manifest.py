@@ -118,9 +118,22 @@ class LayoutRecord(BaseModel):
 
 
 class LineSymbols(BaseModel):
-    """A full-system run's kernel globals on one line of its trace (cohtb/fs/symbols.py)."""
+    """A full-system run's kernel names on one line of its trace: globals and per-CPU variables
+    (cohtb/fs/symbols.py), and fields of objects the guest reported (`object_field`, cohtb/fs/runner.py)."""
     line: conint(ge=0)
     symbols: list[str]
+
+
+def object_field(obj: str, field: str) -> str:
+    """A reported object's field among a line's names: "<object>.<field>", the object named with a space ("thread 3's
+    task_struct"), which no symbol has, so `split_object_field` tells the two apart."""
+    return f"{obj}.{field}"
+
+
+def split_object_field(name: str) -> tuple[str, str] | None:
+    """(object, field) of a name `object_field` made; None for a symbol's name."""
+    obj, dot, field = name.rpartition(".")
+    return (obj, field) if dot and " " in obj else None
 
 
 class Gem5Record(_Open):
