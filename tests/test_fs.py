@@ -386,6 +386,8 @@ def fake_full_system(monkeypatch, tmp_path):
     # the placeholder has no symbol table: one global on the fake trace's line (the file's d_lockref line)
     monkeypatch.setattr(symbols, "kernel_symbols",
                         lambda vmlinux, pmem, cpus: [symbols.Symbol(0x743000 + 128 + 8, 4, "fake_global")])
+    monkeypatch.setattr(symbols, "data_symbols", lambda vmlinux: [])
+    monkeypatch.setattr(symbols, "cpu_areas", lambda vmlinux, image, pmem, cpus: ([], []))   # CPUs numbered as cores
     return tmp_path
 
 
@@ -640,6 +642,17 @@ def test_the_rspin_kernel_has_its_benchmark_rwsem_alone_on_a_line_and_its_switch
     assert obj["address"] % 64 == 0 and obj["size"] == 64
     assert {"count", "owner"} <= {f["name"] for f in obj["fields"]}
     assert b"rwsem_reader_spin" in built.vmlinux.read_bytes()
+
+
+def test_a_checkpoint_whose_cpus_are_not_numbered_as_gem5s_cores_starts_no_run(fake_full_system, monkeypatch):
+    """The CPU numbering is checked once the boot is there, before any run simulates from it."""
+    def refuse(vmlinux, image, pmem, cpus):
+        raise CohtbError(f"{pmem}: the guest numbered its CPUs otherwise than gem5 its cores")
+    monkeypatch.setattr(symbols, "cpu_areas", refuse)
+    [out] = launch.launch(fs_specs(["stock-6.12"], 2, 2, 2000, 20000, 5000, [1]), fake_full_system / "runs", jobs=1,
+                          timeout=120)
+    assert out.status != "done" and "numbered its CPUs otherwise" in out.error
+    assert not list((fake_full_system / "runs").glob("fs-*/manifest.json"))
 
 
 def test_two_launches_needing_one_checkpoint_boot_it_once(fake_full_system, capsys):

@@ -72,6 +72,15 @@ def prepare_kernels(specs: list[RunSpec]) -> dict[str, kernel.Built]:
     return built
 
 
+def checked_checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -> Path:
+    """The boot's checkpoint, its CPUs checked to be numbered as gem5's cores before any run starts from it (the
+    trace's per-CPU names depend on it, and the check would otherwise fail each run after its simulation)."""
+    ckpt = checkpoint(built, spec, gem5, timeout)
+    symbols.cpu_areas(built.vmlinux, symbols.data_symbols(built.vmlinux), ckpt / "ckpt" / PMEM,
+                      spec.sockets * spec.cores_per_socket)
+    return ckpt
+
+
 def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -> Path:
     """The boot of this kernel on this machine, saved once /init is up (minutes; cached)."""
     key = inputs_digest([(f.name, f.read_bytes()) for f in MACHINE_FILES] + [("kernel", built.dir.name.encode()),
@@ -239,7 +248,8 @@ class FSRunner:
         built = prepare_kernels(specs)
         boots = {(s.kernel, *s.machine_args()): s for s in specs}
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {k: pool.submit(checkpoint, built[s.kernel], s, gem5[s.machine], timeout) for k, s in boots.items()}
+            futures = {k: pool.submit(checked_checkpoint, built[s.kernel], s, gem5[s.machine], timeout)
+                       for k, s in boots.items()}
         ready: dict = {}
         for s in specs:
             fut = futures[(s.kernel, *s.machine_args())]

@@ -169,15 +169,22 @@ def futex_buckets(vmlinux: Path, image: list[Symbol], pmem: Path) -> list[Symbol
     return [Symbol(queues - DIRECT_MAP + k * bucket, bucket, f"futex hash bucket {k}") for k in range(size)]
 
 
-def kernel_symbols(vmlinux: Path, pmem: Path, cpus: int) -> list[Symbol]:
-    """The image's data objects, every CPU's per-CPU variables and the futex hash buckets, placed in physical
-    memory, sorted."""
-    image = data_symbols(vmlinux)
+def cpu_areas(vmlinux: Path, image: list[Symbol], pmem: Path, cpus: int) -> tuple[list[Symbol], list[int]]:
+    """The per-CPU template and each CPU's area (`__per_cpu_offset`) in a checkpoint, its CPUs checked to be
+    numbered as gem5's cores (check_cpu_numbers)."""
     table = [s for s in image if s.name == "__per_cpu_offset"]
     if len(table) != 1:
         raise CohtbError(f"{vmlinux}: no data symbol __per_cpu_offset")
     template, offsets = percpu_template(_nm(vmlinux)), percpu_offsets(pmem, table[0].paddr, cpus)
     check_cpu_numbers(template, offsets, pmem)
+    return template, offsets
+
+
+def kernel_symbols(vmlinux: Path, pmem: Path, cpus: int) -> list[Symbol]:
+    """The image's data objects, every CPU's per-CPU variables and the futex hash buckets, placed in physical
+    memory, sorted."""
+    image = data_symbols(vmlinux)
+    template, offsets = cpu_areas(vmlinux, image, pmem, cpus)
     placed = percpu_symbols(template, offsets, str(pmem))
     return sorted(image + placed + futex_buckets(vmlinux, image, pmem), key=lambda s: s.paddr)
 
