@@ -71,4 +71,5 @@ def test_a_visit_reads_as_a_hold_only_with_nobody_queued_just_before_it():
     v1, v2 = holder.lister_visits(recs, [field], holder_cpu=3, nodes=nodes)
     assert (v1.queued_before, v2.queued_before) == (1, 0)
     assert holder.lister_visits(recs, [], holder_cpu=3, nodes=nodes) is None      # no dentry in the layout
-    assert holder.lister_visits(recs, [field], holder_cpu=3, nodes={})[0].queued_before is None
+    assert holder.lister_visits(recs, [field], holder_cpu=3, nodes={})[0].queued_before == 0   # no node line: none
+    assert holder.lister_visits(recs, [field], holder_cpu=3, nodes=None)[0].queued_before is None  # not counted

@@ -24,8 +24,8 @@ from cohtb.run.runs import Run
 from cohtb.trace.events import LEGACY_NOTE, LEGACY_VERSION, Header, read_all
 from cohtb.trace.layout import regions_for
 
-FORMAT = 6   # 4: the monitor's counters over simulated time (series) kept for timed runs; 5: queued spinlock
-# acquisitions; 6: the lister's visits
+FORMAT = 7   # 4: the monitor's counters over simulated time (series) kept for timed runs; 5: queued spinlock
+# acquisitions; 6: the lister's visits; 7: a kernel's run with no queued acquisition counts zeros
 HOTTEST = 16
 
 
@@ -79,7 +79,7 @@ class ReplayPerf(BaseModel):
 
 
 class Analysis(BaseModel):
-    format: Literal[6]
+    format: Literal[7]
     run: str
     variant: str
     params: MonitorParams
@@ -111,12 +111,13 @@ class Analysis(BaseModel):
 def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "default") -> Analysis:
     header, recs = run.events()
     interval_ticks = int(run.spec.interval_us * 1_000_000) if run.spec.interval_us else None   # µs -> ticks (ps)
-    nodes = lock_queue.node_lines(run.manifest.kernel_symbols)
+    # a kernel's run counts its queued acquisitions even if no CPU's node line is in its trace (then none queued)
+    nodes = lock_queue.node_lines(run.manifest.kernel_symbols) if run.spec.kernel else None
     # the lister is the one thread after the workers, pinned to the CPU after theirs (workloads/common/bench.h,
     # which wraps a CPU number past the last: then it shares one, and nothing here is its alone)
     lister_cpu = run.manifest.workload.threads
     lister = holder.lister_visits(recs, run.fields, lister_cpu, nodes) \
-        if run.spec.kernel and run.spec.intruder_period_us and lister_cpu < header.num_cores else None
+        if nodes is not None and run.spec.intruder_period_us and lister_cpu < header.num_cores else None
     return analyse_events(run.id, header, recs, out, run.fields, check_model, variant, interval_ticks,
                           dirty_up=run.manifest.gem5.protocol == "CHI", nodes=nodes, lister_visits=lister)
 
@@ -143,7 +144,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
         if diff_counters(rtl, over_time.snapshots[-1]):
             raise CohtbError(f"{name}: the monitor's counters over time do not end at its counters")
         series = {"variant": variant, "regions": [r.line for r in regions], **over_time.to_json()}
-        if nodes and over_time.origin_tick is not None:
+        if nodes is not None and over_time.origin_tick is not None:
             queue = lock_queue.per_interval(recs, nodes, over_time.origin_tick, interval_ticks, len(over_time.ends))
     check = "not run"
     if check_model:

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from cohtb.analysis import lock_queue
 from cohtb.contract import Kind
 
-GAP_TICKS = 50_000_000        # 50 µs without the lister's access to the line ends a visit: listings are 100s of µs apart
+GAP_TICKS = 50_000_000        # 50 µs without the lister's access to the line ends a visit (listings: 100s of µs)
 LOOKBACK_TICKS = 100_000_000  # "nobody queued": no queued acquisition in the 100 µs before the lister's first write
 HELD_FIELD = "file.d_lockref"   # the layout map's name for the lock word's field (cohtb/fs/runner.py)
 
@@ -61,14 +61,14 @@ def visits(recs: np.ndarray, line: int, core: int, gap_ticks: int = GAP_TICKS) -
     return out
 
 
-def lister_visits(recs: np.ndarray, fields: list, holder_cpu: int, nodes: dict[int, int]) -> list[Visit] | None:
+def lister_visits(recs: np.ndarray, fields: list, holder_cpu: int, nodes: dict[int, int] | None) -> list[Visit] | None:
     """The lister's visits to the file dentry's lockref line (the layout map's HELD_FIELD), each with the queued
-    acquisitions just before it (`nodes`: cohtb/analysis/lock_queue.py); None if the run's layout has no such
-    field."""
+    acquisitions just before it (`nodes`: cohtb/analysis/lock_queue.py; empty: no CPU's node line in the trace,
+    so none queued; None: not counted); None if the run's layout has no such field."""
     line = next((f.lines[0] for f in fields if f.label == HELD_FIELD), None)
     if line is None:
         return None
-    queued = np.sort(lock_queue.queued(recs, nodes)["tick"].astype(np.int64)) if nodes else None
+    queued = np.sort(lock_queue.queued(recs, nodes)["tick"].astype(np.int64)) if nodes is not None else None
     out = []
     for v in visits(recs, line, holder_cpu):
         if queued is not None and v.first_write_tick is not None:

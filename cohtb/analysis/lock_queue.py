@@ -25,7 +25,8 @@ NODE = re.compile(r"qnodes \(CPU (\d+)\)")   # how cohtb/fs/symbols.py names eac
 
 
 def node_lines(kernel_symbols) -> dict[int, int]:
-    """line -> CPU for each CPU's qnodes line, from a full-system run's named kernel lines (LineSymbols)."""
+    """line -> CPU for each CPU's qnodes line, from a full-system run's named kernel lines (LineSymbols): only the
+    lines its trace touched, so none when no CPU queued."""
     out = {}
     for k in kernel_symbols:
         cpus = {int(m.group(1)) for s in k.symbols if (m := NODE.fullmatch(s))}

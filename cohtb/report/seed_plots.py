@@ -160,7 +160,7 @@ def draw_series(s: SeriesResult):
         takes = [((v.first_write_tick or v.first_tick) - m.run.manifest.roi.begin_tick) / 1e6
                  for m in kept for v in m.analysis.lister_visits or []]
         if takes:
-            ax.plot(takes, [0.88] * len(takes), "v", color=colour, ms=5, transform=ax.get_xaxis_transform())
+            ax.plot(takes, [0.92] * len(takes), "v", color=colour, ms=5, transform=ax.get_xaxis_transform())
             listed = True
         if kernel_side:
             queued = np.array([q[:k] for q in queues], dtype=float)
@@ -169,6 +169,7 @@ def draw_series(s: SeriesResult):
     for axis in (ax, lx, tx):
         axis.axvline(s.series.event_at_us, color="#333333", ls=":", lw=1)
         axis.set_ylim(bottom=0)
+    ax.set_ylim(top=ax.get_ylim()[1] * 1.15)   # a band above the data for the markers and the label
     ax.text(s.series.event_at_us, ax.get_ylim()[1], f" {s.series.event}" + (" (declared; ▼: the lister's takes "
             "of the lock in the trace)" if listed else ""), va="top", fontsize=8)
     ax.set_ylabel("ops per simulated µs")
