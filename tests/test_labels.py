@@ -22,8 +22,8 @@ def test_full_system_runs_are_named_by_kernel_and_placement():
     for i, label in fs.items():
         # pre611 recorded before issue 32's fix was the 184-byte dentry, and its label says so; since, the shipped one
         # (every run recorded under a declaration, 004-fsv3 on, is since the fix)
-        kernel = ("stock-6.12" if "stock-6.12" in i else "pre611" if "-d004-fsv" in i else "pre611 (built as hybrid184)")
-        size = re.search(r"-(\d+x\d+)-", i).group(1)
+        variant, size = re.match(r"fs-stat_file-(.+?)-(\d+x\d+)-", i).groups()
+        kernel = "pre611 (built as hybrid184)" if variant == "pre611" and "-d004-fsv" not in i else variant
         assert label.startswith(f"fs {kernel} stat {size}, dentry "), label
         window = re.search(r"-win(\d+)-", i).group(1)   # each run's own window
         assert label.split(", ")[-1].split(" #")[0].split(" [")[0] == f"{window} µs window", label

@@ -159,18 +159,26 @@ def _figure(width: float, height: float):
     return fig
 
 
+def _label_slots(g: list[RunMetrics], label=None) -> float:
+    """A bar panel's width in bar slots: wider slots for all its bars when its longest run label (short_label
+    unless given) wraps to more lines than one slot holds side by side."""
+    lines = max(len(textwrap.wrap((label or short_label)(m), LABEL_WRAP, break_on_hyphens=False)) for m in g)
+    return max(len(g) * max(1.0, lines / LABEL_LINES_PER_SLOT), 2)
+
+
 def _pack(groups: list[tuple[str, list]], slots: int = ROW_SLOTS, pad: float = PANEL_PAD):
-    """Consecutive panels into rows of at most `slots` bar widths; a panel wider than a row is cut into parts
-    ("(1 of 2)")."""
+    """Consecutive panels into rows of at most `slots` bar widths (_label_slots); a panel wider than a row is cut
+    into parts ("(1 of 2)")."""
     room = int(slots - pad)
     parts = []
     for name, g in groups:
-        k = math.ceil(len(g) / room)
-        parts += [(name if k == 1 else f"{name} ({i + 1} of {k})", g[i * room:(i + 1) * room]) for i in range(k)]
+        per = max(1, int(room * len(g) / _label_slots(g)))   # bars of this panel's slot width that fill a row
+        k = math.ceil(len(g) / per)
+        parts += [(name if k == 1 else f"{name} ({i + 1} of {k})", g[i * per:(i + 1) * per]) for i in range(k)]
     rows: list[list] = [[]]
     used = 0.0
     for name, g in parts:
-        w = max(len(g), 2) + pad
+        w = _label_slots(g) + pad
         if rows[-1] and used + w > slots:
             rows.append([])
             used = 0.0
@@ -184,7 +192,7 @@ def _panels(subs, rows: list[list], slots: int = ROW_SLOTS, pad: float = PANEL_P
     own y axis. Returns [(axes, runs)]."""
     out = []
     for sub, row in zip(subs, rows):
-        widths = [max(len(g), 2) + pad for _, g in row]
+        widths = [_label_slots(g) + pad for _, g in row]
         spare = slots - sum(widths)
         gs = sub.add_gridspec(1, len(row) + (spare >= 1), width_ratios=widths + ([spare] if spare >= 1 else []))
         for i, (name, g) in enumerate(row):
@@ -380,10 +388,8 @@ def _field_parts(ms: list[RunMetrics]) -> list[tuple[str, str, list[RunMetrics],
 
 
 def _field_slots(g: list[RunMetrics]) -> float:
-    """A fields panel's width in bar slots: wider slots for all its bars when its longest run label (the full one,
-    these panels mix workloads) wraps to more lines than one slot holds side by side."""
-    lines = max(len(textwrap.wrap(m.label, LABEL_WRAP, break_on_hyphens=False)) for m in g)
-    return max(len(g) * max(1.0, lines / LABEL_LINES_PER_SLOT), 2)
+    """A fields panel's width in bar slots (_label_slots of the full run labels: these panels mix workloads)."""
+    return _label_slots(g, lambda m: m.label)
 
 
 def field_rows(ms: list[RunMetrics]) -> list[list[tuple[str, str, list[RunMetrics], list[tuple[str, ...]]]]]:
