@@ -64,7 +64,8 @@ BUILD_TIMEOUT = 4 * 3600   # the longest a kernel build or a boot may hold its c
 
 def prepare_kernels(specs: list[RunSpec]) -> dict[str, kernel.Built]:
     """Every variant the runs need, built (or found in the cache) one after another: make uses every core."""
-    ramfs = initramfs.build()
+    with exclusive(kernel.kernel_cache(), "initramfs", uuid.uuid4().hex, BUILD_TIMEOUT):   # two launches at once
+        ramfs = initramfs.build()
     built = {}
     for name in dict.fromkeys(s.kernel for s in specs):
         with exclusive(kernel.kernel_cache(), f"kernel-{name}", uuid.uuid4().hex, BUILD_TIMEOUT):
