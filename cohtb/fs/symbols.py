@@ -136,22 +136,29 @@ def check_cpu_numbers(template: list[Symbol], offsets: list[int], pmem: Path) ->
     apic = [s for s in template if s.name == "x86_cpu_to_apicid"]
     if not apic:
         raise CohtbError("the vmlinux has no per-CPU x86_cpu_to_apicid: which trace core is which CPU cannot be checked")
-    at = {cpu: offset - DIRECT_MAP + apic[0].paddr for cpu, offset in enumerate(offsets)}
-    ids = {}
-    try:
-        with gzip.open(pmem) as f:
-            for cpu, paddr in sorted(at.items(), key=lambda kv: kv[1]):
-                f.seek(paddr)
-                raw = f.read(4)
-                if len(raw) != 4:
-                    raise CohtbError(f"{pmem}: ends before CPU {cpu}'s x86_cpu_to_apicid at {paddr:#x}")
-                ids[cpu] = int.from_bytes(raw, "little")
-    except (OSError, EOFError) as e:
-        raise CohtbError(f"{pmem}: cannot read x86_cpu_to_apicid: {e}") from None
+    ids = {cpu: word & 0xffffffff for cpu, word in   # a u32: the low half of the word at its address
+           enumerate(read_at(pmem, [o - DIRECT_MAP + apic[0].paddr for o in offsets], "x86_cpu_to_apicid"))}
     wrong = [(cpu, ids[cpu]) for cpu in sorted(ids) if ids[cpu] != cpu]
     if wrong:
         raise CohtbError(f"{pmem}: the guest numbered its CPUs otherwise than gem5 its cores (CPU, APIC id): "
                          f"{wrong[:4]}; the trace's per-CPU names would be wrong")
+
+
+def read_at(pmem: Path, paddrs: list[int], what: str) -> list[int]:
+    """The little-endian 64-bit word at each physical address, read in one pass in address order (each seek of a
+    gzip from its start would decompress the image up to it again)."""
+    words = {}
+    try:
+        with gzip.open(pmem) as f:
+            for paddr in sorted(set(paddrs)):
+                f.seek(paddr)
+                raw = f.read(8)
+                if len(raw) != 8:
+                    raise CohtbError(f"{pmem}: ends before {what} at {paddr:#x}")
+                words[paddr] = int.from_bytes(raw, "little")
+    except (OSError, EOFError) as e:
+        raise CohtbError(f"{pmem}: cannot read {what}: {e}") from None
+    return [words[p] for p in paddrs]
 
 
 def futex_buckets(vmlinux: Path, image: list[Symbol], pmem: Path) -> list[Symbol]:
