@@ -358,12 +358,12 @@ def line_name(names: tuple[str, ...], of: str) -> str:
     return textwrap.fill(f"line of {text}", 44)
 
 
-FIELD_RUNS = 18   # bar slots in one row of the fields figure
+FIELD_RUNS = 18   # bar slots (_field_slots) in one row of the fields figure
 
 
 def _field_parts(ms: list[RunMetrics]) -> list[tuple[str, str, list[RunMetrics], list[tuple[str, ...]]]]:
     """Panels of the fields figure: per object, its runs with a busy line (each configuration's first repetition),
-    cut so a panel has at most FIELD_RUNS runs and len(LINE_COLOURS) kinds of line: (title, object, runs, kinds).
+    cut so a panel is at most FIELD_RUNS bar slots wide and has at most len(LINE_COLOURS) kinds of line: (title, object, runs, kinds).
     An object with few enough kinds lists them all in each of its panels, so a kind keeps its colour."""
     objects: dict[str, list[RunMetrics]] = {}
     for m in ordered(first_repetitions(ms)):
@@ -375,7 +375,8 @@ def _field_parts(ms: list[RunMetrics]) -> list[tuple[str, str, list[RunMetrics],
         for m in runs:
             kinds = [names for names, _ in object_lines(m)[o]]
             new = [k for k in kinds if k not in cut[-1][1]]
-            if cut[-1][0] and (len(cut[-1][0]) >= FIELD_RUNS or len(cut[-1][1]) + len(new) > len(LINE_COLOURS)):
+            if cut[-1][0] and (_field_slots([*cut[-1][0], m]) > FIELD_RUNS
+                               or len(cut[-1][1]) + len(new) > len(LINE_COLOURS)):
                 cut.append(([], []))
                 new = kinds
             cut[-1][0].append(m)
