@@ -555,7 +555,7 @@ def test_per_cpu_variables_are_named_per_cpu_where_the_boot_put_each_cpus_area(t
     assert symbols.name_lines({(0x3e840000 + 0xa00) // 64, (0x3e800000 + 0xb08) // 64}, placed) == [
         {"line": (0x3e800000 + 0xb08) // 64, "symbols": ["this_cpu_counter (CPU 0)"]},
         {"line": (0x3e840000 + 0xa00) // 64, "symbols": ["qnodes (CPU 1)"]}]
-    with pytest.raises(CohtbError, match="ends before __per_cpu_offset\\[3\\]"):
+    with pytest.raises(CohtbError, match="ends before __per_cpu_offset\\[2\\]"):
         symbols.percpu_offsets(pmem, table + 0x1000 - 16, 4)
     with pytest.raises(CohtbError, match="__per_cpu_offset\\[1\\] = 0xffffffff81780000 is not in the direct map"):
         symbols.percpu_symbols(template, [offsets[0], 0xffffffff81780000], "ckpt")

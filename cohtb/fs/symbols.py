@@ -15,7 +15,6 @@ from __future__ import annotations
 import bisect
 import gzip
 import re
-import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,15 +116,7 @@ def percpu_symbols(template: list[Symbol], offsets: list[int], where: str) -> li
 def read_words(pmem: Path, paddr: int, n: int, what: str) -> list[int]:
     """`what`[0 .. n-1], little-endian 64-bit words at a physical address of a gem5 checkpoint's memory image
     (gzip of physical memory from 0)."""
-    try:
-        with gzip.open(pmem) as f:
-            f.seek(paddr)
-            raw = f.read(8 * n)
-    except (OSError, EOFError) as e:
-        raise CohtbError(f"{pmem}: cannot read {what} at {paddr:#x}: {e}") from None
-    if len(raw) != 8 * n:
-        raise CohtbError(f"{pmem}: ends before {what}[{n - 1}] at {paddr:#x}")
-    return list(struct.unpack(f"<{n}Q", raw))
+    return read_at(pmem, [(f"{what}[{i}]", paddr + 8 * i) for i in range(n)])
 
 
 def check_cpu_numbers(template: list[Symbol], offsets: list[int], pmem: Path) -> None:
@@ -137,28 +128,30 @@ def check_cpu_numbers(template: list[Symbol], offsets: list[int], pmem: Path) ->
     if not apic:
         raise CohtbError("the vmlinux has no per-CPU x86_cpu_to_apicid: which trace core is which CPU cannot be checked")
     ids = {cpu: word & 0xffffffff for cpu, word in   # a u32: the low half of the word at its address
-           enumerate(read_at(pmem, [o - DIRECT_MAP + apic[0].paddr for o in offsets], "x86_cpu_to_apicid"))}
+           enumerate(read_at(pmem, [(f"x86_cpu_to_apicid (CPU {cpu})", o - DIRECT_MAP + apic[0].paddr)
+                                    for cpu, o in enumerate(offsets)]))}
     wrong = [(cpu, ids[cpu]) for cpu in sorted(ids) if ids[cpu] != cpu]
     if wrong:
         raise CohtbError(f"{pmem}: the guest numbered its CPUs otherwise than gem5 its cores (CPU, APIC id): "
                          f"{wrong[:4]}; the trace's per-CPU names would be wrong")
 
 
-def read_at(pmem: Path, paddrs: list[int], what: str) -> list[int]:
-    """The little-endian 64-bit word at each physical address, read in one pass in address order (each seek of a
-    gzip from its start would decompress the image up to it again)."""
+def read_at(pmem: Path, places: list[tuple[str, int]]) -> list[int]:
+    """The little-endian 64-bit word at each (name, physical address) of a gem5 checkpoint's memory image (gzip of
+    physical memory from 0), read in one pass in address order (each seek of a gzip from its start would
+    decompress the image up to it again)."""
     words = {}
     try:
         with gzip.open(pmem) as f:
-            for paddr in sorted(set(paddrs)):
+            for paddr, name in sorted({p: n for n, p in places}.items()):
                 f.seek(paddr)
                 raw = f.read(8)
                 if len(raw) != 8:
-                    raise CohtbError(f"{pmem}: ends before {what} at {paddr:#x}")
+                    raise CohtbError(f"{pmem}: ends before {name} at {paddr:#x}")
                 words[paddr] = int.from_bytes(raw, "little")
     except (OSError, EOFError) as e:
-        raise CohtbError(f"{pmem}: cannot read {what}: {e}") from None
-    return [words[p] for p in paddrs]
+        raise CohtbError(f"{pmem}: cannot read {places[0][0] if places else 'a word'}: {e}") from None
+    return [words[p] for _, p in places]
 
 
 def futex_buckets(vmlinux: Path, image: list[Symbol], pmem: Path) -> list[Symbol]:
