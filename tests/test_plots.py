@@ -484,5 +484,12 @@ def test_a_kernels_collapse_figure_shows_the_queued_share_and_the_listers_takes_
     takes = [x for line in top.get_lines() if line.get_marker() == "v" for x in line.get_xdata()]
     assert len(takes) == sum(len(m.analysis.lister_visits) for m in listed)
     assert all(0 < x < res.experiment.declaration.window_us for x in takes)
+    # the controls (the lister there, its first listing after the run) dashed, hollow; the kernels that list solid
+    controls = {c for _, c in res.series[0].series.controls}
+    curves = [line for line in top.get_lines() if line.get_marker() == "o"]
+    assert {line.get_label() for line in curves} & controls
+    for line in curves:
+        control = line.get_label() in controls
+        assert (line.get_linestyle() == "--", line.get_markerfacecolor() == "white") == (control, control), line
     assert_inside(fig, drawn_at_page_dpi(fig), fig.axes, "004-collapse-fs series")
     plt.close(fig)

@@ -122,6 +122,7 @@ def draw_series(s: SeriesResult):
     interval (its snapshots: cohtb/monitor/live.py)."""
     fig, (ax, lx, tx) = plt.subplots(3, 1, figsize=(9, 9), layout="constrained", sharex=True)
     templates = s.series.labelled()
+    controls = {c for _, c in s.series.controls}
     # the middle panel: the kernel's queued acquisitions, or the workload's own count of locked updates
     kernel_side = lock_queue.counted([m for runs in s.runs.values() for m in runs])
     listed = False        # the top panel marks the lister's takes of the lock, read from the trace
@@ -136,10 +137,13 @@ def draw_series(s: SeriesResult):
         ops = np.array([w.total[:n] for _, w, _ in got], dtype=float)
         t = (np.arange(n) + 0.5) * interval_us
         colour = policy_colour(templates[label].policy)   # a kernel's colour is its lockref policy's
-        style = "-" if templates[label].intruder_period_us else "--"   # dashed: a control without the intruder
+        # dashed: a control without the intruder (in the kernel's runs the lister is there, its first listing
+        # after the run's end: only the series' controls say which they are)
+        style = "--" if label in controls or not templates[label].intruder_period_us else "-"
 
         def band(axis, x, rows):
-            axis.plot(x, rows.mean(axis=0), color=colour, ls=style, label=label, marker="o", ms=3)
+            axis.plot(x, rows.mean(axis=0), color=colour, ls=style, label=label, marker="o", ms=3,
+                      mfc="white" if style == "--" else colour)   # a control's markers hollow: its dashes are short
             axis.fill_between(x, rows.min(axis=0), rows.max(axis=0), color=colour, alpha=0.2)
 
         band(ax, t, ops / interval_us)   # ops per simulated µs
@@ -183,7 +187,8 @@ def draw_series(s: SeriesResult):
                  f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
                  fontsize=10)
     lx.set_title("the share of lockref updates that queued for the spinlock, per interval (the kernel's MCS-node "
-                 "lines in the trace)" if kernel_side else
+                 "lines in the trace,\nover the operations interpolated to the monitor's intervals: a step may "
+                 "overshoot 100% by a few)" if kernel_side else
                  "the share of lockref updates that took the spinlock, per interval (the workload's count)", fontsize=9)
     tx.set_title("cache-line transfers per operation, per interval (the monitor's snapshots over simulated time, from "
                  "the traced region's start)", fontsize=9)
