@@ -122,7 +122,7 @@ def test_every_experiment_is_valid_runs_repeated_as_declared():
             assert len({s.id for s in specs}) == len(specs)
             for s in specs:
                 launch.check([s])
-                assert s.timed and 1 <= s.seed <= d.repetitions and s.declaration == (d.id if d.tagged else "")
+                assert s.timed and 1 <= s.seed <= d.repetitions and s.declaration == (d.runs_id if d.tagged else "")
             groups = {}
             for s in specs:
                 groups.setdefault(s.repetition_of, []).append(s.seed)
@@ -205,11 +205,15 @@ def test_declarations_refuse_bad_fields(tmp_path, monkeypatch):
 
 
 def fake_run(spec: RunSpec, throughput: float = 1.0, totals: list[int] | None = None,
-             listings: int | None = None):  # noqa: D103
-    """What reproduce needs of a run: spec, throughput and, for a series, the workload's intervals (and listings)."""
+             listings: int | None = None, seen: int | None = None):  # noqa: D103
+    """What reproduce needs of a run: spec, throughput and, for a series, the workload's intervals (and listings;
+    seen: those its trace shows in the window, as the lister's visits; the same as listings unless given)."""
     w = SimpleNamespace(measure=SimpleNamespace(mode="window", interval_ns=spec.interval_us * 1000),
                         intervals=SimpleNamespace(total=totals or [], min=[], max=[]), listings=listings)
-    return SimpleNamespace(spec=spec, throughput=throughput, manifest=SimpleNamespace(workload=w))
+    seen = listings if seen is None else seen
+    visits = None if seen is None else [object()] * seen
+    return SimpleNamespace(spec=spec, throughput=throughput, manifest=SimpleNamespace(workload=w),
+                           analysis=SimpleNamespace(lister_visits=visits))
 
 
 def test_points_pair_repetitions_by_configuration():
@@ -235,7 +239,8 @@ def test_runs_recorded_under_the_declaration_meet_the_points_and_series():
 
 
 def _series_runs(levels: dict[str, tuple[float, float]], recover_at: int | None = None, experiment=None,
-                 listings: dict[str, int] | None = None, blips: dict[str, float] | None = None):
+                 listings: dict[str, int] | None = None, blips: dict[str, float] | None = None,
+                 seen: dict[str, int] | None = None):
     """Each label's (an SE series: each policy's) ops per interval: `early` before the transient holder, `low`
     from it on (back to `early` from interval `recover_at`, if given; the last interval at `blips[label]` times
     `early`, if given); repetitions 1-3 scaled by 1.01-1.03. Listings: the series' declared count for a label
@@ -252,7 +257,8 @@ def _series_runs(levels: dict[str, tuple[float, float]], recover_at: int | None 
             totals = [int((low if at <= i < (recover_at or n) else early) * (1 + k / 100)) for i in range(n)]
             if label in (blips or {}):
                 totals[-1] = int(early * blips[label])
-            runs.append(fake_run(RunSpec(**{**t.__dict__, "seed": k}), totals=totals, listings=made))
+            runs.append(fake_run(RunSpec(**{**t.__dict__, "seed": k}), totals=totals, listings=made,
+                                 seen=(seen or {}).get(label)))
     return series_result(series, runs, 3)
 
 
@@ -379,11 +385,51 @@ def test_the_full_system_collapse_needs_a_lasting_fall_caused_by_the_listings_an
     assert judge({base: (1000, 600)}).text.startswith(f"no: {base} does not stay under")
 
 
+def test_a_rule_only_version_judges_the_earlier_versions_runs_and_the_listings_in_the_window():
+    """004-collapse-fs v4 rejudges v3's runs (their ids and record are v3's) by collapse-stays-under-half-in-window:
+    the listings the trace shows in the window count, so a control's listing after the window does not fail it,
+    while one in the window, or a listing arm short of its listings there, still does."""
+    e = EXPERIMENTS["004-collapse-fs"]
+    d = e.declaration
+    assert (d.version, d.rejudges, d.runs_id) == (4, 3, "004-collapse-fsv3")
+    assert {s.declaration for s in e.specs()} == {"004-collapse-fsv3"}
+    assert {s.id for s in e.specs()} == {s.id for s in HISTORY["004-collapse-fs"][2].specs()}
+    assert d.collapse_rule == "collapse-stays-under-half-in-window"
+    base, _ = d.kernels
+    (series,) = e.series
+    control = series.control(base)
+    judge = lambda levels, **kw: series_verdict(_series_runs(levels, experiment=e, **kw), d)
+    v = judge({base: (1000, 150)}, listings={control: 1}, seen={control: 0})   # listed after the window
+    assert v.reproduced, v.text
+    v = judge({base: (1000, 150)}, listings={control: 1}, seen={control: 1})
+    assert not v.reproduced and f"{control}: [1, 1, 1] in the window, 0 declared" in v.text
+    v = judge({base: (1000, 150)}, seen={base: 2})
+    assert not v.reproduced and f"{base}: [2, 2, 2] in the window, 3 declared" in v.text
+    # the earlier version's rule, on the same runs, counts the workload's listings
+    v3 = HISTORY["004-collapse-fs"][2].declaration
+    v = series_verdict(_series_runs({base: (1000, 150)}, experiment=e, listings={control: 1}, seen={control: 0}), v3)
+    assert not v.reproduced and "listings were not as declared" in v.text
+
+
+def test_a_rule_only_version_may_change_the_rule_alone(tmp_path, monkeypatch):
+    from cohtb.experiments import declarations
+
+    text = (declarations.DECLARED / "004-collapse-fs.toml").read_text()
+    monkeypatch.setattr(declarations, "DECLARED", tmp_path)
+    head, _, tail = text.rpartition("window_us = 3000")   # version 4's window
+    (tmp_path / "004-collapse-fs.toml").write_text(head + "window_us = 2900" + tail)
+    with pytest.raises(CohtbError, match="version 4: field 'rejudges': 'window_us' differs from version 3's"):
+        declarations.versions("004-collapse-fs")
+    (tmp_path / "004-collapse-fs.toml").write_text(text.replace("rejudges = 3", "rejudges = 4"))
+    with pytest.raises(CohtbError, match="field 'rejudges': must name an earlier declared version"):
+        declarations.versions("004-collapse-fs")
+
+
 def test_the_full_system_collapse_must_stay_under_half_in_every_late_interval_after_listings_that_happened():
-    """collapse-stays-under-half (004-collapse-fs v2 on): collapse-half-lasting's conditions, and: every run made
+    """collapse-stays-under-half (004-collapse-fs v2 and v3): collapse-half-lasting's conditions, and: every run made
     the declared listings (controls none); stock-6.12 was not already collapsed before the first listing (its
     level under half the wait kernel's); no interval of its last quarter back at half its level or more."""
-    e = EXPERIMENTS["004-collapse-fs"]
+    e = HISTORY["004-collapse-fs"][2]
     assert e.declaration.collapse_rule == "collapse-stays-under-half"
     base, new = e.declaration.kernels
     (series,) = e.series
@@ -532,7 +578,8 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
 RULE_PINS = {"sign-2x": "cd8ca8b6250a890d", "sign-effect-band": "e3c3320a9dc1cd1f",
              "collapse-locked-level": "5b2c15fa49acde96", "collapse-trough": "17fe60ddc583ba82",
              "collapse-half-lasting": "ef3dc2781bc08581", "level-from-4": "7908374617f03ce6",
-             "collapse-stays-under-half": "c48f588e1c337559", "level-from-4-in-logs": "b2efad313cac71e1"}
+             "collapse-stays-under-half": "c48f588e1c337559", "level-from-4-in-logs": "b2efad313cac71e1",
+             "collapse-stays-under-half-in-window": "15abd7b65eec55f6"}
 THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5,
               "LEVEL": 1.25}
 RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",

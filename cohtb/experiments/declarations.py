@@ -72,11 +72,17 @@ class Declaration:
     intruder_listings: int = 0   # full system: and stops after this many listings (0: lists to the end)
     cores_per_socket: int = 4
     machine_why: str = ""        # why this machine, socket counts and cores per socket stand for the seed's
+    rejudges: int = 0            # a rule-only version: judges version N's runs again by its own rule (no new runs)
     declared: dict = field(default_factory=dict, compare=False, repr=False)   # the version's table as written
 
     @property
     def id(self) -> str:
         return f"{self.experiment}v{self.version}"
+
+    @property
+    def runs_id(self) -> str:
+        """The declaration the runs judged under this one are recorded under: its own, or the version it rejudges."""
+        return f"{self.experiment}v{self.rejudges or self.version}"
 
     @property
     def tagged(self) -> bool:
@@ -226,7 +232,31 @@ def versions(experiment: str) -> list[Declaration]:
     out = [_declaration(path, experiment, v) for v in doc.get("version", [])]
     if [d.version for d in out] != list(range(1, len(out) + 1)):
         raise CohtbError(f"{path}: field 'version': versions must be 1, 2, ... in order")
+    for d in out:
+        if d.rejudges:
+            _check_rejudging(path, d, out)
     return out
+
+
+RULE_FIELDS = {"version", "rejudges", "rule", "collapse_rule"}   # what a rule-only version may change
+
+
+def _check_rejudging(path: Path, d: Declaration, earlier: list[Declaration]) -> None:
+    """A version that judges an earlier version's runs again declares those runs as they were: it may change
+    the rule, nothing else, and the version it names must have its own runs."""
+    where = f"{path}: version {d.version}: field 'rejudges'"
+    if not 0 < d.rejudges < d.version or earlier[d.rejudges - 1].rejudges or earlier[d.rejudges - 1].reconstructed:
+        raise CohtbError(f"{where}: must name an earlier declared version that has its own runs")
+    src = earlier[d.rejudges - 1].declared
+    differ = sorted(k for k in set(d.declared) | set(src) if k not in RULE_FIELDS and d.declared.get(k) != src.get(k))
+    if differ:
+        raise CohtbError(f"{where}: '{differ[0]}' differs from version {d.rejudges}'s (a version that judges its "
+                         "runs again may change the rule only)")
+
+
+def runs_declaration(d: Declaration) -> Declaration:
+    """The version whose runs `d` judges: itself, or the one it rejudges."""
+    return by_id(d.runs_id) if d.rejudges else d
 
 
 def current(experiment: str) -> Declaration:

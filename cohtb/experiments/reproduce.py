@@ -169,6 +169,12 @@ class SeriesResult:
         """Per repetition, how many disturbances its workload reports it made (stat_file: its listings)."""
         return [getattr(m, "run", m).manifest.workload.listings for m in self.runs.get(label, [])]
 
+    def listings_seen(self, label: str) -> list[int | None]:
+        """Per repetition, the listings its trace shows in the window (the lister's visits to the file dentry's
+        line: cohtb/analysis/holder.py); None for a run whose analysis has none."""
+        visits = [getattr(getattr(m, "analysis", None), "lister_visits", None) for m in self.runs.get(label, [])]
+        return [None if v is None else len(v) for v in visits]
+
     def late(self, label: str) -> Spread | None:
         vals = [statistics.fmean(late) for _, late in self._parts(label) if late]
         return Spread(tuple(vals)) if vals else None

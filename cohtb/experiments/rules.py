@@ -29,7 +29,11 @@ Series rules judge seed 004's collapse after one transient holder of the lock:
   collapse-stays-under-half  the same, made harder to pass by mistake: each run made the declared listings (the
                     controls none); the base kernel's level before the first listing is at least COLLAPSED_TO of the
                     new kernel's (else not testable: collapsed before it); and every interval of its last quarter,
-                    not their mean, is under COLLAPSED_TO of its level in every repetition."""
+                    not their mean, is under COLLAPSED_TO of its level in every repetition.
+  collapse-stays-under-half-in-window  the same, the listings counted where they can act: in the window, as
+                    each run's trace shows them (the lister's visits to the file dentry's line), the declared number
+                    in the runs with the listings and none in the controls. A control's lister may still list
+                    after the window closes, before the workload stops it; the workload's own count includes that."""
 
 from __future__ import annotations
 
@@ -249,8 +253,43 @@ def collapse_stays_under_half(res: SeriesResult, collapsing: str, waiting: str) 
                          f"{said}")
 
 
+def collapse_stays_under_half_in_window(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
+    # collapse-stays-under-half's checks repeated, not shared: each rule's own source is what tests/test_seeds.py pins
+    if not res.complete:
+        return Verdict(False, "no: runs missing")
+    controls = {label: res.series.control(label) for label in (collapsing, waiting)}
+    expected = {**{label: res.series.event_count for label in controls},
+                **{control: 0 for control in controls.values()}}
+    wrong = {label: res.listings_seen(label) for label, n in expected.items()
+             if any(seen != n for seen in res.listings_seen(label))}
+    if wrong:
+        return Verdict(False, "no: the listings in the window were not as declared (" + "; ".join(
+            f"{label}: {seen} in the window, {expected[label]} declared" for label, seen in wrong.items()) + ")")
+    falls = {label: res.falls(label) for label in expected}
+    before = {label: res.before(label) for label in expected}
+    if any(v is None for v in (*falls.values(), *before.values(), res.late_peak(collapsing))):
+        return Verdict(False, "no: the runs have no intervals")
+    said = "; ".join(f"{label}: last quarter {v.text()} of its level ({before[label].text()} ops per interval "
+                     "before)" for label, v in falls.items())
+    # a kernel that runs lock-only from the start has no level to fall from, which is not "no collapse"
+    if before[collapsing].mean < COLLAPSED_TO * before[waiting].mean:
+        return Verdict(False, f"no: not testable: {collapsing} runs under {COLLAPSED_TO:.0%} of {waiting}'s level "
+                              f"before the first listing (collapsed before it); {said}")
+    if res.late_peak(collapsing).hi >= COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} does not stay under {COLLAPSED_TO:.0%} of its level in every interval "
+                              f"of the last quarter of every repetition (highest {res.late_peak(collapsing).text()}); "
+                              f"{said}")
+    if falls[controls[collapsing]].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {collapsing} falls without the listings too, so they are not the cause; {said}")
+    if falls[waiting].lo < COLLAPSED_TO:
+        return Verdict(False, f"no: {waiting} collapses too; {said}")
+    return Verdict(True, f"yes: {collapsing} collapses after the listings and stays collapsed, {waiting} does not; "
+                         f"{said}")
+
+
 SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough,
-                "collapse-half-lasting": collapse_half_lasting, "collapse-stays-under-half": collapse_stays_under_half}
+                "collapse-half-lasting": collapse_half_lasting, "collapse-stays-under-half": collapse_stays_under_half,
+                "collapse-stays-under-half-in-window": collapse_stays_under_half_in_window}
 
 
 def point_verdict(pub: Published, res: PointResult, d: Declaration) -> Verdict:

@@ -78,7 +78,7 @@ class Experiment:
         """A configuration's repetitions as declared: seed k, and whatever else the declaration varies with k."""
         d = self.declaration
         return [replace(template, seed=k, home_socket=d.home_socket(template.sockets, k), placement=d.placement(k),
-                        declaration=d.id if d.tagged else "")
+                        declaration=d.runs_id if d.tagged else "")
                 for k in range(1, d.repetitions + 1)]
 
     def specs(self) -> list[RunSpec]:

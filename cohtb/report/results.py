@@ -20,7 +20,7 @@ from cohtb.report.arm_summary import arm_table
 from cohtb.report.lister_table import lister_table
 from cohtb.experiments import method_changes
 from cohtb.fs.kernel import built_label
-from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines
+from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines, runs_declaration
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.published import SHARES
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point_results, series_result
@@ -55,7 +55,8 @@ class SeedResult:
 
 def recorded_under(m: RunMetrics, d: Declaration) -> bool:
     """A run of a declared version counts only while the version is what the run recorded (its digest); a run of
-    a reconstructed version carries no record (it predates declarations)."""
+    a reconstructed version carries no record (it predates declarations). `d`: the version that recorded the runs
+    (runs_declaration: a rule-only version judges another's)."""
     if d.reconstructed:
         return True
     rec = m.run.manifest.declaration
@@ -63,10 +64,11 @@ def recorded_under(m: RunMetrics, d: Declaration) -> bool:
 
 
 def seed_result(e: Experiment, ms: list[RunMetrics], failed: frozenset[str] = frozenset()) -> SeedResult:
-    """The experiment's runs among ms, judged as its declaration says (only the runs recorded under it); failed:
-    the ids of runs whose failure record is kept (gem5 did not finish them)."""
+    """The experiment's runs among ms, judged as its declaration says (only the runs recorded under it, or under
+    the version it rejudges); failed: the ids of runs whose failure record is kept (gem5 did not finish them)."""
     ids = {s.id for s in e.specs()}
-    mine = list({m.run.id: m for m in ms if m.run.id in ids and recorded_under(m, e.declaration)}.values())
+    recorder = runs_declaration(e.declaration)
+    mine = list({m.run.id: m for m in ms if m.run.id in ids and recorded_under(m, recorder)}.values())
     have = {m.run.id for m in mine}
     missing = sorted(ids - have)
     return SeedResult(e, point_results(e.points, mine, e.repetitions),
@@ -379,10 +381,11 @@ def declaration_table(d: Declaration) -> Table:
 def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     e = res.experiment
     out = [point_table(res).markdown(), fairness_table(res).markdown()]
+    series_from = 1 if res.points else 0   # figure_names' order: the speed-up figure (if any points), the series
     for i, name in enumerate(figures):
         out += [f"![seed {e.seed}](results/{name})", ""]
-        if i:   # a series figure
-            drawn = [m for runs in res.series[i - 1].runs.values() for m in runs]   # figure_names' order
+        if i >= series_from:   # a series figure
+            drawn = [m for runs in res.series[i - series_from].runs.values() for m in runs]
             middle = ("queued for the spinlock (the kernel's queued acquisitions, counted from each CPU's writes "
                       "to its own qspinlock MCS-node line in the trace: docs/fs.md)" if lock_queue.counted(drawn) else
                       "took the spinlock (the workload's own count)")

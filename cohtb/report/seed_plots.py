@@ -263,8 +263,9 @@ def save(fig, path: Path) -> Path:
 
 
 def figure_names(results: list[SeedResult]) -> dict[str, list[str]]:
-    """seed -> the file names of its figures (complete seeds only): what write_all writes and the page shows."""
-    return {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] +
+    """seed -> the file names of its figures (complete seeds only): what write_all writes and the page shows. A
+    seed of series alone (004-collapse-fs) has no speed-up figure."""
+    return {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] * bool(r.points) +
             [f"seed-{r.experiment.seed}-{s.series.label}.png" for s in r.series] for r in results if r.complete}
 
 
@@ -278,9 +279,10 @@ def write_all(results: list[SeedResult], into: Path, history: dict[str, list[See
     names = figure_names(results)
     for res in results:
         if res.experiment.seed in names:
-            first, *rest = names[res.experiment.seed]
-            save(draw_seed(res), into / first)
-            for s, name in zip(res.series, rest):
+            names_of = names[res.experiment.seed]
+            if res.points:
+                save(draw_seed(res), into / names_of[0])
+            for s, name in zip(res.series, names_of[bool(res.points):]):
                 save(draw_series(s), into / name)
     return names
 
