@@ -20,6 +20,7 @@ from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
 from cohtb.report.plots import DPI, figure_wrap  # noqa: E402
 from cohtb.report.results import SeedResult  # noqa: E402
+from cohtb.tables import slug  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 SIMULATED = "#222222"   # the simulated speed-up's markers: not a policy, so none of the palette's colours
@@ -266,7 +267,7 @@ def figure_names(results: list[SeedResult]) -> dict[str, list[str]]:
     """seed -> the file names of its figures (complete seeds only): what write_all writes and the page shows. A
     seed of series alone (004-collapse-fs) has no speed-up figure."""
     return {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] * bool(r.points) +
-            [f"seed-{r.experiment.seed}-{s.series.label}.png" for s in r.series] for r in results if r.complete}
+            [f"seed-{r.experiment.seed}-{slug(s.series.label)}.png" for s in r.series] for r in results if r.complete}
 
 
 def write_all(results: list[SeedResult], into: Path, history: dict[str, list[SeedResult]] | None = None
