@@ -139,13 +139,17 @@ def point_table(res: SeedResult) -> Table:
 
 
 def fairness_table(res: SeedResult) -> Table:
+    """Per configuration, the least over the most busy thread's window ops (and socket's), over the repetitions:
+    each point's base and new, and each series' runs by label."""
+    groups = [(p.point.label, name, runs) for p in res.points
+              for name, runs in ((res.experiment.base_name, p.base), (res.experiment.new_name, p.new))]
+    groups += [(sr.series.label, label, runs) for sr in res.series for label, runs in sr.runs.items()]
     rows = []
-    for p in res.points:
-        for name, runs in ((res.experiment.base_name, p.base), (res.experiment.new_name, p.new)):
-            fs = [f for f in (fairness(m.run) for m in runs) if f]
-            if fs:
-                rows.append([p.point.label, name, f"{min(f.ratio for f in fs):.2f}-{max(f.ratio for f in fs):.2f}",
-                             f"{min(f.socket_ratio for f in fs):.2f}-{max(f.socket_ratio for f in fs):.2f}"])
+    for where, name, runs in groups:
+        fs = [f for f in (fairness(m.run) for m in runs) if f]
+        if fs:
+            rows.append([where, name, f"{min(f.ratio for f in fs):.2f}-{max(f.ratio for f in fs):.2f}",
+                         f"{min(f.socket_ratio for f in fs):.2f}-{max(f.socket_ratio for f in fs):.2f}"])
     return Table(f"Seed {res.experiment.seed}: fairness (window ops, least / most)",
                  ["simulated", "runs", "thread min/max (range over repetitions)", "socket min/max (per thread)"], rows)
 
@@ -380,7 +384,8 @@ def declaration_table(d: Declaration) -> Table:
 
 def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     e = res.experiment
-    out = [point_table(res).markdown(), fairness_table(res).markdown()]
+    out = [point_table(res).markdown()] if res.points else []   # a seed of series alone has no speed-up table
+    out.append(fairness_table(res).markdown())
     series_from = 1 if res.points else 0   # figure_names' order: the speed-up figure (if any points), the series
     for i, name in enumerate(figures):
         out += [f"![seed {e.seed}](results/{name})", ""]
