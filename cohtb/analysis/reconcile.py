@@ -37,7 +37,7 @@ class LineCheck(FieldCounts):
     ownerBeforeTrace: int = 0            # forwarded by a core with no WRITE of the line in the trace (written before it)
     requesterAfterTrace: int = 0         # forwarded, but the trace ended before a requester's completion
     writebackForwards: int = 0           # Fwd_GETS from a writeback buffer (M_I) whose WB_Ack (the EVICT) came first
-    dirtyHandedUp: int = 0               # Fwd_GETS/Fwd_GETX in M at a core whose last obtain of the line was a read
+    dirtyHandedUp: int = 0               # Fwd_GETS in M at a core whose last obtain of the line was a read
     cleanForwards: int = 0               # Fwd_GETX/Fwd_GETS at a core in E: it never wrote the line (rules W, R)
 
     @property
@@ -147,11 +147,10 @@ class Reconciler:
                 chk.writebackForwards += 1
             elif (line, core) not in self._wrote:
                 chk.ownerBeforeTrace += 1
-            elif self.dirty_up and state == L1State.M and (line, core) in self._got_by_read:
+            elif self.dirty_up and kind == FWD_GETS and state == L1State.M and (line, core) in self._got_by_read:
                 # A CHI socket cache that holds a written-back line dirty may answer a read with it unique and
-                # dirty (UD): the reader holds dirty data without a store, and a later reader's (Fwd_GETS) or
-                # writer's (Fwd_GETX) data comes from it. The counting rules make only a writer a dirty owner, so
-                # the monitor counts no dirty read or transfer.
+                # dirty (UD): the reader holds dirty data without a store, and a later reader's data comes from
+                # it. The counting rules make only a writer a dirty owner, so the monitor counts no dirty read.
                 chk.dirtyHandedUp += 1
             elif at_end:
                 chk.requesterAfterTrace += 1
