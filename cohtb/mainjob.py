@@ -49,7 +49,7 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     ms = metrics_for(runs, out / "analysis", check_model=True, refresh=True)
     history = seed_history(ms)   # each seed under every declaration; its tables are the one the page draws
     seed_tables = [t for r in (shown(v) for v in history.values()) if r is not None
-                   for t in (point_table(r), fairness_table(r))]
+                   for t in ([point_table(r)] if r.points else []) + [fairness_table(r)]]
     first = [m for m in ms if m.spec.seed <= 1]   # per-run sections: the first repetition of each configuration
     tables, notes = standard_comparisons(ms)
     html = write(first, out / "report", title="cohtb: lockref on simulated multi-socket x86", subtitle=source,

@@ -411,6 +411,18 @@ def test_a_rule_only_version_judges_the_earlier_versions_runs_and_the_listings_i
     assert not v.reproduced and "listings were not as declared" in v.text
 
 
+def test_a_rule_only_version_records_no_runs(monkeypatch, tmp_path):
+    """`cohtb seeds --launch` under a version that rejudges refuses when any of the runs it judges is missing:
+    runs added after the earlier version's were seen would change that verdict's run set."""
+    from cohtb.commands import seeds as seeds_command
+
+    e = EXPERIMENTS["004-collapse-fs"]
+    monkeypatch.setattr(seeds_command, "kept", lambda specs, dirs: ([], [specs[0].id]))
+    args = SimpleNamespace(launch=True, runs=str(tmp_path), jobs=1, timeout=60, dask=None, insecure=False)
+    with pytest.raises(CohtbError, match="judges 004-collapse-fsv3's runs again and records none; 1 of them"):
+        seeds_command.one_seed(e.seed, args, [tmp_path])
+
+
 def test_a_rule_only_version_may_change_the_rule_alone(tmp_path, monkeypatch):
     from cohtb.experiments import declarations
 
@@ -585,6 +597,7 @@ THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECO
 RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",
                       "002v1": "3f263dcce682fc4a", "003v1": "4d454e28f7c34753", "004v1": "33826232ab37230b",
                       "004v2": "493295bc8b377003", "004-fsv1": "8a720de593e85b92", "004-fsv2": "83823a358ab224a5"}
+REJUDGING_PINS = {"004-collapse-fsv4": "a6149686bccfaf1b"}
 
 
 def test_what_old_verdicts_depend_on_is_pinned():
@@ -601,6 +614,9 @@ def test_what_old_verdicts_depend_on_is_pinned():
     reconstructed = {e.declaration.id: e.declaration.digest() for h in HISTORY.values() for e in h
                      if e.declaration.reconstructed}
     assert reconstructed == RECONSTRUCTED_PINS
+    # a rule-only version: no run records its digest, so it is pinned here
+    rejudging = {e.declaration.id: e.declaration.digest() for h in HISTORY.values() for e in h if e.declaration.rejudges}
+    assert rejudging == REJUDGING_PINS
 
 
 def test_declarations_name_known_rules_and_every_change_has_a_row():

@@ -47,6 +47,11 @@ def run(args: argparse.Namespace) -> int:
 
 def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
     e = EXPERIMENTS[seed]
+    if args.launch and e.declaration.rejudges:   # its runs were seen before it was written: none may be added now
+        _, missing = kept(e.specs(), dirs)
+        if missing:
+            raise CohtbError(f"--launch: declaration {e.declaration.id} judges {e.declaration.runs_id}'s runs again "
+                             f"and records none; {len(missing)} of them are missing")
     if args.launch:
         for machine in dict.fromkeys(s.machine for s in e.specs()):   # the builds of its own machines, only
             if gem5.find(machine) is None:
@@ -74,7 +79,8 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
             print(wrap(f"seed {e.seed}: no declaration of it has all its runs kept yet"))
             return 0
         print(wrap(f"Under the earlier declaration {res.declaration.id}, whose runs are kept:"))
-    print(point_table(res).text())
+    if res.points:   # a seed of series alone has no speed-up table
+        print(point_table(res).text())
     # the point table above has the headline point's verdict; a shape rule's rows are its curves, none printed yet
     for row in verdict_rows(res)[1 if res.points and not curve_verdicts(res.points, res.declaration) else 0:]:
         print(wrap(f"{row[0]}: {row[-1]}"))

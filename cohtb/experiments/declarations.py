@@ -86,7 +86,8 @@ class Declaration:
 
     @property
     def tagged(self) -> bool:
-        """Runs recorded under a declared version carry its id; a reconstructed version's runs predate it."""
+        """Runs recorded under a declared version carry its id (runs_id: a rule-only version's are the version's it
+        rejudges); a reconstructed version's runs predate it."""
         return not self.reconstructed
 
     def digest(self) -> str:
@@ -260,7 +261,7 @@ def runs_declaration(d: Declaration) -> Declaration:
 
 
 def current(experiment: str) -> Declaration:
-    """The version new runs are recorded under: the newest."""
+    """The newest version: new runs are recorded under it (or, if it only rejudges, under the version it names)."""
     return versions(experiment)[-1]
 
 

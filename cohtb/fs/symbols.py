@@ -141,6 +141,7 @@ def read_at(pmem: Path, places: list[tuple[str, int]]) -> list[int]:
     physical memory from 0), read in one pass in address order (each seek of a gzip from its start would
     decompress the image up to it again)."""
     words = {}
+    name = "a word"
     try:
         with gzip.open(pmem) as f:
             for paddr, name in sorted({p: n for n, p in places}.items()):
@@ -150,7 +151,7 @@ def read_at(pmem: Path, places: list[tuple[str, int]]) -> list[int]:
                     raise CohtbError(f"{pmem}: ends before {name} at {paddr:#x}")
                 words[paddr] = int.from_bytes(raw, "little")
     except (OSError, EOFError) as e:
-        raise CohtbError(f"{pmem}: cannot read {places[0][0] if places else 'a word'}: {e}") from None
+        raise CohtbError(f"{pmem}: cannot read {name}: {e}") from None
     return [words[p] for _, p in places]
 
 

@@ -394,7 +394,7 @@ def _field_slots(g: list[RunMetrics]) -> float:
 
 
 def field_rows(ms: list[RunMetrics]) -> list[list[tuple[str, str, list[RunMetrics], list[tuple[str, ...]]]]]:
-    """The panels packed into rows of at most FIELD_RUNS runs (a panel also takes PANEL_PAD) and, between them,
+    """The panels packed into rows of at most FIELD_RUNS bar slots (a panel also takes PANEL_PAD) and, between them,
     at most len(LINE_COLOURS) kinds of line: a row's legend gives each kind one colour."""
     rows: list[list] = [[]]
     for part in _field_parts(ms):

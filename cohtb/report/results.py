@@ -360,6 +360,8 @@ def sources(e: Experiment) -> list[str]:
 def declaration_table(d: Declaration) -> Table:
     how = ("reconstructed after its runs from the repository's history (runs bundled in "
            f"{d.recorded_in}{', rule of ' + d.rule_in if d.rule_in else ''})" if d.reconstructed else
+           f"after {d.runs_id}'s runs were seen: it judges them again by its own rule and records none (the "
+           "method-change table gives why, and both verdicts)" if d.rejudges else
            "committed before its runs (`cohtb seeds --launch` records only under a committed declaration)")
     rows = [["written", how], ["machine", f"{d.machine}: {machines()[d.machine]}"
                                           + (f". For this seed: {d.machine_why}" if d.machine_why else "")], ["lock", f"{d.lock}: {d.lock_why}"],
