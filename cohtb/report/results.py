@@ -253,10 +253,15 @@ def headline(history: dict[str, list[SeedResult]]) -> Table:
         if shown is not None and shown is not res:
             for row in verdict_rows(shown):
                 rows.append([seed, f"{shown.declaration.id} (earlier)", *row])
+        if res.declaration.rejudges:   # the verdict it replaced, on the same runs, stays beside it
+            judged = versions[res.declaration.rejudges - 1]
+            for row in verdict_rows(judged):
+                rows.append([seed, f"{judged.declaration.id} (earlier, the same runs)", *row])
     return Table("Seeds: published vs simulated speed-up",
                  ["seed", "declaration", "effect", "published", "simulated (range)", "reproduced"], rows,
                  "Each verdict is its declaration's rule on the runs recorded under it; an earlier declaration's "
-                 "verdict stands until the current one's runs are recorded (docs/results.md, 'Method changes').")
+                 "verdict stands until the current one's runs are recorded, and beside a rule-only version that "
+                 "judges its runs again (docs/results.md, 'Method changes').")
 
 
 def on_hierarchy(versions: list[SeedResult], hierarchy: str) -> SeedResult | None:
