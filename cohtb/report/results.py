@@ -393,7 +393,7 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     e = res.experiment
     out = [point_table(res).markdown()] if res.points else []   # a seed of series alone has no speed-up table
     out.append(fairness_table(res).markdown())
-    series_from = 1 if res.points else 0   # figure_names' order: the speed-up figure (if any points), the series
+    series_from = len(figures) - len(res.series)   # figure_names' order: the series' figures come last
     for i, name in enumerate(figures):
         out += [f"![seed {e.seed}](results/{name})", ""]
         if i >= series_from:   # a series figure

@@ -281,9 +281,10 @@ def write_all(results: list[SeedResult], into: Path, history: dict[str, list[See
     for res in results:
         if res.experiment.seed in names:
             names_of = names[res.experiment.seed]
-            if res.points:
-                save(draw_seed(res), into / names_of[0])
-            for s, name in zip(res.series, names_of[bool(res.points):]):
+            first_series = len(names_of) - len(res.series)   # figure_names' order: the series' figures come last
+            for name in names_of[:first_series]:             # the speed-up figure, if the seed has points
+                save(draw_seed(res), into / name)
+            for s, name in zip(res.series, names_of[first_series:]):
                 save(draw_series(s), into / name)
     return names
 
