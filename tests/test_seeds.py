@@ -598,6 +598,15 @@ RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", 
                       "002v1": "3f263dcce682fc4a", "003v1": "4d454e28f7c34753", "004v1": "33826232ab37230b",
                       "004v2": "493295bc8b377003", "004-fsv1": "8a720de593e85b92", "004-fsv2": "83823a358ab224a5"}
 REJUDGING_PINS = {"004-collapse-fsv4": "a6149686bccfaf1b"}
+# What the rules read from the runs: the spreads and ratios, a series' parts, the lister's visits in a trace, and
+# a run's throughput and intervals. Pinned like the rules: a change here re-judges old runs silently too. A change
+# of words alone (a docstring, a comment) is re-pinned in a commit that says so; one of what they compute needs a
+# method-change row.
+MEASURE_PINS = {"Spread": "04e270f354f5c736", "Ratio": "29a989a8627d5206", "PointResult": "c3650f52b6cd9eb0",
+                "SeriesResult": "732bdf657df1b626", "interval_totals": "016f914b50c15174",
+                "last_quarter": "ae87204269237ff0", "series": "684fac69c4dce5df", "visits": "9a9982587f14359d",
+                "lister_visits": "d2366ddd799a521f", "Run.throughput": "f3a384984400bd41",
+                "Run.measured_seconds": "5bb9f8f6cf377a8d"}
 
 
 def test_what_old_verdicts_depend_on_is_pinned():
@@ -617,6 +626,24 @@ def test_what_old_verdicts_depend_on_is_pinned():
     # a rule-only version: no run records its digest, so it is pinned here
     rejudging = {e.declaration.id: e.declaration.digest() for h in HISTORY.values() for e in h if e.declaration.rejudges}
     assert rejudging == REJUDGING_PINS
+
+
+def test_what_the_rules_read_from_the_runs_is_pinned():
+    import hashlib
+    import inspect
+
+    from cohtb.analysis import holder, steady
+    from cohtb.experiments import reproduce
+    from cohtb.run import runs
+
+    sha = lambda text: hashlib.sha256(text.encode()).hexdigest()[:16]
+    read = {"Spread": reproduce.Spread, "Ratio": reproduce.Ratio, "PointResult": reproduce.PointResult,
+            "SeriesResult": reproduce.SeriesResult, "interval_totals": reproduce.interval_totals,
+            "last_quarter": steady.last_quarter, "series": steady.series, "visits": holder.visits,
+            "lister_visits": holder.lister_visits, "Run.throughput": runs.Run.throughput.fget,
+            "Run.measured_seconds": runs.Run.measured_seconds.fget}
+    assert {name: sha(inspect.getsource(f)) for name, f in read.items()} == MEASURE_PINS
+    assert (holder.GAP_TICKS, holder.HELD_FIELD) == (50_000_000, "file.d_lockref")
 
 
 def test_declarations_name_known_rules_and_every_change_has_a_row():
