@@ -47,17 +47,15 @@ def run(args: argparse.Namespace) -> int:
 
 def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
     e = EXPERIMENTS[seed]
-    if args.launch and e.declaration.rejudges:   # its runs were seen before it was written: none may be added now
+    if args.launch:
         _, missing = kept(e.specs(), dirs)
-        if missing:
+        if e.declaration.rejudges and missing:   # its runs were seen before it was written: none may be added now
             raise CohtbError(f"--launch: declaration {e.declaration.id} judges {e.declaration.runs_id}'s runs again "
                              f"and records none; {len(missing)} of them are missing")
-    if args.launch:
         for machine in dict.fromkeys(s.machine for s in e.specs()):   # the builds of its own machines, only
             if gem5.find(machine) is None:
                 raise CohtbError(f"--launch needs gem5: {gem5.why_missing(machine)}")
         declared = declarations.records_for(e.specs())   # committed before its runs, or refused here
-        _, missing = kept(e.specs(), dirs)
         todo = [s for s in e.specs() if s.id in missing]
         writable_dir(args.runs)
         print(f"cohtb seeds: seed {e.seed}, declaration {e.declaration.id}: {len(todo)} of {len(e.specs())} runs to "
