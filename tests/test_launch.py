@@ -269,6 +269,17 @@ def test_two_launches_of_the_same_runs_record_each_once(fake_gem5, tmp_path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(done)
 
 
+def test_a_killed_launchs_half_written_run_is_removed_when_the_run_is_recorded(fake_gem5, tmp_path):
+    [spec, other] = specs("locked", "cmpxchg")
+    killed = tmp_path / f".{spec.id}.x1y2z3"   # what a launch killed mid-run leaves (its claim gone with it)
+    (killed / "gem5").mkdir(parents=True)
+    (killed / "gem5" / "trace.gz").write_bytes(b"half")
+    not_its = tmp_path / f".{other.id}.a1b2c3"
+    not_its.mkdir()
+    [o] = launch.launch([spec], tmp_path, jobs=1)
+    assert o.status == "done" and not killed.exists() and not_its.exists()
+
+
 def test_a_run_keeps_the_gem5_build_its_protocol_and_the_cohtb_commit_that_recorded_it(fake_gem5, tmp_path):
     [o] = launch.launch(specs("locked"), tmp_path, jobs=1)
     m = json.loads((tmp_path / o.spec.id / "manifest.json").read_text())

@@ -8,6 +8,7 @@ nothing else. What differs between an SE and a full-system run is its Runner's."
 from __future__ import annotations
 
 import functools
+import glob
 import json
 import re
 import shutil
@@ -141,6 +142,11 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
     failed = runs_dir / f"{spec.id}.failed.json"
     if (final / "manifest.json").exists():
         return Outcome(spec, "skipped")
+    # A killed launch leaves its half-written run behind (gem5's trace alone can be gigabytes); this launch holds the
+    # run's claim now, so no live launch is writing into one.
+    for leftover in runs_dir.glob(f".{glob.escape(spec.id)}.*"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
     t0 = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix=f".{spec.id}.", dir=runs_dir))
     cmd: list[str] = []
