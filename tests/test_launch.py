@@ -334,6 +334,20 @@ def test_progress_estimates_what_is_left_from_the_runs_host_times():
     assert q.stream.getvalue().splitlines() == ["[3/3] 0 running, 0 done, 3 already there, 0 failed, 0 s"]
 
 
+def test_progress_is_given_while_runs_go_on_and_not_after():
+    p = Progress(total=2, stream=io.StringIO(), heartbeat=0.02)
+    p.start()
+    deadline = time.monotonic() + 10
+    while len(p.stream.getvalue().splitlines()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert p.stream.getvalue().splitlines()[:3] == ["[0/2] 1 running, 0 done, 0 already there, 0 failed, 0 s"] * 3
+    p.finish(launch.Outcome(RunSpec("lockref", "locked", "split", 2, 2, 50), "done", 1.0))
+    p.close()
+    lines = len(p.stream.getvalue().splitlines())
+    time.sleep(0.1)
+    assert len(p.stream.getvalue().splitlines()) == lines   # closed: the heartbeat has stopped
+
+
 def test_an_interrupted_launch_is_resumed_by_launching_again(fake_gem5, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_GEM5_SLOW_SECONDS", "3")
     cmd = [sys.executable, "-m", "cohtb.cli", "launch", "--workload", "lockref", "--policy", "locked,cmpxchg,retry100",

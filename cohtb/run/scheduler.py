@@ -21,9 +21,10 @@ from cohtb.run.spec import RunSpec
 
 class Progress:
     """One status line, redrawn; finished runs are printed above it. Into a log (not a terminal) every line ends
-    instead: the status after each finished run, so the log reads line by line."""
+    instead: the status after each finished run, so the log reads line by line. While runs go on, the status is
+    also given every `heartbeat` seconds (a full-system run takes many minutes with nothing else to show)."""
 
-    def __init__(self, total: int, slots: int = 1, stream=sys.stderr):
+    def __init__(self, total: int, slots: int = 1, stream=sys.stderr, heartbeat: float | None = None):
         self.total, self.slots, self.stream = total, slots, stream
         self.done = self.failed = self.skipped = self.running = 0
         self.host_seconds = 0.0   # of the runs done here, for the estimate of what is left
@@ -31,6 +32,10 @@ class Progress:
         self.lock = threading.Lock()
         self.terminal = hasattr(stream, "isatty") and stream.isatty()
         self.logged = 0   # runs ended when a log was last given the status
+        # a terminal's clock moves every few seconds; a log gets a line every ten minutes
+        self.heartbeat = heartbeat if heartbeat is not None else 5.0 if self.terminal else 600.0
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def eta(self) -> str:
         """What is left, from the runs' own host times so far: their mean, times the runs left, over the slots."""
@@ -51,6 +56,15 @@ class Progress:
             self.running += 1
             if self.terminal:
                 self._redraw()
+            if self._beat is None:
+                self._beat = threading.Thread(target=self._beats, daemon=True)
+                self._beat.start()
+
+    def _beats(self) -> None:
+        while not self._stop.wait(self.heartbeat):
+            with self.lock:
+                if self.running:
+                    self._redraw()
 
     def finish(self, o: Outcome, started: bool = True) -> None:
         with self.lock:
@@ -71,6 +85,9 @@ class Progress:
             print(self._status(), file=self.stream, flush=True)
 
     def close(self) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join()
         if self.terminal:
             print(file=self.stream)
         elif self.logged != self.done + self.failed + self.skipped:   # runs found recorded since the last line
