@@ -25,6 +25,7 @@ from cohtb.run import gem5 as gem5_tool
 from cohtb.run import machines
 from cohtb.run import claim as claim_module
 from cohtb.run.claim import claim
+from cohtb.run import scheduler
 from cohtb.run.scheduler import Progress
 from cohtb.run.manifest import MANIFEST_VERSION, Manifest, load as load_manifest
 from cohtb.run.spec import RunSpec
@@ -332,6 +333,17 @@ def test_progress_estimates_what_is_left_from_the_runs_host_times():
         q.finish(launch.Outcome(RunSpec("lockref", "locked", "split", 2, 2, 50), "skipped"), started=False)
     q.close()
     assert q.stream.getvalue().splitlines() == ["[3/3] 0 running, 0 done, 3 already there, 0 failed, 0 s"]
+
+
+def test_progress_weighs_what_is_left_by_the_runs_sizes():
+    big, small = (RunSpec("lockref", "locked", "split", n, 4, 0, warmup_us=500, window_us=1000) for n in (8, 1))
+    assert scheduler.simulated_work(big) == 32 * 1500 and scheduler.simulated_work(small) == 4 * 1500
+    p = Progress(total=3, slots=1, stream=io.StringIO(),
+                 work={big.id: scheduler.simulated_work(big), "other-big": scheduler.simulated_work(big),
+                       small.id: scheduler.simulated_work(small)})
+    p.start()
+    p.finish(launch.Outcome(big, "done", 800.0))
+    assert p.eta() == ", about 900 s left"   # another 8-socket run (800 s) and one of an eighth its size (100 s)
 
 
 def test_progress_is_given_while_runs_go_on_and_not_after():

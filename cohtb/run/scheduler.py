@@ -24,10 +24,15 @@ class Progress:
     instead: the status after each finished run, so the log reads line by line. While runs go on, the status is
     also given every `heartbeat` seconds (a full-system run takes many minutes with nothing else to show)."""
 
-    def __init__(self, total: int, slots: int = 1, stream=sys.stderr, heartbeat: float | None = None):
+    def __init__(self, total: int, slots: int = 1, stream=sys.stderr, heartbeat: float | None = None,
+                 work: Mapping[str, float] | None = None):
         self.total, self.slots, self.stream = total, slots, stream
         self.done = self.failed = self.skipped = self.running = 0
         self.host_seconds = 0.0   # of the runs done here, for the estimate of what is left
+        # run id -> its size (simulated_work), when the runs differ in size: the estimate weighs them by it
+        self.work = dict(work) if work else None
+        self.work_left = sum(self.work.values()) if self.work else 0.0
+        self.work_done = 0.0
         self.t0 = time.monotonic()
         self.lock = threading.Lock()
         self.terminal = hasattr(stream, "isatty") and stream.isatty()
@@ -38,10 +43,14 @@ class Progress:
         self._beat: threading.Thread | None = None
 
     def eta(self) -> str:
-        """What is left, from the runs' own host times so far: their mean, times the runs left, over the slots."""
+        """What is left, from the runs' own host times so far: per run (or, with `work`, per unit of work: a launch
+        of 8-socket runs then 1-socket ones would otherwise be judged by its largest), times what is left, over the
+        slots."""
         left = self.total - self.done - self.failed - self.skipped
         if not self.done or not left:
             return ""
+        if self.work and self.work_done > 0:
+            return f", about {self.host_seconds / self.work_done * self.work_left / self.slots:.0f} s left"
         return f", about {self.host_seconds / self.done * left / self.slots:.0f} s left"
 
     def _status(self) -> str:
@@ -71,6 +80,10 @@ class Progress:
             self.running -= started
             setattr(self, o.status, getattr(self, o.status) + 1)
             self.host_seconds += o.seconds if o.status == "done" else 0.0
+            if self.work:
+                w = self.work.get(o.spec.id, 0.0)
+                self.work_left -= w
+                self.work_done += w if o.status == "done" else 0.0
             if o.status != "skipped":
                 what = f"{o.seconds:.0f} s" if o.status == "done" else "FAILED: " + o.error.splitlines()[0]
                 print(f"\r{o.spec.id}: {what}".ljust(100) if self.terminal else f"{o.spec.id}: {what}", file=self.stream)
@@ -92,6 +105,12 @@ class Progress:
             print(file=self.stream)
         elif self.logged != self.done + self.failed + self.skipped:   # runs found recorded since the last line
             self._redraw()
+
+
+def simulated_work(spec: RunSpec) -> float:
+    """What a run asks of gem5, to weigh runs' host times by: its CPUs times its simulated span (a timed run's
+    warm-up and window) or times its operations per thread (fixed work)."""
+    return spec.cores * (spec.ops or spec.warmup_us + spec.window_us)
 
 
 def check(specs: list[RunSpec], runners: Mapping[str, Runner]) -> None:
@@ -176,7 +195,9 @@ def launch(specs: list[RunSpec], runs_dir: Path, runners: Mapping[str, Runner], 
     prepared: dict = {}
     for kind, runner in runners.items():   # kernels and boots before any run, here: each uses every core
         prepared.update(runner.prepare([s for s in todo if s.kind == kind], gem5, timeout, local.slots))
-    progress = Progress(len(specs), executor.slots)
+    timed = {not s.ops for s in specs}   # the sizes of timed and fixed-work runs are not in one unit
+    progress = Progress(len(specs), executor.slots,
+                        work={s.id: simulated_work(s) for s in specs} if len(timed) == 1 else None)
     outcomes = []
     for s in specs:   # recorded already, or its preparation failed: no task
         if s.id not in prepared:
