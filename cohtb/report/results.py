@@ -17,6 +17,7 @@ from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
 from cohtb.report.arm_summary import arm_table
+from cohtb.report.queue_table import queue_table
 from cohtb.report.lister_table import lister_table
 from cohtb.experiments import method_changes
 from cohtb.fs.kernel import built_label
@@ -393,6 +394,10 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     e = res.experiment
     out = [point_table(res).markdown()] if res.points else []   # a seed of series alone has no speed-up table
     out.append(fairness_table(res).markdown())
+    queued = queue_table(f"Seed {e.seed}, declaration {res.declaration.id}: queued spinlock acquisitions per "
+                         "operation, from the kernel's side", arms(res))
+    if queued:
+        out.append(queued.markdown())
     series_from = len(figures) - len(res.series)   # figure_names' order: the series' figures come last
     for i, name in enumerate(figures):
         out += [f"![seed {e.seed}](results/{name})", ""]
