@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace as NS
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -22,6 +23,7 @@ from matplotlib.text import Text
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.mainjob import REFERENCE_RUNS
 from cohtb.report import html as report
+from cohtb.experiments.reproduce import point_results
 from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.report import palette, plots, results, seed_plots
 from cohtb.tables import csv_cell, slug
@@ -353,26 +355,57 @@ def test_seed_figures_keep_every_text_and_marker_inside(every):
         assert_inside(fig, drawn_at_page_dpi(fig), fig.axes, f"{seed} declarations")
         plt.close(fig)
     for res in done:
-        figs = ([seed_plots.draw_seed(res)] if res.points else []) + [seed_plots.draw_series(s) for s in res.series]
-        for fig in figs:
-            r = drawn_at_page_dpi(fig)
-            assert_inside(fig, r, fig.axes, res.experiment.seed)
-            for lg in [*fig.legends, *(c for ax in fig.axes for c in ax.get_children() if isinstance(c, Legend))]:
-                for ax in fig.axes:
-                    assert not overlaps(lg.get_window_extent(r), ax.get_window_extent(r)), res.experiment.seed
-        if not res.points:   # a seed of series alone (004-collapse-fs): no speed-up figure
-            continue
-        bars, speedup = figs[0].axes
+        assert_seed_figures(res)
+
+
+def assert_seed_figures(res) -> None:
+    shaped = bool(seed_plots.shape_curves(res))
+    figs = (([seed_plots.draw_seed(res)] if res.points else []) + ([seed_plots.draw_shape(res)] if shaped else [])
+            + [seed_plots.draw_series(s) for s in res.series])
+    for fig in figs:
+        r = drawn_at_page_dpi(fig)
+        assert_inside(fig, r, fig.axes, res.experiment.seed)
+        for lg in [*fig.legends, *(c for ax in fig.axes for c in ax.get_children() if isinstance(c, Legend))]:
+            for ax in fig.axes:
+                assert not overlaps(lg.get_window_extent(r), ax.get_window_extent(r)), res.experiment.seed
+    if not res.points:   # a seed of series alone (004-collapse-fs): no speed-up figure
+        plt.close("all")
+        return
+    # under a shape rule the speed-ups are the shape figure's, one panel per curve
+    bars, speedups = (figs[0].axes[0], figs[1].axes) if shaped else (figs[0].axes[0], figs[0].axes[1:])
+    for speedup in speedups:
+        r = drawn_at_page_dpi(speedup.figure)
         markers = [line for line in speedup.get_lines() if line.get_marker() not in (None, "", "None")]
         assert len(markers) >= 2       # the simulated and published speed-ups (and the range's caps)
-        for line in markers:           # inside, with room for their size (1x's vertical line is not a marker)
+        for line in markers:           # inside, with room for their size (1x's line is not a marker)
             for x, y in zip(line.get_xdata(), line.get_ydata()):
                 px, py = speedup.transData.transform((x, y))
                 inner = speedup.get_window_extent(r)
                 assert inner.x0 + 4 <= px <= inner.x1 - 4 and inner.y0 + 4 <= py <= inner.y1 - 4, (res.experiment.seed, x, y)
-        for b in bars.patches:
-            assert b.get_facecolor()[:3] in [to_rgb(c) for c in palette.POLICY_COLOURS.values()]
-        plt.close("all")
+    for b in bars.patches:
+        assert b.get_facecolor()[:3] in [to_rgb(c) for c in palette.POLICY_COLOURS.values()]
+    plt.close("all")
+
+
+def test_a_shape_rule_s_seed_has_its_series_figure_one_panel_per_curve():
+    """Seed 000-fs is judged by the shape of each curve over the sockets: its figures are the throughput, grouped by
+    curve, and the speed-up per curve over the sockets beside the published range (runs made up here: the test is
+    of the drawing, not of a result)."""
+    e = EXPERIMENTS["000-fs"]
+    made_up = {1: 1.0, 2: 1.6, 4: 2.1, 8: 2.3}
+    ms = []
+    for p in e.points:
+        for spec in e.specs():
+            if spec.repetition_of in (p.base.repetition_of, p.new.repetition_of):
+                gain = made_up[spec.sockets] if spec.repetition_of == p.new.repetition_of else 1.0
+                ms.append(NS(spec=spec, throughput=1e6 * gain * (1 + 0.01 * spec.seed)))
+    res = results.SeedResult(e, point_results(e.points, ms, e.repetitions), [], [])
+    assert seed_plots.figure_names([res])["000-fs"] == ["seed-000-fs.png", "seed-000-fs-shape.png"]
+    shape = seed_plots.draw_shape(res)
+    titles = [ax.get_title().replace("\n", " ") for ax in shape.axes]
+    assert len(titles) == 2 and all(t.startswith(f"{c}: ") for t, c in zip(titles, seed_plots.shape_curves(res)))
+    plt.close(shape)
+    assert_seed_figures(res)
 
 
 def test_figures_and_headings_say_hitm(drawn):

@@ -401,6 +401,11 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     series_from = len(figures) - len(res.series)   # figure_names' order: the series' figures come last
     for i, name in enumerate(figures):
         out += [f"![seed {e.seed}](results/{name})", ""]
+        if name.endswith("-shape.png"):
+            out += [textwrap.fill(
+                "Per curve, the simulated speed-up at each socket count (mean; whisker: the extremes over the pairs "
+                "of repetitions) beside the published ones (bar: their range over the seed's configurations at that "
+                f"count): the series the declared rule ({res.declaration.rule}) judges, by its shape.", 100), ""]
         if i >= series_from:   # a series figure
             drawn = [m for runs in res.series[i - series_from].runs.values() for m in runs]
             middle = ("queued for the spinlock (the kernel's queued acquisitions, counted from each CPU's writes "

@@ -1,6 +1,7 @@
 """Figures of docs/results.md: per seed, simulated throughput of base and new with the repetitions' range
-beside the published speed-up; and seed 004's collapse over the window: ops, locked share and the monitor's
-transfers per operation per interval. Colours, hatches: cohtb/report/palette.py, as in the report's figures."""
+beside the published speed-up (under a shape rule, the speed-up over the sockets per curve, beside the published
+range); and seed 004's collapse over the window: ops, locked share and the monitor's transfers per operation per
+interval. Colours, hatches: cohtb/report/palette.py, as in the report's figures."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np  # noqa: E402
 from cohtb.analysis import lock_queue  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
+from cohtb.experiments.rules import curve_verdicts  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
 from cohtb.report.plots import DPI, figure_wrap  # noqa: E402
 from cohtb.report.results import SeedResult  # noqa: E402
@@ -44,14 +46,10 @@ def _speedup_ticks(lo: float, hi: float) -> list[float]:
     return ticks
 
 
-def draw_seed(res: SeedResult):
-    """Left: throughput of base and new per configuration (bar: mean; whisker: min-max of the repetitions).
-    Right: the simulated speed-up (range) beside each published one, on a log scale."""
+def _throughput_bars(res: SeedResult, points: list, ax, grouped: bool = False) -> list[Patch]:
+    """Base and new throughput per point (bar: mean; whisker: min-max of the repetitions) into ax; the legend's
+    handles. grouped: the points labelled by their sockets under their curve's name."""
     e = res.experiment
-    points = [p for p in res.points if p.complete]
-    rows = sum(len(p.point.published) for p in points)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, max(3.8, 0.3 * rows + 1.8)), layout="constrained",
-                                 gridspec_kw={"width_ratios": [3, 2]})
     x = np.arange(len(points))
     handles = []
     for k, (name, spreads, specs) in enumerate(((e.base_name, [p.base_throughput for p in points],
@@ -74,7 +72,18 @@ def draw_seed(res: SeedResult):
         label = f"layout {name}" if name == first.layout else name
         handles.append(Patch(facecolor=policy_colour(first.policy), edgecolor=EDGE, hatch=LAYOUT_HATCH.get(first.layout, ""),
                              label=f"{label} ({', '.join(what)})" if what else label))
-    ax.set_xticks(x, [textwrap.fill(p.point.label, 14) for p in points], fontsize=8)
+    if grouped:   # each point by its sockets, each curve's name under its group
+        ax.set_xticks(x, [f"{n} socket{'s' * (n > 1)}" for n in (p.point.base.sockets for p in points)], fontsize=8)
+        groups = {}
+        for i, p in enumerate(points):
+            groups.setdefault(p.point.curve, []).append(i)
+        names = ax.secondary_xaxis(-0.09)
+        names.set_xticks([float(np.mean(i)) for i in groups.values()], [textwrap.fill(c, 60) for c in groups],
+                         fontsize=8)
+        names.tick_params(length=0)
+        names.spines["bottom"].set_visible(False)
+    else:
+        ax.set_xticks(x, [textwrap.fill(p.point.label, 14) for p in points], fontsize=8)
     ax.set_xlim(-0.6, len(points) - 0.4)
     means = [p.base_throughput.mean for p in points] + [p.new_throughput.mean for p in points]
     if max(means) > 10 * min(means):    # a bar ten times another's would flatten it: log scale
@@ -86,6 +95,27 @@ def draw_seed(res: SeedResult):
         ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_ylabel("operations per simulated µs" + (" (log)" if ax.get_yscale() == "log" else ""))
     ax.set_title(f"Simulated throughput ({e.repetitions} repetitions: mean, min-max)", fontsize=10)
+    return handles
+
+
+def draw_seed(res: SeedResult):
+    """Left: throughput of base and new per configuration (bar: mean; whisker: min-max of the repetitions).
+    Right: the simulated speed-up (range) beside each published one, on a log scale; under a shape rule the
+    speed-ups are the shape figure's (draw_shape), and the throughput stands alone, its points grouped by curve."""
+    e = res.experiment
+    points = [p for p in res.points if p.complete]
+    curves = shape_curves(res)
+    if curves:
+        fig, ax = plt.subplots(figsize=(10, 4.4), layout="constrained")
+        handles = _throughput_bars(res, points, ax, grouped=True)
+        fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=8)
+        fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {e.declaration.id}: {e.title}", fig.get_figwidth(), 11),
+                     fontsize=11)
+        return fig
+    rows = sum(len(p.point.published) for p in points)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, max(3.8, 0.3 * rows + 1.8)), layout="constrained",
+                                 gridspec_kw={"width_ratios": [3, 2]})
+    handles = _throughput_bars(res, points, ax)
     labels, sim, sim_lo, sim_hi, pub = [], [], [], [], []
     for p in points:
         for pb in p.point.published:
@@ -112,6 +142,55 @@ def draw_seed(res: SeedResult):
     fig.legend(handles=handles + bx.get_legend_handles_labels()[0], loc="outside lower center", ncol=4, fontsize=8)
     fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {e.declaration.id}: {e.title}", fig.get_figwidth(), 11),
                  fontsize=11)
+    return fig
+
+
+def shape_curves(res: SeedResult) -> list[str]:
+    """The curves a shape rule judges (points over the socket counts), in the experiment's order; none under
+    another rule."""
+    return list(curve_verdicts(res.points, res.declaration)) if res.complete else []
+
+
+def draw_shape(res: SeedResult):
+    """One panel per curve of a shape rule: the simulated speed-up at each socket count (mean; whisker: min-max over
+    the pairs of repetitions) beside the published ones (a bar: their range over the seed's configurations at that
+    count), the minimum effect shaded around 1x: the series the rule judges, not its points one by one."""
+    e, d = res.experiment, res.declaration
+    verdicts = curve_verdicts(res.points, d)
+    names = shape_curves(res)
+    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.2), layout="constrained", sharey=True,
+                             squeeze=False)
+    every = [r for p in res.points for r in (p.ratio.lo, p.ratio.hi, *(q.ratio for q in p.point.published))]
+    lo, hi = _log_limits(every)
+    for ax, name in zip(axes[0], names):
+        ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
+        n = [p.point.base.sockets for p in ps]
+        published = [[q.ratio for q in p.point.published] for p in ps]
+        ax.axhspan(1 - d.min_effect, 1 + d.min_effect, color="#dddddd", zorder=0,
+                   label=f"within the minimum effect ({d.min_effect:.0%})")
+        ax.axhline(1, color="#999999", lw=1, zorder=1)
+        ax.vlines(n, [min(v) for v in published], [max(v) for v in published], color="#bbbbbb", lw=9, zorder=2,
+                  label="published (range over its configurations)")
+        ax.plot(n, [np.exp(np.mean(np.log(v))) for v in published], "D", color="#333333", markerfacecolor="white",
+                zorder=3, label="published (geometric mean)")
+        ax.errorbar(n, [p.ratio.mean for p in ps], yerr=[[p.ratio.mean - p.ratio.lo for p in ps],
+                                                         [p.ratio.hi - p.ratio.mean for p in ps]],
+                    fmt="o-", color=SIMULATED, capsize=3, zorder=4, label="simulated (mean, min-max)")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(n, [str(k) for k in n])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_xlim(min(n) / 1.4, max(n) * 1.4)
+        ax.set_xlabel("sockets")
+        ax.set_yscale("log")
+        ax.set_ylim(lo, hi)
+        ax.set_yticks(_speedup_ticks(lo, hi))
+        ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+        ax.set_title(textwrap.fill(f"{name}: {verdicts[name].text.split(':')[0]}", 44), fontsize=9)
+    axes[0][0].set_ylabel(textwrap.fill(f"speed-up {e.new_name} / {e.base_name} (log)", 32))
+    fig.legend(handles=axes[0][0].get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)
+    fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {d.id}: the speed-up over the sockets, judged as a series "
+                             f"({d.rule})", fig.get_figwidth(), 11), fontsize=11)
     return fig
 
 
@@ -265,8 +344,10 @@ def save(fig, path: Path) -> Path:
 
 def figure_names(results: list[SeedResult]) -> dict[str, list[str]]:
     """seed -> the file names of its figures (complete seeds only): what write_all writes and the page shows. A
-    seed of series alone (004-collapse-fs) has no speed-up figure."""
+    seed of series alone (004-collapse-fs) has no speed-up figure; one judged by a shape rule (000-fs) has its
+    shape figure after it; the series' figures come last."""
     return {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] * bool(r.points) +
+            [f"seed-{r.experiment.seed}-shape.png"] * bool(shape_curves(r)) +
             [f"seed-{r.experiment.seed}-{slug(s.series.label)}.png" for s in r.series] for r in results if r.complete}
 
 
@@ -282,8 +363,8 @@ def write_all(results: list[SeedResult], into: Path, history: dict[str, list[See
         if res.experiment.seed in names:
             names_of = names[res.experiment.seed]
             first_series = len(names_of) - len(res.series)   # figure_names' order: the series' figures come last
-            for name in names_of[:first_series]:             # the speed-up figure, if the seed has points
-                save(draw_seed(res), into / name)
+            for name in names_of[:first_series]:   # the speed-up figure, if the seed has points, and its shape's
+                save(draw_shape(res) if name.endswith("-shape.png") else draw_seed(res), into / name)
             for s, name in zip(res.series, names_of[first_series:]):
                 save(draw_series(s), into / name)
     return names
