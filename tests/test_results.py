@@ -11,6 +11,7 @@ from cohtb.experiments.published import PUBLISHED
 from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.report import results
 from cohtb.report.arm_summary import arm_table
+from cohtb.run.manifest import LineSymbols
 from cohtb.report.queue_table import queue_table
 from cohtb.toolchain import ROOT
 
@@ -135,17 +136,22 @@ def test_the_arm_table_counts_a_disagreeing_run_and_each_boot_once():
     assert total[6] == "350 (1 runs or boots without a record)"   # 150 runs + two boots of 100, each once
 
 
-def _queued_run(queue: list[int] | None, ops: int):
-    return NS(analysis=NS(lock_queue=queue), run=NS(ops=ops))
+NODE_LINE = [LineSymbols(line=100, symbols=["qnodes (CPU 0)"])]
+
+
+def _queued_run(queue: list[int] | None, ops: int, symbols: list = NODE_LINE):
+    return NS(analysis=NS(lock_queue=queue), run=NS(ops=ops, manifest=NS(kernel_symbols=symbols)))
 
 
 def test_the_queue_table_gives_each_counted_arm_its_queued_acquisitions_per_operation():
     table = queue_table("t", [("8 sockets: lockref-off", [_queued_run([90, 110], 100), _queued_run([150, 150], 200)]),
-                              ("8 sockets: stock-6.12", [_queued_run([0, 2], 400), _queued_run(None, 400)]),
-                              ("SE", [_queued_run(None, 10)])])
+                              ("8 sockets: stock-6.12", [_queued_run([0, 2], 400, []), _queued_run(None, 400)]),
+                              ("SE", [_queued_run(None, 10, [])])])
     assert table.rows == [["8 sockets: lockref-off", "1.750 (1.500-2.000)", "2"],
                           ["8 sockets: stock-6.12", "0.005", "1"]]
-    assert queue_table("t", [("SE", [_queued_run(None, 10)])]) is None
+    assert queue_table("t", [("SE", [_queued_run(None, 10, [])])]) is None
+    # zeros where no run's trace shows a node line: none queued, or named before per-CPU copies were: not said
+    assert queue_table("t", [("old", [_queued_run([0, 0], 100, [])])]) is None
 
 
 def test_every_complete_experiment_on_the_page_holds_its_runs_against_gem5():

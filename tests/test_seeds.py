@@ -1,6 +1,8 @@
 """The seed experiments, their declarations, and the rules that call a comparison a reproduction, on hand-made
 numbers."""
 
+import hashlib
+import inspect
 import os
 import re
 import subprocess
@@ -12,8 +14,9 @@ from types import SimpleNamespace
 import pytest
 
 from cohtb import launch
+from cohtb.analysis import analyse, holder, lock_queue, steady
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations
+from cohtb.experiments import declarations, reproduce
 from cohtb.experiments.magnitude import predicted
 from cohtb.places import ROOT
 from cohtb.experiments.published import SHARES, Published
@@ -21,6 +24,7 @@ from cohtb.experiments.reproduce import Ratio, Spread, point_results, series_res
 from cohtb.experiments.rules import (SERIES_RULES, SHAPE_RULES, collapse_locked_level, collapse_trough, curve_verdicts,
                                     series_verdict, sign_2x, sign_effect_band)
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, NO_INTRUDER
+from cohtb.run.runs import Run
 from cohtb.run.spec import RunSpec
 
 PLUS_55 = Published("20-way stat", 5038006, 7842883, "ops/s", True)
@@ -598,15 +602,17 @@ RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", 
                       "002v1": "3f263dcce682fc4a", "003v1": "4d454e28f7c34753", "004v1": "33826232ab37230b",
                       "004v2": "493295bc8b377003", "004-fsv1": "8a720de593e85b92", "004-fsv2": "83823a358ab224a5"}
 REJUDGING_PINS = {"004-collapse-fsv4": "a6149686bccfaf1b"}
-# What the rules read from the runs: the spreads and ratios, a series' parts, the lister's visits in a trace, and
-# a run's throughput and intervals. Pinned like the rules: a change here re-judges old runs silently too. A change
-# of words alone (a docstring, a comment) is re-pinned in a commit that says so; one of what they compute needs a
-# method-change row.
+# What the rules read from the runs: the spreads and ratios, a series' parts, the lister's visits in a trace (and
+# which runs have them: analyse, node_lines), and a run's throughput and intervals. Pinned like the rules: a change
+# here re-judges old runs silently too. A change of words alone (a docstring, a comment) is re-pinned in a commit
+# that says so; one of what they compute needs a method-change row.
 MEASURE_PINS = {"Spread": "04e270f354f5c736", "Ratio": "29a989a8627d5206", "PointResult": "c3650f52b6cd9eb0",
                 "SeriesResult": "732bdf657df1b626", "interval_totals": "016f914b50c15174",
                 "last_quarter": "ae87204269237ff0", "series": "684fac69c4dce5df", "visits": "9a9982587f14359d",
                 "lister_visits": "d2366ddd799a521f", "Run.throughput": "f3a384984400bd41",
-                "Run.measured_seconds": "5bb9f8f6cf377a8d"}
+                "Run.measured_seconds": "5bb9f8f6cf377a8d", "_group": "d792ab3a7439b14b",
+                "point_results": "dba21b89d3e8b9bf", "series_result": "4ca1f54731f54831", "Run.ops": "8bb6e0797673fd83",
+                "Run.timed": "bbf9b762b03c564d", "node_lines": "1baddd977707de5c", "analyse": "6f5d3d04e6cc1818"}
 
 
 def test_what_old_verdicts_depend_on_is_pinned():
@@ -629,19 +635,15 @@ def test_what_old_verdicts_depend_on_is_pinned():
 
 
 def test_what_the_rules_read_from_the_runs_is_pinned():
-    import hashlib
-    import inspect
-
-    from cohtb.analysis import holder, steady
-    from cohtb.experiments import reproduce
-    from cohtb.run import runs
-
     sha = lambda text: hashlib.sha256(text.encode()).hexdigest()[:16]
     read = {"Spread": reproduce.Spread, "Ratio": reproduce.Ratio, "PointResult": reproduce.PointResult,
             "SeriesResult": reproduce.SeriesResult, "interval_totals": reproduce.interval_totals,
-            "last_quarter": steady.last_quarter, "series": steady.series, "visits": holder.visits,
-            "lister_visits": holder.lister_visits, "Run.throughput": runs.Run.throughput.fget,
-            "Run.measured_seconds": runs.Run.measured_seconds.fget}
+            "_group": reproduce._group, "point_results": reproduce.point_results,
+            "series_result": reproduce.series_result, "last_quarter": steady.last_quarter, "series": steady.series,
+            "visits": holder.visits, "lister_visits": holder.lister_visits,
+            "Run.throughput": Run.throughput.fget, "Run.measured_seconds": Run.measured_seconds.fget,
+            "Run.ops": Run.ops.fget, "Run.timed": Run.timed.fget, "node_lines": lock_queue.node_lines,
+            "analyse": analyse.analyse}
     assert {name: sha(inspect.getsource(f)) for name, f in read.items()} == MEASURE_PINS
     assert (holder.GAP_TICKS, holder.HELD_FIELD) == (50_000_000, "file.d_lockref")
 

@@ -390,6 +390,11 @@ def declaration_table(d: Declaration) -> Table:
     return Table(f"Declaration {d.id}", ["", ""], rows)
 
 
+def shape_figure_name(seed: str) -> str:
+    """The file of a seed's shape figure (under a shape rule: cohtb/report/seed_plots.py, draw_shape)."""
+    return f"seed-{seed}-shape.png"
+
+
 def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     e = res.experiment
     out = [point_table(res).markdown()] if res.points else []   # a seed of series alone has no speed-up table
@@ -401,7 +406,7 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     series_from = len(figures) - len(res.series)   # figure_names' order: the series' figures come last
     for i, name in enumerate(figures):
         out += [f"![seed {e.seed}](results/{name})", ""]
-        if name.endswith("-shape.png"):
+        if name == shape_figure_name(e.seed):
             out += [textwrap.fill(
                 "Per curve, the simulated speed-up at each socket count (mean; whisker: the extremes over the pairs "
                 "of repetitions) beside the published ones (bar: their range over the seed's configurations at that "

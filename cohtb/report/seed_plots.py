@@ -21,7 +21,7 @@ from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.experiments.rules import curve_verdicts  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
 from cohtb.report.plots import DPI, figure_wrap  # noqa: E402
-from cohtb.report.results import SeedResult  # noqa: E402
+from cohtb.report.results import SeedResult, shape_figure_name  # noqa: E402
 from cohtb.tables import slug  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
@@ -165,13 +165,15 @@ def draw_shape(res: SeedResult):
     for ax, name in zip(axes[0], names):
         ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
         n = [p.point.base.sockets for p in ps]
-        published = [[q.ratio for q in p.point.published] for p in ps]
+        told = [p for p in ps if p.point.published]   # a count the seed published nothing for has no bar
+        published = [[q.ratio for q in p.point.published] for p in told]
         ax.axhspan(1 - d.min_effect, 1 + d.min_effect, color="#dddddd", zorder=0,
                    label=f"within the minimum effect ({d.min_effect:.0%})")
         ax.axhline(1, color="#999999", lw=1, zorder=1)
-        ax.vlines(n, [min(v) for v in published], [max(v) for v in published], color="#bbbbbb", lw=9, zorder=2,
+        at = [p.point.base.sockets for p in told]
+        ax.vlines(at, [min(v) for v in published], [max(v) for v in published], color="#bbbbbb", lw=9, zorder=2,
                   label="published (range over its configurations)")
-        ax.plot(n, [np.exp(np.mean(np.log(v))) for v in published], "D", color="#333333", markerfacecolor="white",
+        ax.plot(at, [np.exp(np.mean(np.log(v))) for v in published], "D", color="#333333", markerfacecolor="white",
                 zorder=3, label="published (geometric mean)")
         ax.errorbar(n, [p.ratio.mean for p in ps], yerr=[[p.ratio.mean - p.ratio.lo for p in ps],
                                                          [p.ratio.hi - p.ratio.mean for p in ps]],
@@ -186,7 +188,8 @@ def draw_shape(res: SeedResult):
         ax.set_yticks(_speedup_ticks(lo, hi))
         ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
-        ax.set_title(textwrap.fill(f"{name}: {verdicts[name].text.split(':')[0]}", 44), fontsize=9)
+        said = "reproduced" if verdicts[name].reproduced else "not reproduced"
+        ax.set_title(textwrap.fill(f"{name}: {said}", 44), fontsize=9)
     axes[0][0].set_ylabel(textwrap.fill(f"speed-up {e.new_name} / {e.base_name} (log)", 32))
     fig.legend(handles=axes[0][0].get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)
     fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {d.id}: the speed-up over the sockets, judged as a series "
@@ -347,7 +350,7 @@ def figure_names(results: list[SeedResult]) -> dict[str, list[str]]:
     seed of series alone (004-collapse-fs) has no speed-up figure; one judged by a shape rule (000-fs) has its
     shape figure after it; the series' figures come last."""
     return {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] * bool(r.points) +
-            [f"seed-{r.experiment.seed}-shape.png"] * bool(shape_curves(r)) +
+            [shape_figure_name(r.experiment.seed)] * bool(shape_curves(r)) +
             [f"seed-{r.experiment.seed}-{slug(s.series.label)}.png" for s in r.series] for r in results if r.complete}
 
 
@@ -364,7 +367,7 @@ def write_all(results: list[SeedResult], into: Path, history: dict[str, list[See
             names_of = names[res.experiment.seed]
             first_series = len(names_of) - len(res.series)   # figure_names' order: the series' figures come last
             for name in names_of[:first_series]:   # the speed-up figure, if the seed has points, and its shape's
-                save(draw_shape(res) if name.endswith("-shape.png") else draw_seed(res), into / name)
+                save(draw_shape(res) if name == shape_figure_name(res.experiment.seed) else draw_seed(res), into / name)
             for s, name in zip(res.series, names_of[first_series:]):
                 save(draw_series(s), into / name)
     return names

@@ -47,6 +47,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def owner_tag() -> str:
+    """What a work-in-progress name carries of the process writing it: its host and pid (see left_by_the_gone)."""
+    return f"{socket.gethostname()}.{os.getpid()}"
+
+
+def left_by_the_gone(tag: str) -> bool:
+    """Whether `tag` (an owner_tag, then anything after a dot) names a process of this host that is gone: only then
+    is what it left certainly nobody's. Another host's process cannot be asked, and an untagged name is left too."""
+    parts = tag.rsplit(".", 2)   # a host name may have dots of its own
+    if len(parts) != 3 or not parts[1].isdigit():
+        return False
+    return parts[0] == socket.gethostname() and not _alive(int(parts[1]))
+
+
 def _read(path: Path) -> tuple[int, str, float] | None:
     """The claim in place: its inode, its text and its age; None if there is none."""
     try:

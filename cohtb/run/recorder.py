@@ -30,7 +30,7 @@ from cohtb.errors import CohtbError
 from cohtb.monitor import live as live_monitor, ondemand, rtl
 from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool, machines
-from cohtb.run.claim import claim
+from cohtb.run.claim import claim, left_by_the_gone, owner_tag
 from cohtb.run.manifest import MANIFEST_VERSION, DeclarationRecord, Manifest, dump
 from cohtb.run.portable import portable, roots
 from cohtb.run.spec import RunSpec
@@ -136,19 +136,24 @@ def record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: P
         return _record(spec, runner, prepared, gem5, runs_dir, timeout, live, declaration)
 
 
+def remove_leftovers(runs_dir: Path, run_id: str) -> None:
+    """A killed launch leaves its half-written run behind (.<id>.<host>.<pid>.*: gem5's trace alone can be
+    gigabytes); it is removed once its process is known to be gone. A claim can be taken over from a holder still
+    alive (older than the taker's timeout allows), so holding the claim is not enough to remove it."""
+    for leftover in runs_dir.glob(f".{glob.escape(run_id)}.*"):
+        if leftover.is_dir() and left_by_the_gone(leftover.name[len(run_id) + 2:]):
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
 def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: Path, timeout: float,
             live: Live | None, declaration: dict | None) -> Outcome:
     final = runs_dir / spec.id
     failed = runs_dir / f"{spec.id}.failed.json"
+    remove_leftovers(runs_dir, spec.id)
     if (final / "manifest.json").exists():
         return Outcome(spec, "skipped")
-    # A killed launch leaves its half-written run behind (gem5's trace alone can be gigabytes); this launch holds the
-    # run's claim now, so no live launch is writing into one.
-    for leftover in runs_dir.glob(f".{glob.escape(spec.id)}.*"):
-        if leftover.is_dir():
-            shutil.rmtree(leftover, ignore_errors=True)
     t0 = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.id}.", dir=runs_dir))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.id}.{owner_tag()}.", dir=runs_dir))
     cmd: list[str] = []
     session = None
     try:

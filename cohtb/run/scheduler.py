@@ -32,7 +32,7 @@ class Progress:
         # run id -> its size (simulated_work), when the runs differ in size: the estimate weighs them by it
         self.work = dict(work) if work else None
         self.work_left = sum(self.work.values()) if self.work else 0.0
-        self.work_done = 0.0
+        self.work_done = self.work_seconds = 0.0   # of the runs done here that have a size
         self.t0 = time.monotonic()
         self.lock = threading.Lock()
         self.terminal = hasattr(stream, "isatty") and stream.isatty()
@@ -50,7 +50,7 @@ class Progress:
         if not self.done or not left:
             return ""
         if self.work and self.work_done > 0:
-            return f", about {self.host_seconds / self.work_done * self.work_left / self.slots:.0f} s left"
+            return f", about {self.work_seconds / self.work_done * self.work_left / self.slots:.0f} s left"
         return f", about {self.host_seconds / self.done * left / self.slots:.0f} s left"
 
     def _status(self) -> str:
@@ -80,10 +80,12 @@ class Progress:
             self.running -= started
             setattr(self, o.status, getattr(self, o.status) + 1)
             self.host_seconds += o.seconds if o.status == "done" else 0.0
-            if self.work:
-                w = self.work.get(o.spec.id, 0.0)
+            if self.work and o.spec.id in self.work:
+                w = self.work[o.spec.id]
                 self.work_left -= w
-                self.work_done += w if o.status == "done" else 0.0
+                if o.status == "done":
+                    self.work_done += w
+                    self.work_seconds += o.seconds
             if o.status != "skipped":
                 what = f"{o.seconds:.0f} s" if o.status == "done" else "FAILED: " + o.error.splitlines()[0]
                 print(f"\r{o.spec.id}: {what}".ljust(100) if self.terminal else f"{o.spec.id}: {what}", file=self.stream)
@@ -109,7 +111,9 @@ class Progress:
 
 def simulated_work(spec: RunSpec) -> float:
     """What a run asks of gem5, to weigh runs' host times by: its CPUs times its simulated span (a timed run's
-    warm-up and window) or times its operations per thread (fixed work)."""
+    warm-up and window) or times its operations per thread (fixed work). Each run also pays a fixed cost (a
+    restore, the set-up), so a small run takes more than its share: the estimate errs short when the small runs
+    are left."""
     return spec.cores * (spec.ops or spec.warmup_us + spec.window_us)
 
 
