@@ -139,6 +139,14 @@ def test_the_arm_table_counts_a_disagreeing_run_and_each_boot_once():
 NODE_LINE = [LineSymbols(line=100, symbols=["qnodes (CPU 0)"])]
 
 
+def test_the_headline_gives_a_verdict_s_conclusion_and_leaves_its_figures_to_the_section():
+    assert results.conclusion("yes: a collapses, b does not; a: last quarter 0.45 (0.45-0.46)") == \
+        "yes: a collapses, b does not"
+    assert results.conclusion("no: not as declared (a: [1, 1] made; b: [1] made)") == \
+        "no: not as declared (a: [1, 1] made; b: [1] made)"   # a ';' inside parentheses is not the end
+    assert results.conclusion("sign only: published +43% is outside") == "sign only: published +43% is outside"
+
+
 def _queued_run(queue: list[int] | None, ops: int, symbols: list = NODE_LINE):
     return NS(analysis=NS(lock_queue=queue), run=NS(ops=ops, manifest=NS(kernel_symbols=symbols)))
 

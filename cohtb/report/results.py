@@ -250,19 +250,21 @@ def headline(history: dict[str, list[SeedResult]]) -> Table:
         res = versions[-1]
         shown = res if res.complete else latest_complete(versions[:-1])
         for row in verdict_rows(res):
-            rows.append([seed, res.declaration.id, *row])
+            rows.append([seed, res.declaration.id, *row[:-1], conclusion(row[-1])])
         if shown is not None and shown is not res:
             for row in verdict_rows(shown):
-                rows.append([seed, f"{shown.declaration.id} (earlier)", *row])
+                rows.append([seed, f"{shown.declaration.id} (earlier)", *row[:-1], conclusion(row[-1])])
         if res.declaration.rejudges:   # the verdict it replaced, on the same runs, stays beside it
             judged = versions[res.declaration.rejudges - 1]
             for row in verdict_rows(judged):
-                rows.append([seed, f"{judged.declaration.id} (earlier, the same runs)", *row])
+                rows.append([seed, f"{judged.declaration.id} (earlier, the same runs)", *row[:-1],
+                             conclusion(row[-1])])
     return Table("Seeds: published vs simulated speed-up",
                  ["seed", "declaration", "effect", "published", "simulated (range)", "reproduced"], rows,
                  "Each verdict is its declaration's rule on the runs recorded under it; an earlier declaration's "
                  "verdict stands until the current one's runs are recorded, and beside a rule-only version that "
-                 "judges its runs again (docs/results.md, 'Method changes').")
+                 "judges its runs again (docs/results.md, 'Method changes'). Each verdict's figures are in its "
+                 "seed's section.")
 
 
 def on_hierarchy(versions: list[SeedResult], hierarchy: str) -> SeedResult | None:
@@ -312,13 +314,20 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
 
 
 def _series_text(s: SeriesResult) -> str:
-    parts = []
-    for policy in s.runs:
-        f, late = s.trough(policy), s.falls(policy)
-        if f is not None and late is not None:
-            parts.append(f"{policy} lowest interval {f.mean:.2f}, last quarter {late.mean:.2f} ({late.lo:.2f}-"
-                         f"{late.hi:.2f}) of its level")
-    return "; ".join(parts) or "-"
+    """The last quarter against the level before, per label (the lowest intervals are the seed section's)."""
+    parts = [f"{policy} {late.text()}" for policy in s.runs if (late := s.falls(policy)) is not None]
+    return "last quarter / level before: " + "; ".join(parts) if parts else "-"
+
+
+def conclusion(verdict: str) -> str:
+    """A verdict's text up to its first '; ' outside parentheses: what it concludes, without the figures it gives
+    after (the seed's section has them whole)."""
+    depth = 0
+    for i, c in enumerate(verdict):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0 and verdict.startswith("; ", i):
+            return verdict[:i]
+    return verdict
 
 
 def method_change_table(history: dict[str, list[SeedResult]]) -> Table:
