@@ -126,14 +126,20 @@ def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table,
     total = sum(r.new_ns - r.base_ns for r in rows)
     gross = sum(abs(r.new_ns - r.base_ns) for r in rows)
     measured = 1e9 / new.throughput - 1e9 / base.throughput
+    shown = rows[:top]
+    # the line that costs most may change little, and is then what both runs pay alike: shown too
+    costliest = max(rows, key=lambda r: max(r.base_ns, r.new_ns), default=None)
+    if costliest is not None and costliest not in shown:
+        shown.append(costliest)
     table = Table(f"Attribution: {base.label} -> {new.label}",
                   ["line (fields on it)", "base ns/op", "new ns/op", "change ns/op", "share of all line changes"],
                   [[r.key, num(r.base_ns, 1), num(r.new_ns, 1), f"{r.new_ns - r.base_ns:+.1f}",
-                    f"{(r.new_ns - r.base_ns) / gross * 100:+.0f}%" if gross else "-"] for r in rows[:top]],
+                    f"{(r.new_ns - r.base_ns) / gross * 100:+.0f}%" if gross else "-"] for r in shown],
                   "Estimated from each line's exact transfers and dirty reads per operation, weighted by the round trip over "
                   "the system's links (the run's local and socket link latencies). System time per operation is "
                   "1 / throughput; the estimate is a latency budget, not a cycle-accurate account. The share is of the "
-                  "lines' changes in either direction (their absolute sum), so it stays meaningful when they cancel.")
+                  "lines' changes in either direction (their absolute sum), so it stays meaningful when they cancel. "
+                  f"The {top} largest changes, and the line that costs most in either run if it is not among them.")
     lead = rows[0] if rows else None
     thr = pct(base.throughput, new.throughput)
     text = (f"{new.label} vs {base.label}: throughput {thr} ({measured:+.0f} ns of simulated time per operation). "

@@ -36,6 +36,7 @@ def queue_table(title: str, arms: list[tuple[str, list[RunMetrics]]]) -> Table |
                  "acquisition that queued with a neighbour in the queue. Not counted: a waiter on the pending bit, and "
                  "one that queued alone; counted besides: a nested slow path or an evicted node line. It covers every "
                  "spinlock, so it is d_lock's where d_lock is the one contended lock (the lockref experiments), not "
-                 "in the rwsem ones, whose runs contend on several (the rwsem's, futex buckets, run queues). Per "
-                 "operation of the window, as the workload counts them (stat_file: one stat(2), a lockref get and "
-                 "put).")
+                 "in the rwsem ones, whose runs contend on several (the rwsem's, futex buckets, run queues). Over the "
+                 "whole window (a collapse's arm includes the time before its first listing), per operation as the "
+                 "workload counts them: stat_file one stat(2) (a lockref get and put) or one open and close, rwsem "
+                 "one lock/unlock pair, kernel_rwsem one system call of its lock/unlock pairs.")

@@ -227,7 +227,8 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
                      _speedup(pub.ratio), f"{_speedup(main.ratio.mean)} ({_speedup(main.ratio.lo)} to "
                      f"{_speedup(main.ratio.hi)})", v.text])
     for sr in res.series:
-        rows.append([f"{e.title}: {sr.series.label}", f"{_speedup(sr.series.published[0].ratio)} (retry100, lasting)",
+        rows.append([f"{e.title}: {sr.series.label}",
+                     f"{sr.series.published[0].ratio:.2f} of its level, lasting (retry100)",
                      _series_text(sr), series_verdict(sr, d).text])
     return rows
 
