@@ -186,11 +186,15 @@ def test_scaling_ticks_are_sockets_and_every_series_is_drawn(ms, drawn):
     for ax in fig.axes:
         assert list(ax.get_xticks()) == sockets
         assert [t.get_text() for t in ax.get_xticklabels()] == [str(n) for n in sockets]
-        assert ax.get_xlabel() == "sockets (4 cores each)" and ax.get_ylabel()
+        cores = {m.spec.cores_per_socket for v in series.values() for m in v}
+        assert ax.get_xlabel() == (f"sockets ({cores.pop()} cores each)" if len(cores) == 1 else "sockets")
+        assert ax.get_ylabel()
         lines = ax.get_lines()
         assert len(lines) == len(series)
-        for line, ((workload, policy, layout, extra, declaration), v) in zip(lines, series.items()):
-            assert policy + "/" + layout in line.get_label() and f"[{declaration}]" in line.get_label() + "[]"
+        for line, ((workload, policy, layout, kernel, extra, declaration), v) in zip(lines, series.items()):
+            # each line is its series' (full-system runs are named by kernel, the others by policy/layout)
+            assert (kernel or f"{policy}/{layout}") in line.get_label()
+            assert f"[{declaration}]" in line.get_label() + "[]"
             assert line.get_color() == palette.policy_colour(policy)
             xs = [m.spec.sockets for m in v]
             assert list(line.get_xdata()) == xs and len(set(xs)) == len(xs)   # one point per size

@@ -554,18 +554,22 @@ def matrices(ms: list[RunMetrics], path: Path) -> Path:
     return _save(draw_matrices(ms), path)
 
 
-def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str, str], list[RunMetrics]]:
+def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str, str, str], list[RunMetrics]]:
     """The runs without an intruder of the workloads run at more than one size (each configuration's first
-    repetition), by (workload, policy, layout, extra flags, declaration), each in order of machine size; {} if no
-    workload has runs at more than one size. A declaration's runs are a series of their own: two declarations may
-    measure one configuration differently, and a line through both would mix them."""
-    series: dict[tuple[str, str, str, str, str], list[RunMetrics]] = {}
-    for m in ordered(first_repetitions(ms)):
+    repetition), by (workload, policy, layout, guest kernel, extra flags and window, declaration), each in order
+    of machine size; {} if no workload has runs at more than one size. A declaration's runs are a series of their own: two
+    declarations may measure one configuration differently, and a line through both would mix them; so are a
+    kernel's (full-system runs differ by kernel, not by policy)."""
+    series: dict[tuple[str, str, str, str, str, str], dict[int, RunMetrics]] = {}
+    for m in sorted(ordered(first_repetitions(ms)), key=lambda m: m.spec.seed):
         if not m.spec.intruder_period_us:
-            key = (m.spec.workload, m.spec.policy, m.spec.layout, extra_text(m.spec.extra), m.spec.declaration)
-            series.setdefault(key, []).append(m)
-    scaled = {k[0] for k, v in series.items() if len({m.spec.sockets for m in v}) > 1}
-    return {k: v for k, v in series.items() if k[0] in scaled}
+            key = (m.spec.workload, m.spec.policy, m.spec.layout, m.spec.kernel,
+                   extra_text(m.spec.extra) + (f" {m.spec.window_us} µs" if m.spec.window_us else ""),
+                   m.spec.declaration)
+            # one run per size: a repetition that varies the placement or the home socket is not another point
+            series.setdefault(key, {}).setdefault(m.spec.sockets, m)
+    scaled = {k[0] for k, v in series.items() if len(v) > 1}
+    return {k: ordered(list(v.values())) for k, v in series.items() if k[0] in scaled}
 
 
 def draw_scaling(ms: list[RunMetrics]):
@@ -574,12 +578,13 @@ def draw_scaling(ms: list[RunMetrics]):
     series = scaling_series(ms)
     if not series:
         return None
-    fig = _figure(WIDTH, 4.4)
+    # the legend beside the panels, a line of 8-point text per series: the figure grows to hold it
+    fig = _figure(WIDTH, max(4.4, 0.16 * len(series) + 1.0))
     a1, a2 = fig.subplots(1, 2)
     sockets = sorted({m.spec.sockets for v in series.values() for m in v})
     cores = {m.spec.cores_per_socket for v in series.values() for m in v}
     workloads = {k[0] for k in series}
-    for (workload, policy, layout, extra, _), v in series.items():
+    for (workload, policy, layout, *_), v in series.items():
         xs = [m.spec.sockets for m in v]
         single = len(set(xs)) == 1
         # the run's own label less its size (it names the lock model, which the flags may leave implicit)
