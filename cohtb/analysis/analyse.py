@@ -17,15 +17,16 @@ from cohtb.errors import CohtbError
 from cohtb.monitor import live, ondemand, replay
 from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import Counters, diff_counters
-from cohtb.analysis import holder, lock_queue
+from cohtb.analysis import holder, line_chain, lock_queue
 from cohtb.analysis.reconcile import CONTENDED, TOLERANCE, LineCheck, reconcile
 from cohtb.monitor.models import LineStats
 from cohtb.run.runs import Run
 from cohtb.trace.events import LEGACY_NOTE, LEGACY_VERSION, Header, read_all
 from cohtb.trace.layout import regions_for
 
-FORMAT = 7   # 4: the monitor's counters over simulated time (series) kept for timed runs; 5: queued spinlock
-# acquisitions; 6: the lister's visits; 7: a kernel's run with no queued acquisition counts zeros
+FORMAT = 8   # 4: the monitor's counters over simulated time (series) kept for timed runs; 5: queued spinlock
+# acquisitions; 6: the lister's visits; 7: a kernel's run with no queued acquisition counts zeros; 8: the hottest
+# line's chain of owners
 HOTTEST = 16
 
 
@@ -79,7 +80,7 @@ class ReplayPerf(BaseModel):
 
 
 class Analysis(BaseModel):
-    format: Literal[7]
+    format: Literal[8]
     run: str
     variant: str
     params: MonitorParams
@@ -99,6 +100,9 @@ class Analysis(BaseModel):
     # A full-system run with a lister (seed 004's collapse): its visits to the file dentry's lockref line
     # (cohtb/analysis/holder.py); None for other runs.
     lister_visits: Optional[list[holder.Visit]] = None
+    # The line with the most READ and WRITE events, its gaps from owner to owner (cohtb/analysis/line_chain.py);
+    # None for a trace with fewer than two.
+    chain: Optional[line_chain.LineChain] = None
 
     def address(self, line: int) -> int:
         """A line's first byte (physical): how perf c2c and pahole name a line."""
@@ -168,7 +172,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
         gem5=GemCheck(event_format=header.version, evidence=sum(ideal.kinds[k] for k in (Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV)), totals=rec.totals(), lines=checked, tolerance=TOLERANCE, contended=contended,
                       outside=[line for line in contended if not checked[line].within_tolerance()]),
         replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)), series=series,
-        lock_queue=queue, lister_visits=lister_visits)
+        lock_queue=queue, lister_visits=lister_visits, chain=line_chain.hottest_chain(recs))
     if out is not None:
         write_text_atomic(out, doc.model_dump_json(by_alias=True, indent=1))
     return doc

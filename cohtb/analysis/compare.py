@@ -153,6 +153,48 @@ def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table,
     return table, text
 
 
+TURNS = "The hottest line's turns"
+CHAIN_ROWS = [("a core of another socket", "other_socket"), ("another core of the same socket", "same_socket"),
+              ("the same core again", "same_core")]
+
+
+def chain_table(base: RunMetrics, new: RunMetrics) -> Table | None:
+    """Where the time per operation went on each run's hottest line (cohtb/analysis/line_chain.py): per kind of
+    turn, turns per operation, their mean gap and the product; None when a run's analysis has no chain."""
+    bc, nc = base.analysis.chain, new.analysis.chain
+    if bc is None or nc is None:
+        return None
+    names = [line_name(m, c.line) for m, c in ((base, bc), (new, nc))]
+    per_op = lambda m, ticks: ticks / 1000 / m.run.ops   # ticks are ps
+
+    def cells(m: RunMetrics, g) -> list[str]:
+        return [num(g.count / m.run.ops), num(g.ticks / 1000 / g.count, 0) if g.count else "-", num(per_op(m, g.ticks), 0)]
+    rows = [[label, *cells(base, getattr(bc, k)), *cells(new, getattr(nc, k)),
+             f"{per_op(new, getattr(nc, k).ticks) - per_op(base, getattr(bc, k).ticks):+.0f}"] for label, k in CHAIN_ROWS]
+    span = [per_op(base, bc.span_ticks), per_op(new, nc.span_ticks)]
+    rows.append(["all turns (the line's first to last event)", "", "", num(span[0], 0), "", "", num(span[1], 0),
+                 f"{span[1] - span[0]:+.0f}"])
+    times = [1e9 / base.throughput, 1e9 / new.throughput]
+    rows.append(["simulated time per operation (1 / throughput)", "", "", num(times[0], 0), "", "", num(times[1], 0),
+                 f"{times[1] - times[0]:+.0f}"])
+    line = names[0] if names[0] == names[1] else f"{names[0]} (base), {names[1]} (new)"
+    return Table(f"{TURNS}: {base.label} -> {new.label}",
+                 ["the line went to", "base per op", "base mean ns", "base ns/op", "new per op", "new mean ns",
+                  "new ns/op", "change ns/op"], rows,
+                 f"The line: {line}, the one with the most reads and writes (a core obtaining it) in each run's "
+                 "trace; the gaps "
+                 "between one such event and the next, put under where the line went (cohtb/analysis/line_chain.py). "
+                 "Per operation they add up to the line's span in the trace, so where that span is the window the "
+                 "split is the whole time per operation, measured. A gap is a transfer and the new owner's time with "
+                 "the line until the next one took it (a critical section, a lock's hand-over), and any time nobody "
+                 "wanted the line: the trace does not tell these apart.")
+
+
+def line_name(m: RunMetrics, line: int) -> str:
+    """A line named as line_keys names it, or by its address if the run's analysis kept no figures for it."""
+    return line_keys(m).get(line, f"line at {m.analysis.address(line):#x}")
+
+
 def line_stats(m: RunMetrics, key: str) -> tuple[float, float]:
     keys = line_keys(m)
     xs = dr = 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cohtb.analysis.analyse import analyse, load_analysis
 from cohtb.analysis.cache import cached_counters_path
-from cohtb.analysis.compare import attribution, configuration_tables, pair_by_key, pair_table
+from cohtb.analysis.compare import attribution, chain_table, configuration_tables, pair_by_key, pair_table
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics, compute
 from cohtb.run.runs import Run
@@ -54,6 +54,6 @@ def standard_comparisons(ms: list[RunMetrics]) -> tuple[list[Table], list[str]]:
         for b, n in pairs:
             if b.spec.sockets == max(p[0].spec.sockets for p in pairs):
                 t, text = attribution(b, n)
-                tables += [pair_table(b, n), t]
+                tables += [pair_table(b, n), t] + [c for c in [chain_table(b, n)] if c]
                 notes.append(text)
     return tables, notes

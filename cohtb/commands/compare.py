@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from cohtb.analysis.compare import (attribution, check_comparable, configuration_tables, pair_by_key, pair_table,
-                                    parse_by)
+from cohtb.analysis.compare import (attribution, chain_table, check_comparable, configuration_tables, pair_by_key,
+                                    pair_table, parse_by)
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.commands._shared import wrap
 from cohtb.errors import CohtbError
@@ -44,4 +44,7 @@ def run(args: argparse.Namespace) -> int:
         table, text = attribution(b, n)
         print(table.text())
         print(wrap(text) + "\n")
+        chain = chain_table(b, n)
+        if chain:
+            print(chain.text())
     return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cohtb.report import plots
 from cohtb.atomic import atomic_dir
+from cohtb.analysis.compare import TURNS
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.reconcile import LineCheck
 from cohtb.tables import Table, num, slug
@@ -145,12 +146,12 @@ def has_traffic(m: RunMetrics) -> bool:
 
 
 def fold_pairs(tables: list[Table]) -> list[Table | Details]:
-    """The comparisons with each pair's own tables (every count, "base -> new", and its attribution to lines,
-    "Attribution: base -> new") folded together under the pair's name: the tables across configurations above
-    them say what changed, these say where, for whoever opens them."""
+    """The comparisons with each pair's own tables (every count, "base -> new", its attribution to lines,
+    "Attribution: base -> new", and its hottest line's turns) folded together under the pair's name: the tables
+    across configurations above them say what changed, these say where, for whoever opens them."""
     out: list[Table | Details] = []
     for t in tables:
-        pair = t.title.removeprefix("Attribution: ")
+        pair = t.title.removeprefix("Attribution: ").removeprefix(f"{TURNS}: ")
         if " -> " not in pair:
             out.append(t)
         elif out and isinstance(out[-1], Details) and out[-1].summary.startswith(pair + ":"):

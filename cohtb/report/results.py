@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cohtb.analysis import lock_queue
-from cohtb.analysis.compare import attribution
+from cohtb.analysis.compare import TURNS, attribution, chain_table
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
@@ -437,7 +437,7 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
         if figures and pair and p.point.judged and p.point.base.sockets == max(q.point.base.sockets for q in res.points):
             table, text = attribution(*pair)
             table.title = f"Attribution, {p.point.label}, repetition 1: {table.title.split(': ', 1)[-1]}"
-            out += [table.markdown(), textwrap.fill(text, 100), ""]
+            out += [table.markdown(), textwrap.fill(text, 100), ""] + turns(pair, f"{p.point.label}, repetition 1")
     for sr in res.series:
         cv = series_verdict(sr, res.declaration)
         per_us = 1 / (sr.series.runs[0].interval_us)
@@ -460,10 +460,12 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
                 collapse_answer(sr, label) for pair in sr.series.controls for label in pair), 100), ""]
         for label, control in (sr.series.controls if figures else ()):   # what the disturbance cost, line by line
             if sr.runs.get(label) and sr.runs.get(control):
-                table, text = attribution(first_repetition(sr.runs[control]), first_repetition(sr.runs[label]))
+                pair = first_repetition(sr.runs[control]), first_repetition(sr.runs[label])
+                table, text = attribution(*pair)
                 table.title = (f"Attribution, {label} against its control ({control}), repetition 1, the whole window: "
                                f"{table.title.split(': ', 1)[-1]}")
-                out += [table.markdown(), textwrap.fill(text, 100), ""]
+                out += [table.markdown(), textwrap.fill(text, 100), ""] + turns(pair, f"{label} against {control}, "
+                                                                                    "repetition 1")
     out.append(arm_table(f"Seed {e.seed}, declaration {res.declaration.id}: the runs, held against gem5, and their "
                          "host time", arms(res)).markdown())
     dis = disagreement(res)
@@ -471,6 +473,15 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
         out += ["**Where the simulation disagrees.** " + " ".join(dis) + f" Differences that may explain it: "
                 f"{e.differences}.", ""]
     return out
+
+
+def turns(pair: tuple[RunMetrics, RunMetrics], what: str) -> list[str]:
+    """The hottest line's turns of an attribution's pair (nothing when an analysis has none)."""
+    table = chain_table(*pair)
+    if table is None:
+        return []
+    table.title = f"{TURNS}, {what}: {table.title.split(': ', 1)[-1]}"
+    return [table.markdown()]
 
 
 def collapse_answer(sr: SeriesResult, label: str) -> str:
