@@ -355,6 +355,20 @@ def test_progress_weighs_what_is_left_by_the_runs_sizes():
     assert p.eta() == ", about 900 s left"   # another 8-socket run (800 s) and one of an eighth its size (100 s)
 
 
+def test_progress_fits_a_fixed_cost_per_run_once_two_sizes_are_done():
+    """Host seconds = 100 per run + 0.01 per unit of work: the estimate finds both from a small and a big run."""
+    small, mid, big = (RunSpec("lockref", "locked", "split", n, 4, 0, warmup_us=500, window_us=1000) for n in (1, 4, 8))
+    work = {s.id: scheduler.simulated_work(s) for s in (small, mid, big)}
+    p = Progress(total=3, slots=1, stream=io.StringIO(), work=work)
+    p.start()
+    p.finish(launch.Outcome(small, "done", 100 + 0.01 * work[small.id]))
+    assert p.eta() == f", about {160 / 6000 * (work[mid.id] + work[big.id]):.0f} s left"   # one size: proportional
+    p.start()
+    p.finish(launch.Outcome(big, "done", 100 + 0.01 * work[big.id]))
+    assert p.eta() == f", about {100 + 0.01 * work[mid.id]:.0f} s left"
+    assert scheduler.cost_per_run([(1.0, 50.0), (2.0, 10.0)]) == (0.0, 20.0)   # a negative slope: proportional
+
+
 def test_progress_is_given_while_runs_go_on_and_not_after():
     p = Progress(total=2, stream=io.StringIO(), heartbeat=0.02)
     p.start()

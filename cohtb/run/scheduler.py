@@ -12,6 +12,8 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
+
 from cohtb.errors import CohtbError
 from cohtb.run import gem5 as gem5_tool
 from cohtb.run.executors import LocalPool
@@ -32,7 +34,8 @@ class Progress:
         # run id -> its size (simulated_work), when the runs differ in size: the estimate weighs them by it
         self.work = dict(work) if work else None
         self.work_left = sum(self.work.values()) if self.work else 0.0
-        self.work_done = self.work_seconds = 0.0   # of the runs done here that have a size
+        self.runs_left = len(self.work) if self.work else 0   # of the runs that have a size
+        self.sized: list[tuple[float, float]] = []   # (size, host seconds) of the runs done here that have a size
         self.t0 = time.monotonic()
         self.lock = threading.Lock()
         self.terminal = hasattr(stream, "isatty") and stream.isatty()
@@ -43,14 +46,14 @@ class Progress:
         self._beat: threading.Thread | None = None
 
     def eta(self) -> str:
-        """What is left, from the runs' own host times so far: per run (or, with `work`, per unit of work: a launch
-        of 8-socket runs then 1-socket ones would otherwise be judged by its largest), times what is left, over the
-        slots."""
+        """What is left, from the runs' own host times so far: per run, or, with `work`, by size (a launch of
+        8-socket runs then 1-socket ones would otherwise be judged by its largest), over the slots."""
         left = self.total - self.done - self.failed - self.skipped
         if not self.done or not left:
             return ""
-        if self.work and self.work_done > 0:
-            return f", about {self.work_seconds / self.work_done * self.work_left / self.slots:.0f} s left"
+        if self.sized:
+            fixed, per_work = cost_per_run(self.sized)
+            return f", about {(fixed * self.runs_left + per_work * self.work_left) / self.slots:.0f} s left"
         return f", about {self.host_seconds / self.done * left / self.slots:.0f} s left"
 
     def _status(self) -> str:
@@ -83,9 +86,9 @@ class Progress:
             if self.work and o.spec.id in self.work:
                 w = self.work[o.spec.id]
                 self.work_left -= w
+                self.runs_left -= 1
                 if o.status == "done":
-                    self.work_done += w
-                    self.work_seconds += o.seconds
+                    self.sized.append((w, o.seconds))
             if o.status != "skipped":
                 what = f"{o.seconds:.0f} s" if o.status == "done" else "FAILED: " + o.error.splitlines()[0]
                 print(f"\r{o.spec.id}: {what}".ljust(100) if self.terminal else f"{o.spec.id}: {what}", file=self.stream)
@@ -111,10 +114,21 @@ class Progress:
 
 def simulated_work(spec: RunSpec) -> float:
     """What a run asks of gem5, to weigh runs' host times by: its CPUs times its simulated span (a timed run's
-    warm-up and window) or times its operations per thread (fixed work). Each run also pays a fixed cost (a
-    restore, the set-up), so a small run takes more than its share: the estimate errs short when the small runs
-    are left."""
+    warm-up and window) or times its operations per thread (fixed work)."""
     return spec.cores * (spec.ops or spec.warmup_us + spec.window_us)
+
+
+def cost_per_run(sized: list[tuple[float, float]]) -> tuple[float, float]:
+    """(fixed seconds per run, seconds per unit of work) from runs done: (size, host seconds). Each run also pays
+    a cost its size does not set (a restore, the set-up), which a small run feels most, so once runs of two sizes
+    are done the line through them is fitted (least squares); until then, or where the fit would give a negative
+    part, the host time is taken as proportional to the size."""
+    sizes, seconds = np.array(sized).T
+    proportional = (0.0, float(seconds.sum() / sizes.sum()))
+    if np.ptp(sizes) == 0:
+        return proportional
+    per_work, fixed = np.polyfit(sizes, seconds, 1)
+    return (float(fixed), float(per_work)) if fixed >= 0 and per_work >= 0 else proportional
 
 
 def check(specs: list[RunSpec], runners: Mapping[str, Runner]) -> None:
