@@ -356,17 +356,28 @@ def test_progress_weighs_what_is_left_by_the_runs_sizes():
 
 
 def test_progress_fits_a_fixed_cost_per_run_once_two_sizes_are_done():
-    """Host seconds = 100 per run + 0.01 per unit of work: the estimate finds both from a small and a big run."""
-    small, mid, big = (RunSpec("lockref", "locked", "split", n, 4, 0, warmup_us=500, window_us=1000) for n in (1, 4, 8))
-    work = {s.id: scheduler.simulated_work(s) for s in (small, mid, big)}
-    p = Progress(total=3, slots=1, stream=io.StringIO(), work=work)
+    """Host seconds = 100 per run + 0.01 per unit of work: the estimate finds both from a small and a big run; a
+    failed run and one already there leave what is left and are not fitted."""
+    def spec(sockets: int, seed: int = 1) -> RunSpec:
+        return RunSpec("lockref", "locked", "split", sockets, 4, 0, warmup_us=500, window_us=1000, seed=seed)
+    small, mid, big, failed, there = spec(1), spec(4), spec(8), spec(8, 2), spec(4, 2)
+    work = {s.id: scheduler.simulated_work(s) for s in (small, mid, big, failed, there)}
+    p = Progress(total=5, slots=1, stream=io.StringIO(), work=work)
     p.start()
     p.finish(launch.Outcome(small, "done", 100 + 0.01 * work[small.id]))
-    assert p.eta() == f", about {160 / 6000 * (work[mid.id] + work[big.id]):.0f} s left"   # one size: proportional
+    left = work[mid.id] + work[big.id] + work[failed.id] + work[there.id]
+    assert p.eta() == f", about {160 / 6000 * left:.0f} s left"   # one size so far: proportional to it
+    p.start()
+    p.finish(launch.Outcome(failed, "failed", 5.0, error="gem5 exited 1"))
+    p.finish(launch.Outcome(there, "skipped"), started=False)
     p.start()
     p.finish(launch.Outcome(big, "done", 100 + 0.01 * work[big.id]))
     assert p.eta() == f", about {100 + 0.01 * work[mid.id]:.0f} s left"
-    assert scheduler.cost_per_run([(1.0, 50.0), (2.0, 10.0)]) == (0.0, 20.0)   # a negative slope: proportional
+    # where the line through the runs would have a negative part, proportional to the size again
+    assert scheduler.cost_per_run([(1.0, 50.0), (2.0, 10.0)]) == (0.0, 20.0)
+    assert scheduler.cost_per_run([(1.0, 10.0), (2.0, 50.0)]) == (0.0, 20.0)
+    with pytest.raises(ValueError, match="2 runs have a size, of 3"):
+        Progress(total=3, stream=io.StringIO(), work={small.id: 1.0, mid.id: 2.0})
 
 
 def test_progress_is_given_while_runs_go_on_and_not_after():

@@ -6,6 +6,7 @@ import pytest
 from cohtb.analysis import compare, line_chain, pipeline
 from cohtb.contract import Kind
 from cohtb.report.html import Details, fold_pairs
+from cohtb.run.manifest import Measure
 from cohtb.run.runs import load
 from cohtb.trace.events import make_records
 from run_fixtures import make_run
@@ -22,59 +23,96 @@ def test_each_gap_goes_under_where_the_line_went():
             (1160, HOT, 1, 0, E),     # an eviction hands nothing on: not a turn
             (1170, HOT, 0, 0, FX),    # nor is gem5's evidence
             (1450, HOT, 4, 1, W),     # +300 to another socket
-            (1500, COLD, 4, 1, R),    # another line, fewer events: not the hottest
+            (1500, COLD, 4, 1, R),    # another line
             (1650, HOT, 0, 0, R),     # +200 back to socket 0
             (1700, HOT, 0, 0, W)]     # +50 the same core again
     order = [5, 0, 8, 2, 1, 7, 3, 6, 4]   # the chain is taken in tick order, whatever the stream's order
-    chain = line_chain.hottest_chain(make_records([rows[i] for i in order]))
+    chain = line_chain.chain(make_records([rows[i] for i in order]), HOT)
     assert chain.line == HOT and chain.span_ticks == 700
-    assert chain.other_socket == line_chain.Gaps(count=2, ticks=500, median_ticks=250)
-    assert chain.same_socket == line_chain.Gaps(count=1, ticks=100, median_ticks=100)
-    assert chain.same_core == line_chain.Gaps(count=2, ticks=100, median_ticks=50)
-    assert chain.other_socket.ticks + chain.same_socket.ticks + chain.same_core.ticks == chain.span_ticks
+    assert chain.other_socket == line_chain.Gaps(count=2, ticks=500)
+    assert chain.same_socket == line_chain.Gaps(count=1, ticks=100)
+    assert chain.same_core == line_chain.Gaps(count=2, ticks=100)
 
 
-def test_no_chain_without_two_owners_events():
-    assert line_chain.hottest_chain(make_records([(10, HOT, 0, 0, W), (20, HOT, 1, 0, E)])) is None
-    assert line_chain.hottest_chain(make_records([])) is None
+def test_no_chain_without_two_owners_events_on_the_line():
+    assert line_chain.chain(make_records([(10, HOT, 0, 0, W), (20, HOT, 1, 0, E)]), HOT) is None
+    assert line_chain.chain(make_records([(10, HOT, 0, 0, W), (20, COLD, 1, 0, W)]), HOT) is None
+    assert line_chain.chain(make_records([]), HOT) is None
+
+
+def metrics(tmp_path, ops=(100, 40)):
+    """make_run's pair (fixed work: the trace's region is the measured time): per round, core A (socket 0) writes,
+    core B (socket 1) reads then writes, 10 ticks apart; with `shared` all on one line, with `split` B's read goes
+    to another line."""
+    shared = make_run(tmp_path / "runs", "shared", ops[0], 2e-6, 50)
+    split = make_run(tmp_path / "runs", "split", ops[1], 1e-6, 50)
+    return pipeline.metrics_for([load(shared), load(split)], tmp_path / "analysis")
+
+
+def test_the_analysis_keeps_the_hottest_lines_chain(tmp_path):
+    base, new = metrics(tmp_path)
+    # shared: A -> B (other socket), B -> B (same core), B -> A (other socket), 50 rounds
+    assert base.analysis.chain.line == base.analysis.ideal.hottest[0]
+    assert base.analysis.chain.other_socket == line_chain.Gaps(count=99, ticks=990)
+    assert base.analysis.chain.same_core == line_chain.Gaps(count=50, ticks=500)
+    # split: A and B write the count word's line in turn, B 20 ticks after A, A 10 after B
+    assert new.analysis.chain.other_socket == line_chain.Gaps(count=99, ticks=50 * 20 + 49 * 10)
 
 
 def test_compare_splits_the_time_per_operation_by_turn(tmp_path):
-    """make_run: per round, core A (socket 0) writes, core B (socket 1) reads then writes, 10 ticks apart. With the
-    fields on one line the line goes A -> B (other socket), B -> B (same core), B -> A (other socket)."""
-    rounds, ops = 50, 100
-    shared = make_run(tmp_path / "runs", "shared", ops, 2e-6, rounds)
-    split = make_run(tmp_path / "runs", "split", ops, 1e-6, rounds)
-    base, new = pipeline.metrics_for([load(shared), load(split)], tmp_path / "analysis")
+    """base: 100 ops in 2,000 ns (20 ns/op); new: 40 ops in 1,000 ns (25 ns/op); the chains are set by hand."""
+    base, new = metrics(tmp_path, ops=(100, 40))
+    base.analysis.chain = line_chain.LineChain(
+        line=base.analysis.chain.line, span_ticks=1_500_000,   # ticks are ps
+        other_socket=line_chain.Gaps(count=30, ticks=900_000),
+        same_socket=line_chain.Gaps(count=100, ticks=500_000),
+        same_core=line_chain.Gaps(count=0, ticks=0))
+    new.analysis.chain = line_chain.LineChain(
+        line=new.analysis.chain.line, span_ticks=800_000,
+        other_socket=line_chain.Gaps(count=4, ticks=200_000),
+        same_socket=line_chain.Gaps(count=0, ticks=0),
+        same_core=line_chain.Gaps(count=20, ticks=600_000))
+    rows = {r[0]: r[1:] for r in compare.chain_table(base, new).rows}
+    #                                           per op  mean ns  ns/op | per op  mean ns  ns/op | change
+    assert rows["a core of another socket"] == ["0.300", "30", "9", "0.100", "50", "5", "-4"]
+    assert rows["another core of the same socket"] == ["1.000", "5", "5", "0.000", "-", "0", "-5"]
+    assert rows["the same core again"] == ["0.000", "-", "0", "0.500", "30", "15", "+15"]
+    assert rows["all turns (the line's first to last event)"] == ["", "", "15", "", "", "20", "+5"]
+    assert rows["simulated time per operation (1 / throughput)"] == ["", "", "20", "", "", "25", "+5"]
+
+
+def test_a_timed_runs_turns_are_per_operation_of_its_region(tmp_path):
+    """The trace is the region of interest; a timed run's operations are the window's: 40 ops in a 1 µs window
+    whose region was 0.5 µs are 20 ops of the region."""
+    base, new = metrics(tmp_path)
+    new.run.manifest.workload.measure = Measure(mode="window", warmup_ns=0, window_ns=1000, interval_ns=1000, intervals=1)
+    new.run.manifest.roi.seconds = 0.5e-6
+    new.analysis.chain = line_chain.LineChain(line=new.analysis.chain.line, span_ticks=400_000,
+                                              other_socket=line_chain.Gaps(count=40, ticks=400_000),
+                                              same_socket=line_chain.Gaps(count=0, ticks=0),
+                                              same_core=line_chain.Gaps(count=0, ticks=0))
+    rows = {r[0]: r[1:] for r in compare.chain_table(base, new).rows}
+    assert rows["a core of another socket"][3:6] == ["2.000", "10", "20"]
+    assert rows["simulated time per operation (1 / throughput)"][5] == "25"
+
+
+def test_two_hottest_lines_are_named_as_two(tmp_path):
+    base, new = metrics(tmp_path)
     table = compare.chain_table(base, new)
-    rows = {r[0]: r for r in table.rows}
-    other, core = rows["a core of another socket"], rows["the same core again"]
-    assert other[1:4] == [f"{(2 * rounds - 1) / ops:.3f}", "0", "0"]   # 10 ps a gap: 0 ns when rounded
-    assert core[1] == f"{rounds / ops:.3f}" and rows["another core of the same socket"][1] == "0.000"
-    # split: the count word's line alone, A and B writing it in turn (B 20 ticks after A, A 10 after B: B's read
-    # in between goes to the other line)
-    assert other[4] == f"{(2 * rounds - 1) / ops:.3f}" and core[4] == "0.000"
-    assert new.analysis.chain.other_socket == line_chain.Gaps(count=2 * rounds - 1, ticks=rounds * 20 + (rounds - 1) * 10,
-                                                              median_ticks=20)
-    assert base.analysis.chain.span_ticks == 30 * rounds - 10
-    assert rows["simulated time per operation (1 / throughput)"][3] == f"{2e-6 / ops * 1e9:.0f}"
-    assert "The line: line of d_name, d_lockref (base), line of d_lockref (new)," in table.note
     assert table.title == f"{compare.TURNS}: {base.label} -> {new.label}"
+    assert table.note.startswith("The line: line of d_name, d_lockref (base), line of d_lockref (new): the rows "
+                                 "compare two lines")
 
 
 @pytest.mark.parametrize("missing", ["base", "new"])
 def test_no_table_when_a_run_has_no_chain(tmp_path, missing):
-    shared = make_run(tmp_path / "runs", "shared", 100, 2e-6, 5)
-    split = make_run(tmp_path / "runs", "split", 100, 1e-6, 5)
-    base, new = pipeline.metrics_for([load(shared), load(split)], tmp_path / "analysis")
+    base, new = metrics(tmp_path)
     (base if missing == "base" else new).analysis.chain = None
     assert compare.chain_table(base, new) is None
 
 
 def test_the_report_folds_the_turns_with_their_pair(tmp_path):
-    shared = make_run(tmp_path / "runs", "shared", 100, 2e-6, 5)
-    split = make_run(tmp_path / "runs", "split", 100, 1e-6, 5)
-    tables, _ = pipeline.standard_comparisons(pipeline.metrics_for([load(shared), load(split)], tmp_path / "analysis"))
+    tables, _ = pipeline.standard_comparisons(metrics(tmp_path, ops=(100, 100)))   # a pair: alike but for layout
     folded = [f for f in fold_pairs(tables) if isinstance(f, Details)]
     assert len(folded) == 1
     assert [t.title.split(":")[0] for t in folded[0].tables][1:] == ["Attribution", compare.TURNS]

@@ -100,8 +100,8 @@ class Analysis(BaseModel):
     # A full-system run with a lister (seed 004's collapse): its visits to the file dentry's lockref line
     # (cohtb/analysis/holder.py); None for other runs.
     lister_visits: Optional[list[holder.Visit]] = None
-    # The line with the most READ and WRITE events, its gaps from owner to owner (cohtb/analysis/line_chain.py);
-    # None for a trace with fewer than two.
+    # The hottest line's (ideal.hottest[0]) gaps from owner to owner (cohtb/analysis/line_chain.py); None for a
+    # trace with fewer than two owners' events on that line.
     chain: Optional[line_chain.LineChain] = None
 
     def address(self, line: int) -> int:
@@ -172,7 +172,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
         gem5=GemCheck(event_format=header.version, evidence=sum(ideal.kinds[k] for k in (Kind.FWD_GETS, Kind.FWD_GETX, Kind.INV)), totals=rec.totals(), lines=checked, tolerance=TOLERANCE, contended=contended,
                       outside=[line for line in contended if not checked[line].within_tolerance()]),
         replay=ReplayPerf(**perf, wall_seconds=round(time.perf_counter() - t0, 3)), series=series,
-        lock_queue=queue, lister_visits=lister_visits, chain=line_chain.hottest_chain(recs))
+        lock_queue=queue, lister_visits=lister_visits, chain=line_chain.chain(recs, hottest[0]) if hottest else None)
     if out is not None:
         write_text_atomic(out, doc.model_dump_json(by_alias=True, indent=1))
     return doc

@@ -65,13 +65,14 @@ class LineCost:
     new_ns: float
 
 
-def line_keys(m: RunMetrics) -> dict[int, str]:
-    """Each line of the run's ideal statistics named by the fields on it (or, in a full-system run, the kernel
-    globals on it), so lines can be matched across runs whose layouts put the fields at other addresses."""
+def line_keys(m: RunMetrics, lines=None) -> dict[int, str]:
+    """Each line of the run's ideal statistics (or each of `lines`) named by the fields on it (or, in a full-system
+    run, the kernel globals on it), so lines can be matched across runs whose layouts put the fields at other
+    addresses."""
     names = {r.line: r.fields for r in m.analysis.regions}
     symbols = {k.line: k.symbols for k in m.run.manifest.kernel_symbols}   # full-system runs: the kernel's globals
     out = {}
-    for line in m.analysis.ideal.lines:
+    for line in m.analysis.ideal.lines if lines is None else lines:
         fields = names.get(line)
         if fields:
             out[line] = "line of " + ", ".join(f.split(".", 1)[-1] for f in fields)
@@ -161,38 +162,41 @@ CHAIN_ROWS = [("a core of another socket", "other_socket"), ("another core of th
 def chain_table(base: RunMetrics, new: RunMetrics) -> Table | None:
     """Where the time per operation went on each run's hottest line (cohtb/analysis/line_chain.py): per kind of
     turn, turns per operation, their mean gap and the product; None when a run's analysis has no chain."""
-    bc, nc = base.analysis.chain, new.analysis.chain
-    if bc is None or nc is None:
+    chains = base.analysis.chain, new.analysis.chain
+    if None in chains:
         return None
-    names = [line_name(m, c.line) for m, c in ((base, bc), (new, nc))]
-    per_op = lambda m, ticks: ticks / 1000 / m.run.ops   # ticks are ps
+    runs = list(zip((base, new), chains))
+    # The trace is the region of interest, which a timed run's window gives to within one of thread 0's operations:
+    # its turns are per operation of the region (the window's operations at the window's rate).
+    ops = [m.run.ops * m.run.roi_seconds / m.run.measured_seconds for m in (base, new)]
+    ns_per_op = [{k: getattr(c, k).ticks / 1000 / n for _, k in CHAIN_ROWS} | {"span": c.span_ticks / 1000 / n}
+                 for (_, c), n in zip(runs, ops)]   # ticks are ps
 
-    def cells(m: RunMetrics, g) -> list[str]:
-        return [num(g.count / m.run.ops), num(g.ticks / 1000 / g.count, 0) if g.count else "-", num(per_op(m, g.ticks), 0)]
-    rows = [[label, *cells(base, getattr(bc, k)), *cells(new, getattr(nc, k)),
-             f"{per_op(new, getattr(nc, k).ticks) - per_op(base, getattr(bc, k).ticks):+.0f}"] for label, k in CHAIN_ROWS]
-    span = [per_op(base, bc.span_ticks), per_op(new, nc.span_ticks)]
-    rows.append(["all turns (the line's first to last event)", "", "", num(span[0], 0), "", "", num(span[1], 0),
-                 f"{span[1] - span[0]:+.0f}"])
+    def cells(i: int, k: str) -> list[str]:
+        g = getattr(chains[i], k)
+        return [num(g.count / ops[i]), num(g.ticks / 1000 / g.count, 0) if g.count else "-", num(ns_per_op[i][k], 0)]
+
+    def change(k: str) -> str:
+        return f"{ns_per_op[1][k] - ns_per_op[0][k]:+.0f}"
+    rows = [[label, *cells(0, k), *cells(1, k), change(k)] for label, k in CHAIN_ROWS]
+    rows.append(["all turns (the line's first to last event)", "", "", num(ns_per_op[0]["span"], 0), "", "",
+                 num(ns_per_op[1]["span"], 0), change("span")])
     times = [1e9 / base.throughput, 1e9 / new.throughput]
     rows.append(["simulated time per operation (1 / throughput)", "", "", num(times[0], 0), "", "", num(times[1], 0),
                  f"{times[1] - times[0]:+.0f}"])
-    line = names[0] if names[0] == names[1] else f"{names[0]} (base), {names[1]} (new)"
+    names = [line_keys(m, [c.line])[c.line] for m, c in runs]
+    line = (names[0] if names[0] == names[1] else
+            f"{names[0]} (base), {names[1]} (new): the rows compare two lines, each its run's hottest")
     return Table(f"{TURNS}: {base.label} -> {new.label}",
                  ["the line went to", "base per op", "base mean ns", "base ns/op", "new per op", "new mean ns",
                   "new ns/op", "change ns/op"], rows,
-                 f"The line: {line}, the one with the most reads and writes (a core obtaining it) in each run's "
-                 "trace; the gaps "
-                 "between one such event and the next, put under where the line went (cohtb/analysis/line_chain.py). "
-                 "Per operation they add up to the line's span in the trace, so where that span is the window the "
-                 "split is the whole time per operation, measured. A gap is a transfer and the new owner's time with "
-                 "the line until the next one took it (a critical section, a lock's hand-over), and any time nobody "
-                 "wanted the line: the trace does not tell these apart.")
-
-
-def line_name(m: RunMetrics, line: int) -> str:
-    """A line named as line_keys names it, or by its address if the run's analysis kept no figures for it."""
-    return line_keys(m).get(line, f"line at {m.analysis.address(line):#x}")
+                 f"The line: {line}. In each run's trace, the hottest line's reads and writes (a core obtaining it) "
+                 "and the gaps between one and the next, put under where the line went "
+                 "(cohtb/analysis/line_chain.py), per operation of the trace's region (a timed run's window to within "
+                 "one of thread 0's operations). They add up to the line's span, which is at most the region: "
+                 "all turns against the time per operation shows how much of it the line's turns cover. A gap is a "
+                 "transfer and the new owner's time with the line until the next one took it (a critical section, a "
+                 "lock's hand-over), and any time nobody wanted the line: the trace does not tell these apart.")
 
 
 def line_stats(m: RunMetrics, key: str) -> tuple[float, float]:

@@ -54,6 +54,7 @@ def standard_comparisons(ms: list[RunMetrics]) -> tuple[list[Table], list[str]]:
         for b, n in pairs:
             if b.spec.sockets == max(p[0].spec.sockets for p in pairs):
                 t, text = attribution(b, n)
-                tables += [pair_table(b, n), t] + [c for c in [chain_table(b, n)] if c]
+                turns = chain_table(b, n)
+                tables += [pair_table(b, n), t] + ([turns] if turns else [])
                 notes.append(text)
     return tables, notes

@@ -157,7 +157,8 @@ def fold_pairs(tables: list[Table]) -> list[Table | Details]:
         elif out and isinstance(out[-1], Details) and out[-1].summary.startswith(pair + ":"):
             out[-1].tables.append(t)
         else:
-            out.append(Details(f"{pair}: every count, and the attribution to lines and fields", [t]))
+            out.append(Details(f"{pair}: every count, the attribution to lines and fields, and the hottest line's "
+                               "turns", [t]))
     return out
 
 

@@ -31,10 +31,11 @@ class Progress:
         self.total, self.slots, self.stream = total, slots, stream
         self.done = self.failed = self.skipped = self.running = 0
         self.host_seconds = 0.0   # of the runs done here, for the estimate of what is left
-        # run id -> its size (simulated_work), when the runs differ in size: the estimate weighs them by it
+        # run id -> its size (simulated_work) for every run, when the runs differ in size: the estimate weighs them by it
         self.work = dict(work) if work else None
+        if self.work is not None and len(self.work) != total:
+            raise ValueError(f"Progress: {len(self.work)} runs have a size, of {total}")
         self.work_left = sum(self.work.values()) if self.work else 0.0
-        self.runs_left = len(self.work) if self.work else 0   # of the runs that have a size
         self.sized: list[tuple[float, float]] = []   # (size, host seconds) of the runs done here that have a size
         self.t0 = time.monotonic()
         self.lock = threading.Lock()
@@ -53,7 +54,7 @@ class Progress:
             return ""
         if self.sized:
             fixed, per_work = cost_per_run(self.sized)
-            return f", about {(fixed * self.runs_left + per_work * self.work_left) / self.slots:.0f} s left"
+            return f", about {(fixed * left + per_work * self.work_left) / self.slots:.0f} s left"
         return f", about {self.host_seconds / self.done * left / self.slots:.0f} s left"
 
     def _status(self) -> str:
@@ -86,7 +87,6 @@ class Progress:
             if self.work and o.spec.id in self.work:
                 w = self.work[o.spec.id]
                 self.work_left -= w
-                self.runs_left -= 1
                 if o.status == "done":
                     self.sized.append((w, o.seconds))
             if o.status != "skipped":
