@@ -20,6 +20,7 @@ from matplotlib.colors import LogNorm, to_rgb
 from matplotlib.legend import Legend
 from matplotlib.text import Text
 
+from cohtb.analysis import line_chain
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.mainjob import REFERENCE_RUNS
 from cohtb.report import html as report
@@ -365,6 +366,7 @@ def test_seed_figures_keep_every_text_and_marker_inside(every):
 def assert_seed_figures(res) -> None:
     shaped = bool(seed_plots.shape_curves(res))
     figs = (([seed_plots.draw_seed(res)] if res.points else []) + ([seed_plots.draw_shape(res)] if shaped else [])
+            + ([seed_plots.draw_turns(res)] if seed_plots.turn_curves(res) else [])
             + [seed_plots.draw_series(s) for s in res.series])
     for fig in figs:
         r = drawn_at_page_dpi(fig)
@@ -402,14 +404,42 @@ def test_a_shape_rule_s_seed_has_its_series_figure_one_panel_per_curve():
         for spec in e.specs():
             if spec.repetition_of in (p.base.repetition_of, p.new.repetition_of):
                 gain = made_up[spec.sockets] if spec.repetition_of == p.new.repetition_of else 1.0
-                ms.append(NS(spec=spec, throughput=1e6 * gain * (1 + 0.01 * spec.seed)))
+                ms.append(made_up_run(spec, 1e6 * gain * (1 + 0.01 * spec.seed)))
     res = results.SeedResult(e, point_results(e.points, ms, e.repetitions), [], [])
-    assert seed_plots.figure_names([res])["000-fs"] == ["seed-000-fs.png", "seed-000-fs-shape.png"]
+    assert seed_plots.figure_names([res])["000-fs"] == ["seed-000-fs.png", "seed-000-fs-shape.png",
+                                                        "seed-000-fs-turns.png"]
     shape = seed_plots.draw_shape(res)
     titles = [ax.get_title().replace("\n", " ") for ax in shape.axes]
     assert len(titles) == 2 and all(t.startswith(f"{c}: ") for t, c in zip(titles, seed_plots.shape_curves(res)))
     plt.close(shape)
+    # the turns figure: per curve and socket count, base then new, each stack as tall as the mean time per operation
+    turns = seed_plots.draw_turns(res)
+    assert [ax.get_title().replace("\n", " ") for ax in turns.axes if ax.get_title()] == seed_plots.turn_curves(res)
+    for ax, name in zip(turns.axes, seed_plots.turn_curves(res)):
+        stacks = {}
+        for bar in ax.patches:
+            stacks[round(bar.get_x(), 6)] = max(stacks.get(round(bar.get_x(), 6), 0.0), bar.get_y() + bar.get_height())
+        ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
+        expected = [np.mean([1e9 / m.throughput for m in runs]) for p in ps for runs in (p.base, p.new)]
+        assert [stacks[x] for x in sorted(stacks)] == pytest.approx(expected)
+    plt.close(turns)
     assert_seed_figures(res)
+    ms[0].analysis.chain = None   # a run without a chain: no turns figure
+    res = results.SeedResult(e, point_results(e.points, ms, e.repetitions), [], [])
+    assert "seed-000-fs-turns.png" not in seed_plots.figure_names([res])["000-fs"]
+
+
+def made_up_run(spec, throughput: float) -> NS:
+    """A run as the figures read it: its throughput and, for the turns figure, a chain over a 1 ms window whose
+    region is the window: one turn of each kind per operation, each kind a quarter of the time, the last quarter not
+    on the line's turns."""
+    ops = round(throughput * 1e-3)
+    time_ps = 1e12 / throughput * ops
+    quarter = line_chain.Gaps(count=ops, ticks=round(time_ps / 4))
+    chain = line_chain.LineChain(line=1, span_ticks=round(3 * time_ps / 4), other_socket=quarter,
+                                 same_socket=quarter, same_core=quarter)
+    return NS(spec=spec, throughput=throughput, analysis=NS(chain=chain),
+              run=NS(ops=ops, roi_seconds=1e-3, measured_seconds=1e-3))
 
 
 def test_figures_and_headings_say_hitm(drawn):

@@ -159,32 +159,48 @@ CHAIN_ROWS = [("a core of another socket", "other_socket"), ("another core of th
               ("the same core again", "same_core")]
 
 
+@dataclass
+class Turns:
+    """One run's hottest-line turns per operation of the trace's region: per kind (CHAIN_ROWS' keys), turns and ns;
+    the line's span in ns; and the run's simulated time per operation (1 / throughput)."""
+
+    per_op: dict[str, float]
+    ns_per_op: dict[str, float]
+    span_ns_per_op: float
+    time_ns_per_op: float
+
+
+def turns(m: RunMetrics) -> Turns | None:
+    """The run's Turns (None when its analysis has no chain). The trace is the region of interest, which a timed
+    run's window gives to within one of thread 0's operations: the turns are per operation of the region (the
+    window's operations at the window's rate)."""
+    c = m.analysis.chain
+    if c is None:
+        return None
+    ops = m.run.ops * m.run.roi_seconds / m.run.measured_seconds
+    return Turns(per_op={k: getattr(c, k).count / ops for _, k in CHAIN_ROWS},
+                 ns_per_op={k: getattr(c, k).ticks / 1000 / ops for _, k in CHAIN_ROWS},   # ticks are ps
+                 span_ns_per_op=c.span_ticks / 1000 / ops, time_ns_per_op=1e9 / m.throughput)
+
+
 def chain_table(base: RunMetrics, new: RunMetrics) -> Table | None:
     """Where the time per operation went on each run's hottest line (cohtb/analysis/line_chain.py): per kind of
     turn, turns per operation, their mean gap and the product; None when a run's analysis has no chain."""
-    chains = base.analysis.chain, new.analysis.chain
-    if None in chains:
+    ts = turns(base), turns(new)
+    if None in ts:
         return None
-    runs = list(zip((base, new), chains))
-    # The trace is the region of interest, which a timed run's window gives to within one of thread 0's operations:
-    # its turns are per operation of the region (the window's operations at the window's rate).
-    ops = [m.run.ops * m.run.roi_seconds / m.run.measured_seconds for m in (base, new)]
-    ns_per_op = [{k: getattr(c, k).ticks / 1000 / n for _, k in CHAIN_ROWS} | {"span": c.span_ticks / 1000 / n}
-                 for (_, c), n in zip(runs, ops)]   # ticks are ps
 
-    def cells(i: int, k: str) -> list[str]:
-        g = getattr(chains[i], k)
-        return [num(g.count / ops[i]), num(g.ticks / 1000 / g.count, 0) if g.count else "-", num(ns_per_op[i][k], 0)]
+    def cells(t: Turns, k: str) -> list[str]:
+        n, ns = t.per_op[k], t.ns_per_op[k]
+        return [num(n), num(ns / n, 0) if n else "-", num(ns, 0)]
 
     def change(k: str) -> str:
-        return f"{ns_per_op[1][k] - ns_per_op[0][k]:+.0f}"
-    rows = [[label, *cells(0, k), *cells(1, k), change(k)] for label, k in CHAIN_ROWS]
-    rows.append(["all turns (the line's first to last event)", "", "", num(ns_per_op[0]["span"], 0), "", "",
-                 num(ns_per_op[1]["span"], 0), change("span")])
-    times = [1e9 / base.throughput, 1e9 / new.throughput]
-    rows.append(["simulated time per operation (1 / throughput)", "", "", num(times[0], 0), "", "", num(times[1], 0),
-                 f"{times[1] - times[0]:+.0f}"])
-    names = [line_keys(m, [c.line])[c.line] for m, c in runs]
+        return f"{ts[1].ns_per_op[k] - ts[0].ns_per_op[k]:+.0f}"
+    rows = [[label, *cells(ts[0], k), *cells(ts[1], k), change(k)] for label, k in CHAIN_ROWS]
+    for label, f in (("all turns (the line's first to last event)", lambda t: t.span_ns_per_op),
+                     ("simulated time per operation (1 / throughput)", lambda t: t.time_ns_per_op)):
+        rows.append([label, "", "", num(f(ts[0]), 0), "", "", num(f(ts[1]), 0), f"{f(ts[1]) - f(ts[0]):+.0f}"])
+    names = [line_keys(m, [m.analysis.chain.line])[m.analysis.chain.line] for m in (base, new)]
     line = (names[0] if names[0] == names[1] else
             f"{names[0]} (base), {names[1]} (new): the rows compare two lines, each its run's hottest")
     return Table(f"{TURNS}: {base.label} -> {new.label}",

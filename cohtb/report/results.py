@@ -405,6 +405,11 @@ def shape_figure_name(seed: str) -> str:
     return f"seed-{seed}-shape.png"
 
 
+def turns_figure_name(seed: str) -> str:
+    """The file of a seed's turns figure (under a shape rule, when every run has a chain: seed_plots.draw_turns)."""
+    return f"seed-{seed}-turns.png"
+
+
 def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     e = res.experiment
     out = [point_table(res).markdown()] if res.points else []   # a seed of series alone has no speed-up table
@@ -421,6 +426,14 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
                 "Per curve, the simulated speed-up at each socket count (mean; whisker: the extremes over the pairs "
                 "of repetitions) beside the published ones (bar: their range over the seed's configurations at that "
                 f"count): the series the declared rule ({res.declaration.rule}) judges, by its shape.", 100), ""]
+        if name == turns_figure_name(e.seed):
+            out += [textwrap.fill(
+                "Per curve and socket count, each arm's simulated time per operation (bar: the mean; whisker: the "
+                "extremes over the repetitions), split by where each run's hottest line went between one core "
+                "obtaining it and the next (the turns tables below, cohtb/analysis/line_chain.py): to another "
+                "socket, within the socket, to the same core again, and the time the line's turns do not cover "
+                "(before its first event or after its last in the trace). A turn is the transfer and the new "
+                "owner's time with the line; where the line waits for nobody, its gaps hold that wait too.", 100), ""]
         if i >= series_from:   # a series figure
             drawn = [m for runs in res.series[i - series_from].runs.values() for m in runs]
             middle = ("queued for the spinlock (the kernel's queued acquisitions, counted from each CPU's writes "

@@ -1,7 +1,8 @@
 """Figures of docs/results.md: per seed, simulated throughput of base and new with the repetitions' range
 beside the published speed-up (under a shape rule, the speed-up over the sockets per curve, beside the published
-range); and seed 004's collapse over the window: ops, locked share and the monitor's transfers per operation per
-interval. Colours, hatches: cohtb/report/palette.py, as in the report's figures."""
+range, and the time per operation by the hottest line's turns); and seed 004's collapse over the window: ops,
+locked share and the monitor's transfers per operation per interval. Colours, hatches: cohtb/report/palette.py,
+as in the report's figures."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from cohtb.analysis import lock_queue  # noqa: E402
+from cohtb.analysis.compare import turns  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.experiments.rules import curve_verdicts  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
 from cohtb.report.plots import DPI, figure_wrap  # noqa: E402
-from cohtb.report.results import SeedResult, shape_figure_name  # noqa: E402
+from cohtb.report.results import SeedResult, shape_figure_name, turns_figure_name  # noqa: E402
 from cohtb.tables import slug  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
@@ -197,6 +199,63 @@ def draw_shape(res: SeedResult):
     return fig
 
 
+# The kinds of turn, darkest first from the bar's foot, and the time the line's turns leave: greys, so that no
+# policy's colour is spent on something that is not a policy.
+TURN_KINDS = [("other_socket", "to another socket", "#404040"), ("same_socket", "within the socket", "#8c8c8c"),
+              ("same_core", "to the same core again", "#c8c8c8")]
+NOT_TURNS = ("not on the line's turns", "white")
+
+
+def turn_curves(res: SeedResult) -> list[str]:
+    """The curves of a shape rule whose every run has its hottest line's chain: a turns figure's panels."""
+    every = [m for p in res.points for m in (*p.base, *p.new)]
+    return shape_curves(res) if every and all(turns(m) for m in every) else []
+
+
+def draw_turns(res: SeedResult):
+    """One panel per curve of a shape rule: per socket count, base and new side by side, each bar the mean simulated
+    time per operation split by the hottest line's turns (cohtb/analysis/compare.py, turns), means over the
+    repetitions; whisker: the extremes of the time per operation."""
+    e, d = res.experiment, res.declaration
+    names = turn_curves(res)
+    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.6), layout="constrained", sharey=True,
+                             squeeze=False)
+    for ax, name in zip(axes[0], names):
+        ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
+        ticks, labels = [], []
+        for i, p in enumerate(ps):
+            for k, (arm, runs) in enumerate(((e.base_name, p.base), (e.new_name, p.new))):
+                x = i * 2.6 + k
+                ts = [turns(m) for m in runs]
+                bottom = 0.0
+                for kind, _, colour in TURN_KINDS:
+                    h = float(np.mean([t.ns_per_op[kind] for t in ts]))
+                    ax.bar(x, h, 0.8, bottom=bottom, color=colour, edgecolor=EDGE, lw=0.6)
+                    bottom += h
+                time = [t.time_ns_per_op for t in ts]
+                ax.bar(x, max(float(np.mean(time)) - bottom, 0.0), 0.8, bottom=bottom, color=NOT_TURNS[1],
+                       edgecolor=EDGE, lw=0.6)
+                ax.errorbar(x, np.mean(time), yerr=[[np.mean(time) - min(time)], [max(time) - np.mean(time)]],
+                            fmt="none", color=EDGE, capsize=3)
+                ticks.append(x)
+                labels.append(arm)
+        ax.set_xticks(ticks, labels, fontsize=7, rotation=35, ha="right", rotation_mode="anchor")
+        groups = ax.secondary_xaxis(-0.22)
+        groups.set_xticks([i * 2.6 + 0.5 for i in range(len(ps))],
+                          [f"{p.point.base.sockets} socket{'s' * (p.point.base.sockets > 1)}" for p in ps], fontsize=8)
+        groups.tick_params(length=0)
+        groups.spines["bottom"].set_visible(False)
+        ax.set_title(textwrap.fill(name, 44), fontsize=9)
+    axes[0][0].set_ylabel("simulated ns per operation")
+    handles = [Patch(facecolor=c, edgecolor=EDGE, label=label) for _, label, c in TURN_KINDS]
+    handles.append(Patch(facecolor=NOT_TURNS[1], edgecolor=EDGE, label=NOT_TURNS[0]))
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, title="the hottest line went",
+               title_fontsize=8)
+    fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {d.id}: the time per operation by where the hottest line "
+                             f"went ({e.repetitions} repetitions: mean, min-max)", fig.get_figwidth(), 11), fontsize=11)
+    return fig
+
+
 def draw_series(s: SeriesResult):
     """Over the window, one line per policy or kernel (mean over the repetitions, band: min-max; dashed: a control
     without the intruder), the disturbance marked: ops per interval (will-it-scale's total), the share of lockref
@@ -348,9 +407,10 @@ def save(fig, path: Path) -> Path:
 def figure_names(results: list[SeedResult]) -> dict[str, list[str]]:
     """seed -> the file names of its figures (complete seeds only): what write_all writes and the page shows. A
     seed of series alone (004-collapse-fs) has no speed-up figure; one judged by a shape rule (000-fs) has its
-    shape figure after it; the series' figures come last."""
+    shape figure after it, and its turns figure if every run has a chain; the series' figures come last."""
     return {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] * bool(r.points) +
             [shape_figure_name(r.experiment.seed)] * bool(shape_curves(r)) +
+            [turns_figure_name(r.experiment.seed)] * bool(turn_curves(r)) +
             [f"seed-{r.experiment.seed}-{slug(s.series.label)}.png" for s in r.series] for r in results if r.complete}
 
 
@@ -367,7 +427,9 @@ def write_all(results: list[SeedResult], into: Path, history: dict[str, list[See
             names_of = names[res.experiment.seed]
             first_series = len(names_of) - len(res.series)   # figure_names' order: the series' figures come last
             for name in names_of[:first_series]:   # the speed-up figure, if the seed has points, and its shape's
-                save(draw_shape(res) if name == shape_figure_name(res.experiment.seed) else draw_seed(res), into / name)
+                draw = {shape_figure_name(res.experiment.seed): draw_shape,
+                        turns_figure_name(res.experiment.seed): draw_turns}.get(name, draw_seed)
+                save(draw(res), into / name)
             for s, name in zip(res.series, names_of[first_series:]):
                 save(draw_series(s), into / name)
     return names
