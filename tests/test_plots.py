@@ -198,9 +198,21 @@ def test_scaling_ticks_are_sockets_and_every_series_is_drawn(ms, drawn):
             assert f"[{declaration}]" in line.get_label() + "[]"
             assert line.get_color() == palette.policy_colour(policy)
             xs = [m.spec.sockets for m in v]
-            assert list(line.get_xdata()) == xs and len(set(xs)) == len(xs)   # one point per size
-            assert (line.get_linestyle() == "None") == (len(set(xs)) == 1)
+            assert list(line.get_xdata()) == xs and len(set(xs)) == len(xs) > 1   # one point per size, two or more
     assert any(len(l.get_xdata()) == len(sockets) for l in fig.axes[0].get_lines())
+
+
+def test_scaling_leaves_out_a_configuration_run_at_one_size_and_says_so(ms):
+    """Of two configurations run at several sizes, keep one's runs and the other's at its first size alone: one line,
+    and the figure counts the other."""
+    (k1, drawn), (k2, cut) = list(plots.scaling_series(ms).items())[:2]
+    fig = plots.draw_scaling([*drawn, cut[0]])
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == [f"{k1[0]} {plots.short_label(drawn[0])}"]
+    assert fig.get_supxlabel() == "Not drawn: 1 configuration run at one size only (the throughput figure has them)."
+    plt.close(fig)
+    fig = plots.draw_scaling(drawn)
+    assert not fig.get_supxlabel()
+    plt.close(fig)
 
 
 def test_scaling_needs_runs_at_more_than_one_size(one, tmp_path):

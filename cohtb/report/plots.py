@@ -555,11 +555,15 @@ def matrices(ms: list[RunMetrics], path: Path) -> Path:
 
 
 def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str, str, str], list[RunMetrics]]:
-    """The runs without an intruder of the workloads run at more than one size (each configuration's first
-    repetition), by (workload, policy, layout, guest kernel, extra flags and window, declaration), each in order
-    of machine size; {} if no workload has runs at more than one size. A declaration's runs are a series of their own: two
-    declarations may measure one configuration differently, and a line through both would mix them; so are a
-    kernel's (full-system runs differ by kernel, not by policy)."""
+    """The runs without an intruder (each configuration's first repetition) by (workload, policy, layout, guest
+    kernel, extra flags and window, declaration), each in order of machine size, for the series run at more than
+    one size; {} if none is. A declaration's runs are a series of their own: two declarations may measure one
+    configuration differently, and a line through both would mix them; so are a kernel's (full-system runs
+    differ by kernel, not by policy). A series at one size says nothing of scaling (the throughput figure has it)."""
+    return {k: v for k, v in _series_by_configuration(ms).items() if len(v) > 1}
+
+
+def _series_by_configuration(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str, str, str], list[RunMetrics]]:
     series: dict[tuple[str, str, str, str, str, str], dict[int, RunMetrics]] = {}
     for m in sorted(ordered(first_repetitions(ms)), key=lambda m: m.spec.seed):
         if not m.spec.intruder_period_us:
@@ -568,13 +572,13 @@ def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str, str, 
                    m.spec.declaration)
             # one run per size: a repetition that varies the placement or the home socket is not another point
             series.setdefault(key, {}).setdefault(m.spec.sockets, m)
-    scaled = {k[0] for k, v in series.items() if len(v) > 1}
-    return {k: ordered(list(v.values())) for k, v in series.items() if k[0] in scaled}
+    return {k: ordered(list(v.values())) for k, v in series.items()}
 
 
 def draw_scaling(ms: list[RunMetrics]):
-    """Throughput and transfers per operation against sockets: a line per policy and layout with runs at more than
-    one size, a lone marker for one with runs at one size only. None if no policy has runs at more than one size."""
+    """Throughput and transfers per operation against sockets: a line per configuration run at more than one size;
+    how many were run at one size only is said under the panels. None if no configuration has runs at more than
+    one size."""
     series = scaling_series(ms)
     if not series:
         return None
@@ -586,13 +590,10 @@ def draw_scaling(ms: list[RunMetrics]):
     workloads = {k[0] for k in series}
     for (workload, policy, layout, *_), v in series.items():
         xs = [m.spec.sockets for m in v]
-        single = len(set(xs)) == 1
         # the run's own label less its size (it names the lock model, which the flags may leave implicit)
-        label = short_label(v[0]) + (f" ({v[0].spec.sockets}x{v[0].spec.cores_per_socket} only)" if single else "")
-        label = label if workloads == {"lockref"} else f"{workload} {label}"
-        kw = dict(color=policy_colour(policy), linestyle="none" if single else LAYOUT_LINE.get(layout, "-."),
-                  marker=LAYOUT_MARKER.get(layout, "o"), markersize=6 if single else 5, label=label,
-                  markerfacecolor="white" if single else policy_colour(policy))
+        label = short_label(v[0]) if workloads == {"lockref"} else f"{workload} {short_label(v[0])}"
+        kw = dict(color=policy_colour(policy), linestyle=LAYOUT_LINE.get(layout, "-."),
+                  marker=LAYOUT_MARKER.get(layout, "o"), markersize=5, label=label)
         a1.plot(xs, [m.throughput / 1e6 for m in v], **kw)
         a2.plot(xs, [m.per_op["transfers"] for m in v], **kw)
     xlabel = f"sockets ({cores.pop()} cores each)" if len(cores) == 1 else "sockets"
@@ -610,6 +611,10 @@ def draw_scaling(ms: list[RunMetrics]):
     fig.suptitle("Scaling with the number of sockets (runs without an intruder); colour: policy, line: layout",
                  fontsize=11)
     fig.legend(handles=a1.get_legend_handles_labels()[0], loc="outside right center", fontsize=8)
+    one_size = len(_series_by_configuration(ms)) - len(series)
+    if one_size:
+        fig.supxlabel(f"Not drawn: {one_size} configuration{'s' * (one_size > 1)} run at one size only (the "
+                      "throughput figure has them).", fontsize=8)
     return fig
 
 
