@@ -99,7 +99,7 @@ def test_a_timed_runs_turns_are_per_operation_of_its_region(tmp_path):
 def test_two_hottest_lines_are_named_as_two(tmp_path):
     base, new = metrics(tmp_path)
     table = compare.chain_table(base, new)
-    assert table.title == f"{compare.TURNS}: {base.label} -> {new.label}"
+    assert table.title == f"{compare.TURNS_TITLE}: {base.label} -> {new.label}"
     assert table.note.startswith("The line: line of d_name, d_lockref (base), line of d_lockref (new): the rows "
                                  "compare two lines")
 
@@ -115,4 +115,4 @@ def test_the_report_folds_the_turns_with_their_pair(tmp_path):
     tables, _ = pipeline.standard_comparisons(metrics(tmp_path, ops=(100, 100)))   # a pair: alike but for layout
     folded = [f for f in fold_pairs(tables) if isinstance(f, Details)]
     assert len(folded) == 1
-    assert [t.title.split(":")[0] for t in folded[0].tables][1:] == ["Attribution", compare.TURNS]
+    assert [t.title.split(":")[0] for t in folded[0].tables][1:] == ["Attribution", compare.TURNS_TITLE]

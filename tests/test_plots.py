@@ -1,6 +1,6 @@
 """The report's figures, checked on the matplotlib objects they drew (not on pixels): each run's socket matrix at
 its own size on one shared colour scale, bars by workload and machine size (one per configuration, the mean of its
-repetitions) in the palette's colours, scaling's ticks at 2, 4, 8 sockets, one bar per busy line of each object;
+repetitions) in the palette's colours, scaling's ticks at the socket counts, one bar per busy line of each object;
 every figure at most as wide as the HTML column and every text inside it, with no two titles or run labels on top of
 each other, for 1 run or all of them; one colour per policy; and the report's structure, its CSV of every table and
 a page a few screens tall."""
@@ -20,7 +20,7 @@ from matplotlib.colors import LogNorm, to_rgb
 from matplotlib.legend import Legend
 from matplotlib.text import Text
 
-from cohtb.analysis import line_chain
+from cohtb.analysis import compare, line_chain
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.mainjob import REFERENCE_RUNS
 from cohtb.report import html as report
@@ -207,11 +207,13 @@ def test_scaling_leaves_out_a_configuration_run_at_one_size_and_says_so(ms):
     and the figure counts the other."""
     (k1, drawn), (k2, cut) = list(plots.scaling_series(ms).items())[:2]
     fig = plots.draw_scaling([*drawn, cut[0]])
-    assert [line.get_label() for line in fig.axes[0].get_lines()] == [f"{k1[0]} {plots.short_label(drawn[0])}"]
-    assert fig.get_supxlabel() == "Not drawn: 1 configuration run at one size only (the throughput figure has them)."
+    label = plots.short_label(drawn[0])
+    assert [line.get_label() for line in fig.axes[0].get_lines()] == [label if k1[0] == "lockref" else f"{k1[0]} {label}"]
+    assert fig.legends[0].get_title().get_text().replace("\n", " ") == (
+        "not drawn: 1 configuration run at one size only (the throughput figure has them)")
     plt.close(fig)
     fig = plots.draw_scaling(drawn)
-    assert not fig.get_supxlabel()
+    assert not fig.legends[0].get_title().get_text()
     plt.close(fig)
 
 
@@ -424,16 +426,29 @@ def test_a_shape_rule_s_seed_has_its_series_figure_one_panel_per_curve():
     titles = [ax.get_title().replace("\n", " ") for ax in shape.axes]
     assert len(titles) == 2 and all(t.startswith(f"{c}: ") for t, c in zip(titles, seed_plots.shape_curves(res)))
     plt.close(shape)
-    # the turns figure: per curve and socket count, base then new, each stack as tall as the mean time per operation
+    # the turns figure: per curve and socket count, base (hatched) then new, each stack from the bottom the means of
+    # the kinds' ns per operation in CHAIN_ROWS' greys, then the rest of the mean time per operation (white)
     turns = seed_plots.draw_turns(res)
-    assert [ax.get_title().replace("\n", " ") for ax in turns.axes if ax.get_title()] == seed_plots.turn_curves(res)
+    assert [ax.get_title().replace("\n", " ") for ax in turns.axes] == seed_plots.turn_curves(res)
     for ax, name in zip(turns.axes, seed_plots.turn_curves(res)):
         stacks = {}
         for bar in ax.patches:
-            stacks[round(bar.get_x(), 6)] = max(stacks.get(round(bar.get_x(), 6), 0.0), bar.get_y() + bar.get_height())
+            stacks.setdefault(round(bar.get_x(), 6), []).append(bar)
         ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
-        expected = [np.mean([1e9 / m.throughput for m in runs]) for p in ps for runs in (p.base, p.new)]
-        assert [stacks[x] for x in sorted(stacks)] == pytest.approx(expected)
+        arms = [(k, runs) for p in ps for k, runs in enumerate((p.base, p.new))]
+        assert len(stacks) == len(arms)
+        whiskers = [c for c in ax.collections if c.get_segments()]
+        for (x, bars), (k, runs), whisker in zip(sorted(stacks.items()), arms, whiskers):
+            time = [1e9 / m.throughput for m in runs]
+            parts = [np.mean([m.analysis.chain.model_dump()[kind]["ticks"] / 1000 / m.run.ops for m in runs])
+                     for _, kind in compare.CHAIN_ROWS]
+            assert [b.get_height() for b in bars] == pytest.approx([*parts, np.mean(time) - sum(parts)])
+            assert [b.get_y() for b in bars] == pytest.approx(np.cumsum([0, *parts]))
+            assert [b.get_facecolor()[:3] for b in bars] == [
+                to_rgb(c) for c in [*(seed_plots.TURN_GREYS[kind] for _, kind in compare.CHAIN_ROWS), "white"]]
+            assert all(b.get_hatch() == (seed_plots.BASE_HATCH if k == 0 else "") for b in bars)
+            (_, lo), (_, hi) = whisker.get_segments()[0]
+            assert (lo, hi) == pytest.approx((min(time), max(time)))
     plt.close(turns)
     assert_seed_figures(res)
     ms[0].analysis.chain = None   # a run without a chain: no turns figure
@@ -443,13 +458,14 @@ def test_a_shape_rule_s_seed_has_its_series_figure_one_panel_per_curve():
 
 def made_up_run(spec, throughput: float) -> NS:
     """A run as the figures read it: its throughput and, for the turns figure, a chain over a 1 ms window whose
-    region is the window: one turn of each kind per operation, each kind a quarter of the time, the last quarter not
-    on the line's turns."""
+    region is the window: a turn of each kind per operation, the kinds 40%, 25% and 15% of the time (more across
+    sockets the more sockets), the rest not on the line's turns."""
     ops = round(throughput * 1e-3)
     time_ps = 1e12 / throughput * ops
-    quarter = line_chain.Gaps(count=ops, ticks=round(time_ps / 4))
-    chain = line_chain.LineChain(line=1, span_ticks=round(3 * time_ps / 4), other_socket=quarter,
-                                 same_socket=quarter, same_core=quarter)
+    shares = (0.4 * spec.sockets / 8, 0.25, 0.15)
+    gaps = [line_chain.Gaps(count=ops, ticks=round(time_ps * f)) for f in shares]
+    chain = line_chain.LineChain(line=1, span_ticks=sum(g.ticks for g in gaps), other_socket=gaps[0],
+                                 same_socket=gaps[1], same_core=gaps[2])
     return NS(spec=spec, throughput=throughput, analysis=NS(chain=chain),
               run=NS(ops=ops, roi_seconds=1e-3, measured_seconds=1e-3))
 

@@ -154,13 +154,13 @@ def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table,
     return table, text
 
 
-TURNS = "The hottest line's turns"
+TURNS_TITLE = "The hottest line's turns"
 CHAIN_ROWS = [("a core of another socket", "other_socket"), ("another core of the same socket", "same_socket"),
               ("the same core again", "same_core")]
 
 
 @dataclass
-class Turns:
+class TurnsPerOp:
     """One run's hottest-line turns per operation of the trace's region: per kind (CHAIN_ROWS' keys), turns and ns;
     the line's span in ns; and the run's simulated time per operation (1 / throughput)."""
 
@@ -170,15 +170,15 @@ class Turns:
     time_ns_per_op: float
 
 
-def turns(m: RunMetrics) -> Turns | None:
-    """The run's Turns (None when its analysis has no chain). The trace is the region of interest, which a timed
+def turns_per_op(m: RunMetrics) -> TurnsPerOp | None:
+    """The run's TurnsPerOp (None when its analysis has no chain). The trace is the region of interest, which a timed
     run's window gives to within one of thread 0's operations: the turns are per operation of the region (the
     window's operations at the window's rate)."""
     c = m.analysis.chain
     if c is None:
         return None
     ops = m.run.ops * m.run.roi_seconds / m.run.measured_seconds
-    return Turns(per_op={k: getattr(c, k).count / ops for _, k in CHAIN_ROWS},
+    return TurnsPerOp(per_op={k: getattr(c, k).count / ops for _, k in CHAIN_ROWS},
                  ns_per_op={k: getattr(c, k).ticks / 1000 / ops for _, k in CHAIN_ROWS},   # ticks are ps
                  span_ns_per_op=c.span_ticks / 1000 / ops, time_ns_per_op=1e9 / m.throughput)
 
@@ -186,11 +186,11 @@ def turns(m: RunMetrics) -> Turns | None:
 def chain_table(base: RunMetrics, new: RunMetrics) -> Table | None:
     """Where the time per operation went on each run's hottest line (cohtb/analysis/line_chain.py): per kind of
     turn, turns per operation, their mean gap and the product; None when a run's analysis has no chain."""
-    ts = turns(base), turns(new)
+    ts = turns_per_op(base), turns_per_op(new)
     if None in ts:
         return None
 
-    def cells(t: Turns, k: str) -> list[str]:
+    def cells(t: TurnsPerOp, k: str) -> list[str]:
         n, ns = t.per_op[k], t.ns_per_op[k]
         return [num(n), num(ns / n, 0) if n else "-", num(ns, 0)]
 
@@ -203,7 +203,7 @@ def chain_table(base: RunMetrics, new: RunMetrics) -> Table | None:
     names = [line_keys(m, [m.analysis.chain.line])[m.analysis.chain.line] for m in (base, new)]
     line = (names[0] if names[0] == names[1] else
             f"{names[0]} (base), {names[1]} (new): the rows compare two lines, each its run's hottest")
-    return Table(f"{TURNS}: {base.label} -> {new.label}",
+    return Table(f"{TURNS_TITLE}: {base.label} -> {new.label}",
                  ["the line went to", "base per op", "base mean ns", "base ns/op", "new per op", "new mean ns",
                   "new ns/op", "change ns/op"], rows,
                  f"The line: {line}. In each run's trace, the hottest line's reads and writes (a core obtaining it) "

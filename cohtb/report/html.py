@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cohtb.report import plots
 from cohtb.atomic import atomic_dir
-from cohtb.analysis.compare import TURNS
+from cohtb.analysis.compare import TURNS_TITLE
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.reconcile import LineCheck
 from cohtb.tables import Table, num, slug
@@ -151,7 +151,7 @@ def fold_pairs(tables: list[Table]) -> list[Table | Details]:
     across configurations above them say what changed, these say where, for whoever opens them."""
     out: list[Table | Details] = []
     for t in tables:
-        pair = t.title.removeprefix("Attribution: ").removeprefix(f"{TURNS}: ")
+        pair = t.title.removeprefix("Attribution: ").removeprefix(f"{TURNS_TITLE}: ")
         if " -> " not in pair:
             out.append(t)
         elif out and isinstance(out[-1], Details) and out[-1].summary.startswith(pair + ":"):

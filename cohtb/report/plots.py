@@ -560,7 +560,11 @@ def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str, str, 
     one size; {} if none is. A declaration's runs are a series of their own: two declarations may measure one
     configuration differently, and a line through both would mix them; so are a kernel's (full-system runs
     differ by kernel, not by policy). A series at one size says nothing of scaling (the throughput figure has it)."""
-    return {k: v for k, v in _series_by_configuration(ms).items() if len(v) > 1}
+    return more_than_one_size(_series_by_configuration(ms))
+
+
+def more_than_one_size(series: dict) -> dict:
+    return {k: v for k, v in series.items() if len({m.spec.sockets for m in v}) > 1}
 
 
 def _series_by_configuration(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str, str, str], list[RunMetrics]]:
@@ -579,7 +583,8 @@ def draw_scaling(ms: list[RunMetrics]):
     """Throughput and transfers per operation against sockets: a line per configuration run at more than one size;
     how many were run at one size only is said under the panels. None if no configuration has runs at more than
     one size."""
-    series = scaling_series(ms)
+    every = _series_by_configuration(ms)
+    series = more_than_one_size(every)
     if not series:
         return None
     # the legend beside the panels, a line of 8-point text per series: the figure grows to hold it
@@ -610,11 +615,12 @@ def draw_scaling(ms: list[RunMetrics]):
     a2.set_title("Ownership transfers per operation\n(same- and cross-socket)", fontsize=10)
     fig.suptitle("Scaling with the number of sockets (runs without an intruder); colour: policy, line: layout",
                  fontsize=11)
-    fig.legend(handles=a1.get_legend_handles_labels()[0], loc="outside right center", fontsize=8)
-    one_size = len(_series_by_configuration(ms)) - len(series)
-    if one_size:
-        fig.supxlabel(f"Not drawn: {one_size} configuration{'s' * (one_size > 1)} run at one size only (the "
-                      "throughput figure has them).", fontsize=8)
+    one_size = len(every) - len(series)
+    # what is not drawn is said where the lines are named
+    note = (textwrap.fill(f"not drawn: {one_size} configuration{'s' * (one_size > 1)} run at one size only (the "
+                          "throughput figure has them)", 48) if one_size else "")
+    fig.legend(handles=a1.get_legend_handles_labels()[0], loc="outside right center", fontsize=8, title=note,
+               title_fontsize=8)
     return fig
 
 

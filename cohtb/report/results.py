@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cohtb.analysis import lock_queue
-from cohtb.analysis.compare import TURNS, attribution, chain_table
+from cohtb.analysis.compare import TURNS_TITLE, attribution, chain_table
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
@@ -428,12 +428,13 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
                 f"count): the series the declared rule ({res.declaration.rule}) judges, by its shape.", 100), ""]
         if name == turns_figure_name(e.seed):
             out += [textwrap.fill(
-                "Per curve and socket count, each arm's simulated time per operation (bar: the mean; whisker: the "
-                "extremes over the repetitions), split by where each run's hottest line went between one core "
-                "obtaining it and the next (the turns tables below, cohtb/analysis/line_chain.py): to another "
-                "socket, within the socket, to the same core again, and the time the line's turns do not cover "
-                "(before its first event or after its last in the trace). A turn is the transfer and the new "
-                "owner's time with the line; where the line waits for nobody, its gaps hold that wait too.", 100), ""]
+                "Per curve and socket count, each arm's simulated time per operation, 1 / throughput over all "
+                "threads (bar: the mean; whisker: the extremes over the repetitions; the base arm hatched), split by "
+                "where each run's hottest line went between one core obtaining it and the next (the turns tables "
+                "below, cohtb/analysis/line_chain.py): to a core of another socket, to another core of the same "
+                "socket, to the same core again, and the time the line's turns do not cover (before its first event "
+                "or after its last in the trace). A turn is the transfer and the new owner's time with the line; "
+                "where the line waits for nobody, its gaps hold that wait too.", 100), ""]
         if i >= series_from:   # a series figure
             drawn = [m for runs in res.series[i - series_from].runs.values() for m in runs]
             middle = ("queued for the spinlock (the kernel's queued acquisitions, counted from each CPU's writes "
@@ -450,7 +451,7 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
         if figures and pair and p.point.judged and p.point.base.sockets == max(q.point.base.sockets for q in res.points):
             table, text = attribution(*pair)
             table.title = f"Attribution, {p.point.label}, repetition 1: {table.title.split(': ', 1)[-1]}"
-            out += [table.markdown(), textwrap.fill(text, 100), ""] + turns(pair, f"{p.point.label}, repetition 1")
+            out += [table.markdown(), textwrap.fill(text, 100), ""] + turns_tables(pair, f"{p.point.label}, repetition 1")
     for sr in res.series:
         cv = series_verdict(sr, res.declaration)
         per_us = 1 / (sr.series.runs[0].interval_us)
@@ -477,8 +478,8 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
                 table, text = attribution(*pair)
                 table.title = (f"Attribution, {label} against its control ({control}), repetition 1, the whole window: "
                                f"{table.title.split(': ', 1)[-1]}")
-                out += [table.markdown(), textwrap.fill(text, 100), ""] + turns(pair, f"{label} against {control}, "
-                                                                                    "repetition 1")
+                out += [table.markdown(), textwrap.fill(text, 100), ""]
+                out += turns_tables(pair, f"{label} against {control}, repetition 1")
     out.append(arm_table(f"Seed {e.seed}, declaration {res.declaration.id}: the runs, held against gem5, and their "
                          "host time", arms(res)).markdown())
     dis = disagreement(res)
@@ -488,12 +489,12 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     return out
 
 
-def turns(pair: tuple[RunMetrics, RunMetrics], what: str) -> list[str]:
+def turns_tables(pair: tuple[RunMetrics, RunMetrics], what: str) -> list[str]:
     """The hottest line's turns of an attribution's pair (nothing when an analysis has none)."""
     table = chain_table(*pair)
     if table is None:
         return []
-    table.title = f"{TURNS}, {what}: {table.title.split(': ', 1)[-1]}"
+    table.title = f"{TURNS_TITLE}, {what}: {table.title.split(': ', 1)[-1]}"
     return [table.markdown()]
 
 

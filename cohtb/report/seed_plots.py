@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from cohtb.analysis import lock_queue  # noqa: E402
-from cohtb.analysis.compare import turns  # noqa: E402
+from cohtb.analysis.compare import CHAIN_ROWS, turns_per_op  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.experiments.rules import curve_verdicts  # noqa: E402
@@ -199,57 +199,54 @@ def draw_shape(res: SeedResult):
     return fig
 
 
-# The kinds of turn, darkest first from the bar's foot, and the time the line's turns leave: greys, so that no
-# policy's colour is spent on something that is not a policy.
-TURN_KINDS = [("other_socket", "to another socket", "#404040"), ("same_socket", "within the socket", "#8c8c8c"),
-              ("same_core", "to the same core again", "#c8c8c8")]
+# Each kind of turn's grey, darkest first from the bar's foot (CHAIN_ROWS' order), and the time the line's turns
+# leave: greys, so that no policy's colour is spent on something that is not a policy.
+TURN_GREYS = {"other_socket": "#404040", "same_socket": "#8c8c8c", "same_core": "#c8c8c8"}
 NOT_TURNS = ("not on the line's turns", "white")
+BASE_HATCH = "///"   # the base arm's bars; the new arm's are plain
 
 
 def turn_curves(res: SeedResult) -> list[str]:
     """The curves of a shape rule whose every run has its hottest line's chain: a turns figure's panels."""
     every = [m for p in res.points for m in (*p.base, *p.new)]
-    return shape_curves(res) if every and all(turns(m) for m in every) else []
+    return shape_curves(res) if every and all(turns_per_op(m) for m in every) else []
 
 
 def draw_turns(res: SeedResult):
-    """One panel per curve of a shape rule: per socket count, base and new side by side, each bar the mean simulated
-    time per operation split by the hottest line's turns (cohtb/analysis/compare.py, turns), means over the
-    repetitions; whisker: the extremes of the time per operation."""
+    """One panel per curve of a shape rule, each on its own scale (the curves are different workloads): per socket
+    count, base (hatched) then new, each bar the mean simulated time per operation (1 / throughput) stacked by the
+    hottest line's turns per operation (cohtb/analysis/compare.py, turns_per_op), means over the repetitions, and
+    the rest of the time; whisker: the extremes of the time per operation."""
     e, d = res.experiment, res.declaration
     names = turn_curves(res)
-    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.6), layout="constrained", sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.4), layout="constrained", squeeze=False)
     for ax, name in zip(axes[0], names):
         ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
-        ticks, labels = [], []
         for i, p in enumerate(ps):
-            for k, (arm, runs) in enumerate(((e.base_name, p.base), (e.new_name, p.new))):
+            for k, runs in enumerate((p.base, p.new)):
                 x = i * 2.6 + k
-                ts = [turns(m) for m in runs]
-                bottom = 0.0
-                for kind, _, colour in TURN_KINDS:
-                    h = float(np.mean([t.ns_per_op[kind] for t in ts]))
-                    ax.bar(x, h, 0.8, bottom=bottom, color=colour, edgecolor=EDGE, lw=0.6)
-                    bottom += h
+                ts = [turns_per_op(m) for m in runs]
                 time = [t.time_ns_per_op for t in ts]
-                ax.bar(x, max(float(np.mean(time)) - bottom, 0.0), 0.8, bottom=bottom, color=NOT_TURNS[1],
-                       edgecolor=EDGE, lw=0.6)
+                heights = [float(np.mean([t.ns_per_op[kind] for t in ts])) for _, kind in CHAIN_ROWS]
+                rest = float(np.mean(time)) - sum(heights)
+                # a line's span is at most the trace's region, whose share of each operation is the time per operation
+                assert rest > -1e-6 * np.mean(time), f"{name}: the hottest line's turns outlast the runs"
+                colours = [TURN_GREYS[kind] for _, kind in CHAIN_ROWS] + [NOT_TURNS[1]]
+                bottoms = np.cumsum([0.0, *heights])
+                for h, bottom, colour in zip([*heights, max(rest, 0.0)], bottoms, colours):
+                    ax.bar(x, h, 0.8, bottom=bottom, color=colour, edgecolor=EDGE, lw=0.6,
+                           hatch=BASE_HATCH if k == 0 else "", hatchcolor=hatch_colour(colour))
                 ax.errorbar(x, np.mean(time), yerr=[[np.mean(time) - min(time)], [max(time) - np.mean(time)]],
                             fmt="none", color=EDGE, capsize=3)
-                ticks.append(x)
-                labels.append(arm)
-        ax.set_xticks(ticks, labels, fontsize=7, rotation=35, ha="right", rotation_mode="anchor")
-        groups = ax.secondary_xaxis(-0.22)
-        groups.set_xticks([i * 2.6 + 0.5 for i in range(len(ps))],
-                          [f"{p.point.base.sockets} socket{'s' * (p.point.base.sockets > 1)}" for p in ps], fontsize=8)
-        groups.tick_params(length=0)
-        groups.spines["bottom"].set_visible(False)
+        ax.set_xticks([i * 2.6 + 0.5 for i in range(len(ps))],
+                      [f"{p.point.base.sockets} socket{'s' * (p.point.base.sockets > 1)}" for p in ps], fontsize=8)
         ax.set_title(textwrap.fill(name, 44), fontsize=9)
-    axes[0][0].set_ylabel("simulated ns per operation")
-    handles = [Patch(facecolor=c, edgecolor=EDGE, label=label) for _, label, c in TURN_KINDS]
+        ax.set_ylabel("simulated ns per operation\n(1 / throughput, all threads)", fontsize=9)
+    handles = [Patch(facecolor=TURN_GREYS[kind], edgecolor=EDGE, label=label) for label, kind in CHAIN_ROWS]
     handles.append(Patch(facecolor=NOT_TURNS[1], edgecolor=EDGE, label=NOT_TURNS[0]))
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, title="the hottest line went",
+    handles += [Patch(facecolor="white", edgecolor=EDGE, hatch=BASE_HATCH, label=f"{e.base_name} (left)"),
+                Patch(facecolor="white", edgecolor=EDGE, label=f"{e.new_name} (right)")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, title="the hottest line went to",
                title_fontsize=8)
     fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {d.id}: the time per operation by where the hottest line "
                              f"went ({e.repetitions} repetitions: mean, min-max)", fig.get_figwidth(), 11), fontsize=11)
