@@ -179,8 +179,8 @@ def turns_per_op(m: RunMetrics) -> TurnsPerOp | None:
         return None
     ops = m.run.ops * m.run.roi_seconds / m.run.measured_seconds
     return TurnsPerOp(per_op={k: getattr(c, k).count / ops for _, k in CHAIN_ROWS},
-                 ns_per_op={k: getattr(c, k).ticks / 1000 / ops for _, k in CHAIN_ROWS},   # ticks are ps
-                 span_ns_per_op=c.span_ticks / 1000 / ops, time_ns_per_op=1e9 / m.throughput)
+                      ns_per_op={k: getattr(c, k).ticks / 1000 / ops for _, k in CHAIN_ROWS},   # ticks are ps
+                      span_ns_per_op=c.span_ticks / 1000 / ops, time_ns_per_op=1e9 / m.throughput)
 
 
 def chain_table(base: RunMetrics, new: RunMetrics) -> Table | None:

@@ -69,8 +69,9 @@ def _throughput_bars(res: SeedResult, points: list, ax, grouped: bool = False) -
             b.set_hatchcolor(hatch_colour(policy_colour(spec.policy)))
         first = specs[0]
         # the name the seed gives, with what the colour and hatch stand for unless the name says it
-        what = ([] if name in (first.policy, first.kernel) else [first.policy]) + ([] if name == first.layout else
-                                                                                   [f"layout {first.layout}"])
+        # a kernel's run: the kernel is its layout too (the spec's layout is not what its dentry has)
+        what = ([] if name in (first.policy, first.kernel) else [first.policy]) + (
+            [] if name == first.layout or first.kernel else [f"layout {first.layout}"])
         label = f"layout {name}" if name == first.layout else name
         handles.append(Patch(facecolor=policy_colour(first.policy), edgecolor=EDGE, hatch=LAYOUT_HATCH.get(first.layout, ""),
                              label=f"{label} ({', '.join(what)})" if what else label))
