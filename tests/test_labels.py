@@ -24,7 +24,8 @@ def test_full_system_runs_are_named_by_kernel_and_placement():
         # (every run recorded under a declaration, 004-fsv3 on, is since the fix)
         variant, size = re.match(r"fs-stat_file-(.+?)-(\d+x\d+)-", i).groups()
         kernel = "pre611 (built as hybrid184)" if variant == "pre611" and "-d004-fsv" not in i else variant
-        assert label.startswith(f"fs {kernel} stat {size}, dentry "), label
+        op = "open_close" if "-opopenclose" in i else "stat"   # the operation each CPU repeats
+        assert label.startswith(f"fs {kernel} {op} {size}, dentry "), label
         window = re.search(r"-win(\d+)-", i).group(1)   # each run's own window
         assert label.split(", ")[-1].split(" #")[0].split(" [")[0] == f"{window} µs window", label
         assert "retry100" not in label and "shared" not in label   # the kernel is the policy and the layout

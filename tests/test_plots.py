@@ -136,11 +136,15 @@ def test_matrix_diagonal_is_annotated_and_explained(ms, drawn):
 
 
 def bar_panels(fig, ms) -> list:
-    """The bar panels of a figure with the configurations (first repetitions) each shows, in order."""
-    titles = [name.replace(", ", "\n", 1) for name, _ in plots.panel_groups(ms)]
+    """The bar panels of a figure with the configurations (first repetitions) each shows, in order; a panel too
+    wide for a row comes in parts ("(1 of 2)")."""
+    groups = plots.panel_groups(plots.first_repetitions(ms))
+    parts = [part for row in plots._pack(groups) for part in row]
+    titles = [name.replace(", ", "\n", 1) for name, _ in parts]
     axes = [ax for ax in fig.axes if ax.get_title() in titles]
     assert [ax.get_title() for ax in axes] == titles
-    return [(ax, plots.first_repetitions(g)) for ax, (_, g) in zip(axes, plots.panel_groups(ms))]
+    assert [m for _, g in parts for m in g] == [m for _, g in groups for m in g]
+    return [(ax, g) for ax, (_, g) in zip(axes, parts)]
 
 
 def test_throughput_one_bar_per_configuration_in_its_policy_colour(ms, drawn):
