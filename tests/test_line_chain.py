@@ -4,6 +4,7 @@ streams built so that every gap's kind and length is known."""
 import pytest
 
 from cohtb.analysis import compare, line_chain, pipeline
+from cohtb.report.turns_summary import turns_summary
 from cohtb.contract import Kind
 from cohtb.report.html import Details, fold_pairs
 from cohtb.run.manifest import Measure
@@ -116,3 +117,20 @@ def test_the_report_folds_the_turns_with_their_pair(tmp_path):
     folded = [f for f in fold_pairs(tables) if isinstance(f, Details)]
     assert len(folded) == 1
     assert [t.title.split(":")[0] for t in folded[0].tables][1:] == ["Attribution", compare.TURNS_TITLE]
+
+
+def test_the_summary_gives_each_arm_its_turns_over_the_repetitions(tmp_path):
+    """Two repetitions of one arm: 30 turns to another socket in one, 15 in the other, 30 ns each; a run without a
+    chain leaves no table."""
+    base, new = metrics(tmp_path, ops=(100, 100))
+    for m, other in ((base, 30), (new, 15)):
+        m.analysis.chain = line_chain.LineChain(
+            line=m.analysis.chain.line, span_ticks=1_500_000,
+            other_socket=line_chain.Gaps(count=other, ticks=other * 30_000),
+            same_socket=line_chain.Gaps(count=100, ticks=500_000), same_core=line_chain.Gaps(count=0, ticks=0))
+    table = turns_summary("t", [("arm", [base, new])])
+    # base: 100 ops in 2,000 ns, new: 100 in 1,000 ns; a kind with no turn in any run has no time per turn
+    assert table.rows == [["arm", "0.2 (0.1-0.3), 30 (30-30) ns each", "1.0 (1.0-1.0), 5 (5-5) ns each",
+                           "0.0 (0.0-0.0)", "15 (10-20)", "2"]]
+    new.analysis.chain = None
+    assert turns_summary("t", [("arm", [base, new])]) is None

@@ -24,13 +24,13 @@ def pair_table(base: RunMetrics, new: RunMetrics) -> Table:
         rows.append(["operations that took the lock", f"{base.locked_share * 100:.1f}%", f"{new.locked_share * 100:.1f}%",
                      pct(base.locked_share, new.locked_share)])
     fields = list(dict.fromkeys(list(base.fields) + list(new.fields)))
-    one_object = len({f.split(".", 1)[0] for f in fields}) == 1   # then the field's name alone says it
+    alone = one_object(fields)
     for field in fields:
         b, n = base.fields.get(field, {}), new.fields.get(field, {})
         if b.get("lines") and n.get("lines"):
             bv, nv = b["transfers"] + b["dirtyReads"], n["transfers"] + n["dirtyReads"]
             if bv or nv:   # a field untouched in both runs says nothing about the change
-                name = field.split(".", 1)[-1] if one_object else field
+                name = field.split(".", 1)[-1] if alone else field
                 rows.append([f"{name}: transfers + HITM/op", num(bv), num(nv), pct(bv, nv)])
     return Table(f"{base.label} -> {new.label}", ["", "base", "new", "% change"], rows)
 
@@ -71,16 +71,35 @@ def line_keys(m: RunMetrics, lines=None) -> dict[int, str]:
     addresses."""
     names = {r.line: r.fields for r in m.analysis.regions}
     symbols = {k.line: k.symbols for k in m.run.manifest.kernel_symbols}   # full-system runs: the kernel's globals
+    alone = one_object([f for fields in names.values() for f in fields])
     out = {}
     for line in m.analysis.ideal.lines if lines is None else lines:
         fields = names.get(line)
         if fields:
-            out[line] = "line of " + ", ".join(f.split(".", 1)[-1] for f in fields)
+            out[line] = "line of " + fields_text(fields, alone)
         elif line in symbols:
             out[line] = "line of kernel " + symbols_text(symbols[line])
         else:
             out[line] = f"line at {m.analysis.address(line):#x}"   # an address, as perf c2c shows a line
     return out
+
+
+def one_object(fields: list[str]) -> bool:
+    """Whether the fields ("object.field") are all of one object: then a field's name alone says which it is."""
+    return len({f.split(".", 1)[0] for f in fields}) <= 1
+
+
+def fields_text(fields: list[str], alone: bool) -> str:
+    """The fields ("object.field") on one line; unless the run's fields are all of one object (alone), each
+    object's after its name once ("tmpfs_root's d_lockref, d_lru/d_wait"): two objects of one type (a file's dentry
+    and its directory's) have the same fields, and their lines must not be taken, or added up, as one."""
+    if alone:
+        return ", ".join(f.split(".", 1)[-1] for f in fields)
+    objects: dict[str, list[str]] = {}
+    for f in fields:
+        o, _, field = f.rpartition(".")
+        objects.setdefault(o, []).append(field)
+    return "; ".join(f"{o}'s {', '.join(fs)}" if o else ", ".join(fs) for o, fs in objects.items())
 
 
 def symbols_text(syms: list[str], most: int = 3, most_fields: int = 8) -> str:

@@ -18,6 +18,7 @@ from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
 from cohtb.report.arm_summary import arm_table
 from cohtb.report.queue_table import queue_table
+from cohtb.report.turns_summary import turns_summary
 from cohtb.report.lister_table import lister_table
 from cohtb.experiments import method_changes
 from cohtb.fs.kernel import built_label
@@ -435,6 +436,9 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
                 "socket, to the same core again, and the time the line's turns do not cover (before its first event "
                 "or after its last in the trace). A turn is the transfer and the new owner's time with the line; "
                 "where the line waits for nobody, its gaps hold that wait too.", 100), ""]
+            summary = turns_summary(f"Seed {e.seed}, declaration {res.declaration.id}: the hottest line's turns per "
+                                    "operation, every repetition", arms(res))
+            out += [summary.markdown()] if summary else []
         if i >= series_from:   # a series figure
             drawn = [m for runs in res.series[i - series_from].runs.values() for m in runs]
             middle = ("queued for the spinlock (the kernel's queued acquisitions, counted from each CPU's writes "

@@ -30,6 +30,11 @@ from matplotlib.patches import Patch  # noqa: E402
 SIMULATED = "#222222"   # the simulated speed-up's markers: not a policy, so none of the palette's colours
 
 
+def speedup_label(e) -> str:
+    """The speed-up axis' label, wrapped between words only (a kernel's name such as lockref-off stays whole)."""
+    return textwrap.fill(f"speed-up {e.new_name} / {e.base_name} (log)", 32, break_on_hyphens=False)
+
+
 def _log_limits(values: list[float], pad: float = 0.08) -> tuple[float, float]:
     """A log axis' ends around values and 1x, with pad of its span each side: a marker at the end is not cut."""
     lo, hi = np.log(min([1.0, *values])), np.log(max([1.0, *values]))
@@ -139,7 +144,7 @@ def draw_seed(res: SeedResult):
     bx.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     bx.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
     bx.set_yticks(y, labels, fontsize=7)
-    bx.set_xlabel(textwrap.fill(f"speed-up {e.new_name} / {e.base_name} (log)", 32))
+    bx.set_xlabel(speedup_label(e))
     bx.set_title("Speed-up: simulated vs published", fontsize=10)
     # one legend for both panels, under them: never over a bar or a marker, and no empty band beside a panel
     fig.legend(handles=handles + bx.get_legend_handles_labels()[0], loc="outside lower center", ncol=4, fontsize=8)
@@ -193,7 +198,7 @@ def draw_shape(res: SeedResult):
         ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
         said = "reproduced" if verdicts[name].reproduced else "not reproduced"
         ax.set_title(textwrap.fill(f"{name}: {said}", 44), fontsize=9)
-    axes[0][0].set_ylabel(textwrap.fill(f"speed-up {e.new_name} / {e.base_name} (log)", 32))
+    axes[0][0].set_ylabel(speedup_label(e))
     fig.legend(handles=axes[0][0].get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)
     fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {d.id}: the speed-up over the sockets, judged as a series "
                              f"({d.rule})", fig.get_figwidth(), 11), fontsize=11)
