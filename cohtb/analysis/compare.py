@@ -99,7 +99,8 @@ def fields_text(fields: list[str], alone: bool) -> str:
     for f in fields:
         o, _, field = f.rpartition(".")
         objects.setdefault(o, []).append(field)
-    return "; ".join(f"{o}'s {', '.join(fs)}" if o else ", ".join(fs) for o, fs in objects.items())
+    return "; ".join(f"{o}'s {', '.join(fs)}" if o and fs != [o] else ", ".join(fs)   # a lone counter is its field
+                     for o, fs in objects.items())
 
 
 def symbols_text(syms: list[str], most: int = 3, most_fields: int = 8) -> str:

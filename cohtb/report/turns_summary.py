@@ -32,4 +32,5 @@ def turns_summary(title: str, arms: list[tuple[str, list[RunMetrics]]]) -> Table
                  "went to a core of another socket, to another core of the same socket and to the same core again, "
                  "and the mean gap from that turn to the next (the transfer and the new owner's time with the line, "
                  "and any time nobody wanted it); mean (min-max) over the repetitions. The time per operation is "
-                 "1 / throughput over all threads: where the turns' time comes near it, the line sets the pace.")
+                 "1 / throughput over all threads. A gap near the machine's transfer times (docs/machine.md) is a "
+                 "line in demand; a longer one holds a lock's hold and hand-over, or a wait for the next user.")
