@@ -74,6 +74,28 @@ def test_upgrades_silent_and_not(tmp_path):
     assert rows == [(18, 0, "WRITE", "SM"), (30, 2, "WRITE", "E"), (45, 3, "INV", "S"), (59, 3, "WRITE", "IM")]
 
 
+def test_the_first_store_into_a_line_a_read_brought_unique_dirty_is_a_write(tmp_path):
+    """A socket cache may answer a read with a written-back line unique and dirty (UD): the reader's first store is a
+    hit with no request, yet it is its write (a writer's snoop later takes a line this core wrote), as UC -> UD is.
+    Only the first store; and not once a snoop has taken or shared the copy (the store is a request then)."""
+    rows, counts = events_of(tmp_path, "".join([
+        chi(10, 4, "Load", "I", "BUSY_BLKD"), data(20, 4, "CompData_UD_PD"), chi(22, 4, "Final", "BUSY_INTR", "UD"),
+        chi(30, 4, "Load", "UD", "BUSY_BLKD"), chi(31, 4, "Final", "BUSY_BLKD", "UD"),
+        chi(40, 4, "Store", "UD", "BUSY_BLKD"), chi(41, 4, "Final", "BUSY_BLKD", "UD"),
+        chi(50, 4, "Store", "UD", "BUSY_BLKD"), chi(51, 4, "Final", "BUSY_BLKD", "UD"),
+        # read UD again, a writer's snoop takes it before any store: the next store is a miss
+        chi(60, 4, "SnpUnique", "UD", "BUSY_BLKD"), chi(61, 4, "Final", "BUSY_BLKD", "I"),
+        chi(70, 4, "Load", "I", "BUSY_BLKD"), data(80, 4, "CompData_UD_PD"), chi(82, 4, "Final", "BUSY_INTR", "UD"),
+        chi(90, 4, "SnpShared", "UD", "BUSY_BLKD"), chi(91, 4, "Final", "BUSY_BLKD", "SC"),
+        chi(100, 4, "Store", "SC", "BUSY_BLKD"), chi(108, 4, "Comp_UC", "BUSY_INTR", "BUSY_BLKD"),
+        chi(108, 4, "CheckUpgrade_FromStore", "BUSY_BLKD", "BUSY_BLKD"), chi(110, 4, "Final", "BUSY_INTR", "UD"),
+        chi(120, 4, "Store", "UD", "BUSY_BLKD"), chi(121, 4, "Final", "BUSY_BLKD", "UD"),
+    ]))
+    assert rows == [(21, 0, "READ", "IS"), (40, 0, "WRITE", "E"), (60, 0, "FWD_GETX", "M"), (81, 0, "READ", "IS"),
+                    (90, 0, "FWD_GETS", "M"), (108, 0, "WRITE", "SM")]
+    assert counts["chi_stores_after_read_ud"] == 1
+
+
 def test_a_snoop_after_the_answer_meets_the_new_data(tmp_path):
     """gem5 answers the core when the data comes; the line stays busy for the fill (and a victim's eviction), and a
     snoop served meanwhile takes the new copy: the write's transfer onward, not a core without a copy."""

@@ -14,8 +14,8 @@
  * States map to the contract's MESI names: SC -> S, UC -> E, UD -> M; SD (dirty, shared: this L1 answers for the
  * line's data after a dirty read) -> S, since the monitor's line is shared then. The l1_state of an event is the
  * MESI state of the same moment: a READ's is IS (IS_I when a snoop took the copy before the data came), a WRITE's
- * IM (a miss, or an upgrade whose copy a snoop took), SM (an upgrade) or E (the silent UC->UD), an EVICT's S (SC),
- * M_I (a writeback), E or M (a recall). */
+ * IM (a miss, or an upgrade whose copy a snoop took), SM (an upgrade) or E (the silent UC->UD, or the first store
+ * into a line a read brought UD), an EVICT's S (SC), M_I (a writeback), E or M (a recall). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,33 +63,68 @@ int chi_has_map(void) { return versions > 0; }
 static unsigned data_messages = 2;
 void chi_set_line_size(long line_size) { data_messages = line_size > DATA_CHANNEL_BYTES ? (unsigned)(line_size / DATA_CHANNEL_BYTES) : 1; }
 
-/* Open requests by (core, line): a request is in flight for hundreds of ns, so the table stays small; open
- * addressing with backward-shift deletion. */
+/* Tables by (core, line), open addressing with backward-shift deletion: an entry's first member is its key. */
+struct key { uint64_t line; uint32_t core; uint8_t used; };
+
+static uint32_t probe(void *table, size_t stride, uint32_t mask, uint32_t core, uint64_t line) {
+  uint64_t h = (line * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)core * 0xC2B2AE3D27D4EB4Full);
+  uint32_t i = (uint32_t)(h >> 40) & mask;
+  for (struct key *k; (k = (struct key *)((char *)table + i * stride))->used && !(k->core == core && k->line == line);)
+    i = (i + 1) & mask;
+  return i;
+}
+
+static void remove_at(void *table, size_t stride, uint32_t mask, uint32_t i) {
+  ((struct key *)((char *)table + i * stride))->used = 0;
+  for (uint32_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+    struct key *k = (struct key *)((char *)table + j * stride);
+    if (!k->used) break;
+    uint32_t home = probe(table, stride, mask, k->core, k->line);   /* re-place entries after the hole */
+    if (home != j) { memcpy((char *)table + home * stride, k, stride); k->used = 0; }
+  }
+}
+
+/* Open requests: a request is in flight for hundreds of ns, so the table stays small. */
 #define SLOTS (1u << 16)
 /* cur: the line's data state at the core now (the request's start, I once a snoop took the copy, the data's state
  * once it arrived); served: gem5 has answered the core (its READ or WRITE is out); after: a snoop gave evidence
  * after that; evicted: an EVICT is out (a recall, or a copy taken before the data came). */
-static struct { uint64_t line; uint32_t core; uint8_t used, kind, from, cur, invalidated, served, after, evicted, chunks; } open_req[SLOTS];
+static struct { struct key k; uint8_t kind, from, cur, invalidated, served, after, evicted, chunks; } open_req[SLOTS];
 static uint32_t open_count;
 
-static uint32_t slot_of(uint32_t core, uint64_t line) {
-  uint64_t h = (line * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)core * 0xC2B2AE3D27D4EB4Full);
-  uint32_t i = (uint32_t)(h >> 40) & (SLOTS - 1);
-  while (open_req[i].used && !(open_req[i].core == core && open_req[i].line == line)) i = (i + 1) & (SLOTS - 1);
-  return i;
-}
+static uint32_t slot_of(uint32_t core, uint64_t line) { return probe(open_req, sizeof open_req[0], SLOTS - 1, core, line); }
 
 static void drop(uint32_t i) {
-  open_req[i].used = 0;
+  remove_at(open_req, sizeof open_req[0], SLOTS - 1, i);
   open_count--;
-  for (uint32_t j = (i + 1) & (SLOTS - 1); open_req[j].used; j = (j + 1) & (SLOTS - 1)) {
-    uint32_t home = slot_of(open_req[j].core, open_req[j].line);   /* re-place entries after the hole */
-    if (home != j) { open_req[home] = open_req[j]; open_req[j].used = 0; }
-  }
+}
+
+/* The lines a core holds UD because a read brought them so (a socket cache may hand a written-back line up unique
+ * and dirty), not yet stored into: its first store is a hit that CHI logs as no request, yet it is the core's
+ * write, as the silent UC -> UD is. One per line a core holds: at most every L1's lines. */
+#define HELD_SLOTS (1u << 20)
+static struct key read_ud[HELD_SLOTS];
+static uint32_t read_ud_count;
+
+static void read_ud_add(uint64_t lineno, uint32_t core, uint64_t line) {
+  uint32_t i = probe(read_ud, sizeof read_ud[0], HELD_SLOTS - 1, core, line);
+  if (read_ud[i].used) return;
+  if (read_ud_count >= HELD_SLOTS / 2) fail(lineno, "more than %u lines held unique and dirty from a read", HELD_SLOTS / 2);
+  read_ud[i] = (struct key){line, core, 1};
+  read_ud_count++;
+}
+
+/* 1 if the core held the line UD from a read (and forgets it). */
+static int read_ud_take(uint32_t core, uint64_t line) {
+  uint32_t i = probe(read_ud, sizeof read_ud[0], HELD_SLOTS - 1, core, line);
+  if (!read_ud[i].used) return 0;
+  remove_at(read_ud, sizeof read_ud[0], HELD_SLOTS - 1, i);
+  read_ud_count--;
+  return 1;
 }
 
 static uint64_t l1_transitions, other_caches, requests, hits, stalls, snoops, shared_snoops, hazards, no_copy,
-    recalls, unopened;
+    recalls, unopened, read_ud_stores;
 
 static int is_invalidating(const char *ev) {
   return !strcmp(ev, "SnpUnique") || !strcmp(ev, "SnpUniqueFwd") || !strcmp(ev, "SnpCleanInvalid");
@@ -152,6 +187,7 @@ static void serve(uint64_t lineno, uint64_t tick, uint64_t line, uint32_t core, 
     } else {
       emit(lineno, tick, line, core, COHTB_READ, COHTB_L1_IS);
       open_req[i].cur = (uint8_t)got;
+      if (got == CHI_UD) read_ud_add(lineno, core, line);
     }
   } else {
     int kept_copy = open_req[i].kind == OPEN_UPGRADE && !open_req[i].invalidated;
@@ -178,11 +214,11 @@ void chi_transition(uint64_t lineno, uint64_t tick, uint64_t version, const char
   uint32_t i = slot_of(core, line);
 
   int opens = f != CHI_BUSY && t == CHI_BUSY;   /* a transaction starts (a snoop's too, which its Final ends) */
-  if (opens && open_req[i].used)
+  if (opens && open_req[i].k.used)
     fail(lineno, "core %" PRIu32 " opens a second transaction on line %#" PRIx64 " before the first's Final", core, line);
   if (opens && open_count >= SLOTS / 2) fail(lineno, "more than %u transactions in flight", SLOTS / 2);
   if (opens) {
-    open_req[i].used = 1, open_req[i].core = core, open_req[i].line = line, open_req[i].kind = OPEN_SNOOP;
+    open_req[i].k = (struct key){line, core, 1}, open_req[i].kind = OPEN_SNOOP;
     open_req[i].from = open_req[i].cur = (uint8_t)f;
     open_req[i].invalidated = open_req[i].served = open_req[i].after = open_req[i].evicted = open_req[i].chunks = 0;
     open_count++;
@@ -191,7 +227,7 @@ void chi_transition(uint64_t lineno, uint64_t tick, uint64_t version, const char
   if (is_snoop && state_is(from, flen, "BUSY_INTR") && state_is(to, tlen, "BUSY_BLKD")) {
     /* A hazard: the snoop meets this core's open transaction, in the line's data state of the moment. */
     hazards++;
-    if (!open_req[i].used) { unopened++; snoop(lineno, tick, line, core, ev, CHI_I, 0); return; }
+    if (!open_req[i].k.used) { unopened++; snoop(lineno, tick, line, core, ev, CHI_I, 0); return; }
     enum chi_state st = (enum chi_state)open_req[i].cur;
     int writeback = open_req[i].kind == OPEN_EVICTION && (st == CHI_UD || st == CHI_SD || st == CHI_UC);
     if (snoop(lineno, tick, line, core, ev, st, writeback)) open_req[i].evicted = 1;
@@ -211,19 +247,20 @@ void chi_transition(uint64_t lineno, uint64_t tick, uint64_t version, const char
       if (f == CHI_I) kind = OPEN_STORE_MISS;
       else if (f == CHI_SC || f == CHI_SD) kind = OPEN_UPGRADE;
       else if (f == CHI_UC) kind = OPEN_SILENT_UPGRADE;
+      else if (f == CHI_UD && read_ud_take(core, line)) kind = OPEN_SILENT_UPGRADE, read_ud_stores++;
     } else if (strstr(ev, "_Eviction")) {
       kind = OPEN_EVICTION;
     }
     if (kind == OPEN_LOAD_MISS || kind == OPEN_STORE_MISS || kind == OPEN_UPGRADE) requests++;
     else if (kind == OPEN_HIT) hits++;
     open_req[i].kind = (uint8_t)kind;
-    if (kind == OPEN_SILENT_UPGRADE) {   /* UC -> UD without a message: the store is done at once (StoreHit) */
+    if (kind == OPEN_SILENT_UPGRADE) {   /* UC (or a read's UD) -> UD without a message: done at once (StoreHit) */
       emit(lineno, tick, line, core, COHTB_WRITE, COHTB_L1_E);
       open_req[i].served = 1, open_req[i].cur = CHI_UD;
     }
     return;
   }
-  if (!open_req[i].used) {
+  if (!open_req[i].k.used) {
     if (!strcmp(ev, "Final")) unopened++;   /* opened before the trace began */
     return;
   }
@@ -242,6 +279,7 @@ void chi_transition(uint64_t lineno, uint64_t tick, uint64_t version, const char
   int served = open_req[i].served, after = open_req[i].after, evicted = open_req[i].evicted;
   enum chi_state was = (enum chi_state)open_req[i].from;
   drop(i);
+  if (t != CHI_UD) read_ud_take(core, line);   /* the copy gone or shared: a store from here on is a request */
   if (kind == OPEN_EVICTION) {
     if (t != CHI_I) fail(lineno, "core %" PRIu32 "'s eviction of line %#" PRIx64 " closed in %.*s, not I", core, line, (int)tlen, to);
     if (!evicted) emit(lineno, tick, line, core, COHTB_EVICT, was == CHI_SC ? COHTB_L1_S : COHTB_L1_M_I);
@@ -256,7 +294,7 @@ void chi_print_counts(FILE *out) {
   fprintf(out, ", \"chi_l1_transitions\": %" PRIu64 ", \"chi_other_caches\": %" PRIu64 ", \"chi_requests\": %" PRIu64
           ", \"chi_hits\": %" PRIu64 ", \"chi_stalls\": %" PRIu64 ", \"chi_snoops\": %" PRIu64 ", \"chi_shared_snoops\": %" PRIu64
           ", \"chi_hazards\": %" PRIu64 ", \"chi_snoops_without_copy\": %" PRIu64 ", \"chi_recalls\": %" PRIu64
-          ", \"chi_finals_unopened\": %" PRIu64 ", \"chi_open_at_end\": %" PRIu32,
+          ", \"chi_finals_unopened\": %" PRIu64 ", \"chi_stores_after_read_ud\": %" PRIu64 ", \"chi_open_at_end\": %" PRIu32,
           l1_transitions, other_caches, requests, hits, stalls, snoops, shared_snoops, hazards, no_copy, recalls, unopened,
-          open_count);
+          read_ud_stores, open_count);
 }
