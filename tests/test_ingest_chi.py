@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from cohtb.analysis.analyse import analyse_event_file
+from cohtb.cli import main
 from cohtb.contract import L1_STATES, Kind
 from cohtb.errors import CohtbError
 from cohtb.trace import events as ev
@@ -74,26 +76,61 @@ def test_upgrades_silent_and_not(tmp_path):
     assert rows == [(18, 0, "WRITE", "SM"), (30, 2, "WRITE", "E"), (45, 3, "INV", "S"), (59, 3, "WRITE", "IM")]
 
 
+def read_ud(tick: int, version: int = 4) -> list[str]:
+    """A load miss answered unique and dirty (a socket cache handing up a written-back line)."""
+    return [chi(tick, version, "Load", "I", "BUSY_BLKD"), data(tick + 10, version, "CompData_UD_PD"),
+            chi(tick + 12, version, "Final", "BUSY_INTR", "UD")]
+
+
 def test_the_first_store_into_a_line_a_read_brought_unique_dirty_is_a_write(tmp_path):
-    """A socket cache may answer a read with a written-back line unique and dirty (UD): the reader's first store is a
-    hit with no request, yet it is its write (a writer's snoop later takes a line this core wrote), as UC -> UD is.
-    Only the first store; and not once a snoop has taken or shared the copy (the store is a request then)."""
+    """A socket cache may answer a read with a written-back line unique and dirty (UD): the reader's first store (or
+    atomic) is a hit with no request, yet it is its write (a writer's snoop later takes a line this core wrote), as
+    UC -> UD is. Only the first; a store held back while the load's fill is busy counts when it is taken."""
     rows, counts = events_of(tmp_path, "".join([
-        chi(10, 4, "Load", "I", "BUSY_BLKD"), data(20, 4, "CompData_UD_PD"), chi(22, 4, "Final", "BUSY_INTR", "UD"),
+        *read_ud(10),
         chi(30, 4, "Load", "UD", "BUSY_BLKD"), chi(31, 4, "Final", "BUSY_BLKD", "UD"),
         chi(40, 4, "Store", "UD", "BUSY_BLKD"), chi(41, 4, "Final", "BUSY_BLKD", "UD"),
         chi(50, 4, "Store", "UD", "BUSY_BLKD"), chi(51, 4, "Final", "BUSY_BLKD", "UD"),
-        # read UD again, a writer's snoop takes it before any store: the next store is a miss
-        chi(60, 4, "SnpUnique", "UD", "BUSY_BLKD"), chi(61, 4, "Final", "BUSY_BLKD", "I"),
-        chi(70, 4, "Load", "I", "BUSY_BLKD"), data(80, 4, "CompData_UD_PD"), chi(82, 4, "Final", "BUSY_INTR", "UD"),
-        chi(90, 4, "SnpShared", "UD", "BUSY_BLKD"), chi(91, 4, "Final", "BUSY_BLKD", "SC"),
-        chi(100, 4, "Store", "SC", "BUSY_BLKD"), chi(108, 4, "Comp_UC", "BUSY_INTR", "BUSY_BLKD"),
-        chi(108, 4, "CheckUpgrade_FromStore", "BUSY_BLKD", "BUSY_BLKD"), chi(110, 4, "Final", "BUSY_INTR", "UD"),
-        chi(120, 4, "Store", "UD", "BUSY_BLKD"), chi(121, 4, "Final", "BUSY_BLKD", "UD"),
+        *read_ud(110, version=6)[:2],
+        chi(122, 6, "Store", "BUSY_BLKD", "BUSY_BLKD"),   # stalled behind the fill, retried once it ends
+        chi(123, 6, "Final", "BUSY_INTR", "UD"), chi(124, 6, "Store", "UD", "BUSY_BLKD"),
+        chi(125, 6, "Final", "BUSY_BLKD", "UD"),
+        *read_ud(210, version=8),
+        chi(230, 8, "AtomicStore", "UD", "BUSY_BLKD"), chi(231, 8, "Final", "BUSY_BLKD", "UD"),
     ]))
-    assert rows == [(21, 0, "READ", "IS"), (40, 0, "WRITE", "E"), (60, 0, "FWD_GETX", "M"), (81, 0, "READ", "IS"),
-                    (90, 0, "FWD_GETS", "M"), (108, 0, "WRITE", "SM")]
-    assert counts["chi_stores_after_read_ud"] == 1
+    assert rows == [(21, 0, "READ", "IS"), (40, 0, "WRITE", "E"), (121, 1, "READ", "IS"), (124, 1, "WRITE", "E"),
+                    (221, 2, "READ", "IS"), (230, 2, "WRITE", "E")]
+    assert counts["chi_stores_after_read_ud"] == 3
+
+
+@pytest.mark.parametrize("loses", [
+    [chi(30, 4, "SnpUnique", "UD", "BUSY_BLKD"), chi(31, 4, "Final", "BUSY_BLKD", "I")],
+    [chi(30, 4, "Local_Eviction", "UD", "BUSY_BLKD"), chi(31, 4, "SendWriteBackOrWriteEvict", "BUSY_BLKD", "BUSY_INTR"),
+     chi(32, 4, "Final", "BUSY_INTR", "I")],
+    [chi(30, 4, "SnpCleanInvalid", "UD", "BUSY_BLKD"), chi(31, 4, "Final", "BUSY_BLKD", "I")],
+], ids=["taken by a writer", "evicted", "recalled"])
+def test_a_read_ud_line_whose_copy_is_lost_before_a_store_is_written_by_a_request(tmp_path, loses):
+    """Once the copy a read brought UD is gone, the core's store is a miss (its own WRITE), and a later store into
+    the line that miss brought UD is a plain hit: the read's mark does not outlive the copy."""
+    rows, counts = events_of(tmp_path, "".join([
+        *read_ud(10), *loses,
+        chi(40, 4, "Store", "I", "BUSY_BLKD"), data(50, 4, "CompData_UD_PD"), chi(52, 4, "Final", "BUSY_INTR", "UD"),
+        chi(60, 4, "Store", "UD", "BUSY_BLKD"), chi(61, 4, "Final", "BUSY_BLKD", "UD"),
+    ]))
+    assert [r for r in rows if r[2] in ("READ", "WRITE")] == [(21, 0, "READ", "IS"), (51, 0, "WRITE", "IM")]
+    assert counts["chi_stores_after_read_ud"] == 0
+
+
+def test_a_read_ud_line_a_snoop_shares_is_written_by_an_upgrade(tmp_path):
+    rows, counts = events_of(tmp_path, "".join([
+        *read_ud(10),
+        chi(30, 4, "SnpShared", "UD", "BUSY_BLKD"), chi(31, 4, "Final", "BUSY_BLKD", "SC"),
+        chi(40, 4, "Store", "SC", "BUSY_BLKD"), chi(48, 4, "Comp_UC", "BUSY_INTR", "BUSY_BLKD"),
+        chi(48, 4, "CheckUpgrade_FromStore", "BUSY_BLKD", "BUSY_BLKD"), chi(50, 4, "Final", "BUSY_INTR", "UD"),
+        chi(60, 4, "Store", "UD", "BUSY_BLKD"), chi(61, 4, "Final", "BUSY_BLKD", "UD"),
+    ]))
+    assert rows == [(21, 0, "READ", "IS"), (30, 0, "FWD_GETS", "M"), (48, 0, "WRITE", "SM")]
+    assert counts["chi_stores_after_read_ud"] == 0
 
 
 def test_a_snoop_after_the_answer_meets_the_new_data(tmp_path):
@@ -224,8 +261,6 @@ def test_recorded_gem5_traces(tmp_path, trace):
 
 
 def test_cli_reads_the_controller_map_of_a_run(tmp_path, capsys):
-    from cohtb.cli import main
-
     trace = tmp_path / "t.txt"
     trace.write_text(chi(10, 8, "Store", "I", "BUSY_BLKD") + data(20, 8, "CompData_UD_PD")
                      + chi(21, 8, "Final", "BUSY_INTR", "UD"))
@@ -240,3 +275,21 @@ def test_cli_reads_the_controller_map_of_a_run(tmp_path, capsys):
     assert "bad.json: field 'controllers.l1'" in capsys.readouterr().err
     assert main(["ingest", str(trace), str(tmp_path / "x.cohtb"), "--cores-per-socket", "2"]) == 2
     assert "--controllers RUN/manifest.json" in capsys.readouterr().err
+
+
+def test_a_bare_chi_event_file_is_reconciled_as_chis(tmp_path, capsys):
+    """cohtb replay of an event file alone (an ingest tried on a kept trace) reconciles it as the protocol its
+    header's source names: a line written, written back, read back unique and dirty, then read by another core, is
+    'dirty handed up' (CHI), not a dirty read gem5 alone saw."""
+    events_of(tmp_path, "".join([
+        chi(1, 6, "Store", "I", "BUSY_BLKD"), data(2, 6, "CompData_UD_PD"), chi(4, 6, "Final", "BUSY_INTR", "UD"),
+        chi(5, 6, "Local_Eviction", "UD", "BUSY_BLKD"), chi(6, 6, "Final", "BUSY_BLKD", "I"),
+        *read_ud(10, version=6),
+        chi(30, 8, "Load", "I", "BUSY_BLKD"), chi(31, 6, "SnpShared", "UD", "BUSY_BLKD"),
+        chi(32, 6, "Final", "BUSY_BLKD", "SC"), data(40, 8, "CompData_SC"), chi(42, 8, "Final", "BUSY_INTR", "SC"),
+    ]))
+    assert ev.read_all(tmp_path / "t.events")[0].source["protocol"] == "CHI"
+    assert analyse_event_file(tmp_path / "t.events", None).gem5.totals.dirtyHandedUp == 1
+    assert main(["replay", str(tmp_path / "t.events"), "--lines", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "against gem5: agrees: unexplained 0 of" in out and "dirty handed up 1;" in out

@@ -127,9 +127,11 @@ def analyse(run: Run, out: Path, check_model: bool = False, variant: str = "defa
 
 
 def analyse_event_file(path: Path, out: Path | None, check_model: bool = False, variant: str = "default") -> Analysis:
-    """A bare event file, with no run manifest: counters and per-line figures, no fields and no throughput."""
+    """A bare event file, with no run manifest: counters and per-line figures, no fields and no throughput; reconciled
+    as CHI's where its header's source says the ingest read a CHI trace."""
     header, recs = read_all(path)
-    return analyse_events(Path(path).name, header, recs, out, [], check_model, variant)
+    return analyse_events(Path(path).name, header, recs, out, [], check_model, variant,
+                          dirty_up=header.source.get("protocol") == "CHI")
 
 
 def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None, fields: list, check_model: bool,
@@ -157,7 +159,7 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
             raise CohtbError(f"{name}: RTL and reference model disagree: " + "; ".join(diffs[:8]))
         check = "identical"
 
-    rec = reconcile(recs, header.num_sockets, dirty_up)   # a bare event file names no protocol: not assumed
+    rec = reconcile(recs, header.num_sockets, dirty_up)
     ideal = rec.ideal
     checked = {line: c for line, c in sorted(rec.lines.items()) if c.matched or c.unexplained or c.explained}
     contended = [line for line, c in checked.items() if c.matched >= CONTENDED]

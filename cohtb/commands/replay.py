@@ -45,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"  ideal model (every line, as below): transfers {ideal.transfers:,}, "
               f"cross-socket {ideal.crossSocketTransfers:,}, dirty reads (HITM) {ideal.dirty_reads:,}")
         print(f"  against gem5: {doc.gem5.verdict}")
+        t = doc.gem5.totals
+        print(f"  explained (docs/gem5.md, 'Reconciling'): owner before the trace {t.ownerBeforeTrace:,}, requester "
+              f"after it {t.requesterAfterTrace:,}, writeback forwards {t.writebackForwards:,}, dirty handed up "
+              f"{t.dirtyHandedUp:,}; clean forwards {t.cleanForwards:,}")
         if args.lines:
             print(line_table(doc, args.lines).text())
     return 0

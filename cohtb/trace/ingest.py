@@ -47,7 +47,8 @@ def command(trace: Path | str, out: Path, scratch: Path, socket_of_core: list[in
     if l1d_versions is not None and (socket_of_core is None or len(l1d_versions) != len(socket_of_core)):
         raise CohtbError("a CHI trace needs a core->socket map with one core per L1D version")
     cmd = [str(tool_path()), str(trace), str(out), "--line-size", str(line_size),
-           "--source", json.dumps(source or {}, sort_keys=True)]
+           "--source", json.dumps({**(source or {}), **({"protocol": "CHI"} if l1d_versions is not None else {})},
+                                  sort_keys=True)]   # the protocol: how a bare event file is reconciled
     smap = (check_socket_map(socket_of_core, "socket map") if socket_of_core is not None
             else block_socket_map(cores_per_socket))
     map_file = Path(scratch) / "sockets"
