@@ -5,6 +5,7 @@ import pytest
 
 from cohtb.analysis import compare, line_chain, pipeline
 from cohtb.report.turns_summary import turns_summary
+from cohtb.analysis.metrics import compute
 from cohtb.contract import Kind
 from cohtb.report.html import Details, fold_pairs
 from cohtb.run.manifest import Measure
@@ -134,3 +135,19 @@ def test_the_summary_gives_each_arm_its_turns_over_the_repetitions(tmp_path):
                            "0.0 (0.0-0.0)", "15 (10-20)", "2"]]
     new.analysis.chain = None
     assert turns_summary("t", [("arm", [base, new])]) is None
+
+
+def test_every_count_per_operation_is_per_operation_of_the_region(tmp_path):
+    """The monitor counts the region; a timed run's operations are the window's: 40 ops in a 1 µs window whose
+    region was 0.5 µs are 20 of the region, for the ping-pong per op, the fields' and the attribution's alike."""
+    _, new = metrics(tmp_path)
+    costs = sum(compare.line_costs(new).values())   # fixed work: the region is the measured part, 40 ops
+    new.run.manifest.workload.measure = Measure(mode="window", warmup_ns=0, window_ns=1000, interval_ns=1000, intervals=1)
+    new.run.manifest.roi.seconds = 0.5e-6
+    assert new.run.region_ops == pytest.approx(20)
+    m = compute(new.run, new.analysis)
+    assert m.per_op["transfers"] == pytest.approx(new.analysis.rtl.totals["transfers"] / 20)
+    field = next(f for f in m.fields.values() if f["lines"])
+    assert field["transfers"] * 20 == pytest.approx(sum(new.analysis.rtl.regions[r.index]["transfers"]
+                                                        for r in new.analysis.regions if r.line in field["lines"]))
+    assert sum(compare.line_costs(m).values()) * 20 == pytest.approx(costs * 40)

@@ -135,7 +135,7 @@ def line_costs(m: RunMetrics) -> dict[str, float]:
         key = keys[line]
         rem = st.crossSocketTransfers + st.dirtyReadsRemote
         loc = st.transfers - st.crossSocketTransfers + st.dirtyReadsLocal
-        out[key] = out.get(key, 0.0) + (rem * remote + loc * local) / m.run.ops
+        out[key] = out.get(key, 0.0) + (rem * remote + loc * local) / m.run.region_ops
     return out
 
 
@@ -197,7 +197,7 @@ def turns_per_op(m: RunMetrics) -> TurnsPerOp | None:
     c = m.analysis.chain
     if c is None:
         return None
-    ops = m.run.ops * m.run.roi_seconds / m.run.measured_seconds
+    ops = m.run.region_ops
     return TurnsPerOp(per_op={k: getattr(c, k).count / ops for _, k in CHAIN_ROWS},
                       ns_per_op={k: getattr(c, k).ticks / 1000 / ops for _, k in CHAIN_ROWS},   # ticks are ps
                       span_ns_per_op=c.span_ticks / 1000 / ops, time_ns_per_op=1e9 / m.throughput)
@@ -242,7 +242,7 @@ def line_stats(m: RunMetrics, key: str) -> tuple[float, float]:
         if keys[line] == key:
             xs += st.crossSocketTransfers
             dr += st.dirty_reads
-    return xs / m.run.ops, dr / m.run.ops
+    return xs / m.run.region_ops, dr / m.run.region_ops
 
 
 def parse_by(text: str) -> tuple[str, str, str]:

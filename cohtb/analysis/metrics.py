@@ -51,7 +51,7 @@ class RunMetrics:
                 "check": self.check}
 
 
-def per_op(counts: dict[str, int], ops: int) -> dict[str, float]:
+def per_op(counts: dict[str, int], ops: float) -> dict[str, float]:
     """Ping-pong per operation from counters named as the monitor names them (global, region or line)."""
     dr = counts["dirtyReadsLocal"] + counts["dirtyReadsRemote"]
     vals = {"transfers": counts["transfers"], "crossSocketTransfers": counts["crossSocketTransfers"], "dirtyReads": dr,
@@ -123,7 +123,7 @@ SOURCE_IDEAL = "ideal model (no region left)"
 
 def compute(run: Run, a: Analysis) -> RunMetrics:
     m = RunMetrics(run, a, run_label(run))
-    ops = run.ops
+    ops = run.region_ops
     m.per_op = per_op(a.rtl.totals, ops)
     region_of_line = a.region_of_line()
     for f in run.fields:

@@ -30,7 +30,7 @@ def handoff_table(ms: list) -> Table:
     rows = []
     for m in sorted(ms, key=lambda m: (m.spec.policy, m.run.manifest.system.machine)):
         per_increment = m.per_op   # fixed work: the run's operations are its increments
-        transfers = per_increment["transfers"] * m.run.ops
+        transfers = per_increment["transfers"] * m.run.region_ops
         rows.append([m.spec.policy, m.run.manifest.system.machine, f"{m.spec.sockets}x{m.spec.cores_per_socket}",
                      f"{m.run.roi_seconds * 1e3:.3f}", f"{per_increment['transfers']:.2f}",
                      f"{per_increment['crossSocketTransfers']:.2f}", f"{per_increment['dirtyReads']:.2f}",

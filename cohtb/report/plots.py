@@ -467,7 +467,7 @@ def socket_matrix(m: RunMetrics) -> np.ndarray:
     """The monitor's socket x socket transfers per operation (from row to column), at the run's own size: the
     monitor counts in a matrix as large as it was built for, of which a run of S sockets uses the top-left S x S."""
     sockets = m.run.manifest.system.sockets
-    return np.array(m.analysis.rtl.matrix, dtype=float)[:sockets, :sockets] / m.run.ops
+    return np.array(m.analysis.rtl.matrix, dtype=float)[:sockets, :sockets] / m.run.region_ops
 
 
 MATRIX_CMAP = ListedColormap(plt.get_cmap("magma_r")(np.linspace(0.1, 0.95, 256)), name="cohtb_magma").with_extremes(
@@ -657,7 +657,7 @@ def draw_checks(ms: list[RunMetrics]):
                               handles, "per operation")
     for ax, g in panels:
         x = _bar_x(ax, g)
-        _stacked(ax, x, [(label, [_spread(reps[config_key(m)], lambda r: value(r.check) / r.run.ops)[0] for m in g],
+        _stacked(ax, x, [(label, [_spread(reps[config_key(m)], lambda r: value(r.check) / r.run.region_ops)[0] for m in g],
                           colour) for label, value, colour in CHECK_PARTS], 0.6)
     return fig
 

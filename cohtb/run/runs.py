@@ -57,6 +57,13 @@ class Run:
         return m.window_ns / 1e9 if self.timed else self.roi_seconds
 
     @property
+    def region_ops(self) -> float:
+        """Operations of the region of interest, which the monitor counts: the measured part's at its rate (a
+        timed run's region is its window to within one of thread 0's operations, by which a short window's can
+        differ). Every count per operation is per one of these."""
+        return self.ops * self.roi_seconds / self.measured_seconds
+
+    @property
     def throughput(self) -> float:
         """Operations per simulated second of the measured part."""
         return self.ops / self.measured_seconds
