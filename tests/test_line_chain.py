@@ -1,6 +1,8 @@
 """The hottest line's turns: gaps between one core obtaining the line and the next, put under where it went, on
 streams built so that every gap's kind and length is known."""
 
+from types import SimpleNamespace as NS
+
 import pytest
 
 from cohtb.analysis import compare, line_chain, pipeline
@@ -121,17 +123,18 @@ def test_the_report_folds_the_turns_with_their_pair(tmp_path):
 
 
 def test_the_summary_gives_each_arm_its_turns_over_the_repetitions(tmp_path):
-    """Two repetitions of one arm: 30 turns to another socket in one, 15 in the other, 30 ns each; a run without a
-    chain leaves no table."""
+    """Two repetitions of one arm: 30 turns to another socket at 30 ns in one, 15 at 60 ns in the other, and turns
+    within the socket in the first alone; a run without a chain leaves no table."""
     base, new = metrics(tmp_path, ops=(100, 100))
-    for m, other in ((base, 30), (new, 15)):
+    for m, other, each_ps, same in ((base, 30, 30_000, 100), (new, 15, 60_000, 0)):
         m.analysis.chain = line_chain.LineChain(
             line=m.analysis.chain.line, span_ticks=1_500_000,
-            other_socket=line_chain.Gaps(count=other, ticks=other * 30_000),
-            same_socket=line_chain.Gaps(count=100, ticks=500_000), same_core=line_chain.Gaps(count=0, ticks=0))
+            other_socket=line_chain.Gaps(count=other, ticks=other * each_ps),
+            same_socket=line_chain.Gaps(count=same, ticks=same * 5_000), same_core=line_chain.Gaps(count=0, ticks=0))
     table = turns_summary("t", [("arm", [base, new])])
-    # base: 100 ops in 2,000 ns, new: 100 in 1,000 ns; a kind with no turn in any run has no time per turn
-    assert table.rows == [["arm", "0.2 (0.1-0.3), 30 (30-30) ns each", "1.0 (1.0-1.0), 5 (5-5) ns each",
+    # base: 100 ops in 2,000 ns, new: 100 in 1,000 ns; the time per turn is each run's own mean, over the runs
+    # with a turn of the kind; a kind with no turn in any run has none
+    assert table.rows == [["arm", "0.2 (0.1-0.3), 45 (30-60) ns each", "0.5 (0.0-1.0), 5 ns each",
                            "0.0 (0.0-0.0)", "15 (10-20)", "2"]]
     new.analysis.chain = None
     assert turns_summary("t", [("arm", [base, new])]) is None
@@ -147,7 +150,29 @@ def test_every_count_per_operation_is_per_operation_of_the_region(tmp_path):
     assert new.run.region_ops == pytest.approx(20)
     m = compute(new.run, new.analysis)
     assert m.per_op["transfers"] == pytest.approx(new.analysis.rtl.totals["transfers"] / 20)
-    field = next(f for f in m.fields.values() if f["lines"])
+    field = m.fields["dentry.d_lockref"]   # the line both cores write
+    assert field["transfers"] > 0
     assert field["transfers"] * 20 == pytest.approx(sum(new.analysis.rtl.regions[r.index]["transfers"]
                                                         for r in new.analysis.regions if r.line in field["lines"]))
     assert sum(compare.line_costs(m).values()) * 20 == pytest.approx(costs * 40)
+
+
+def _named_run(regions: dict[int, list[str]]):
+    """A run whose analysis has these lines, each with the fields ("object.field") the monitor's regions name."""
+    return NS(analysis=NS(regions=[NS(line=line, fields=fields) for line, fields in regions.items()],
+                          ideal=NS(lines=dict.fromkeys(regions)), address=lambda line: line * 64),
+              run=NS(manifest=NS(kernel_symbols=[])))
+
+
+def test_lines_of_two_objects_with_the_same_fields_have_names_of_their_own():
+    dentries = {1: ["file.d_lockref", "file.d_lru"], 2: ["tmpfs_root.d_lockref", "tmpfs_root.d_lru"],
+                3: ["count.count"]}
+    assert compare.line_keys(_named_run(dentries)) == {
+        1: "line of file's d_lockref, d_lru", 2: "line of tmpfs_root's d_lockref, d_lru", 3: "line of count"}
+    assert compare.fields_text(["file.d_iname", "file_inode.i_mode"], alone=False) == \
+        "file's d_iname; file_inode's i_mode"   # fields of two objects on one line
+    # one object: the field's name alone; unless the run it is compared with has several, and a line one name
+    one = _named_run({5: ["file.d_lockref"]})
+    assert compare.line_keys(one) == {5: "line of d_lockref"}
+    both = compare.objects_alone(one, _named_run(dentries))
+    assert compare.line_keys(one, alone=both) == {5: "line of file's d_lockref"}

@@ -100,7 +100,7 @@ def test_each_matrix_panel_is_the_runs_own_size(ms, drawn):
         sockets = m.run.manifest.system.sockets
         arr = p[m.label].images[0].get_array()
         assert arr.shape == (sockets, sockets), m.label
-        full = np.array(m.analysis.rtl.matrix, dtype=float) / m.run.ops
+        full = np.array(m.analysis.rtl.matrix, dtype=float) / m.run.region_ops   # per operation of the region
         off = ~np.eye(sockets, dtype=bool)
         # what was drawn is the monitor's matrix trimmed to the run, per operation; the diagonal is not coloured
         assert np.allclose(arr.filled(0)[off], full[:sockets, :sockets][off])
@@ -471,7 +471,7 @@ def made_up_run(spec, throughput: float) -> NS:
     chain = line_chain.LineChain(line=1, span_ticks=sum(g.ticks for g in gaps), other_socket=gaps[0],
                                  same_socket=gaps[1], same_core=gaps[2])
     return NS(spec=spec, throughput=throughput, analysis=NS(chain=chain),
-              run=NS(ops=ops, roi_seconds=1e-3, measured_seconds=1e-3))
+              run=NS(ops=ops, region_ops=ops, roi_seconds=1e-3, measured_seconds=1e-3))
 
 
 def test_figures_and_headings_say_hitm(drawn):
@@ -594,3 +594,13 @@ def test_a_kernels_collapse_figure_shows_the_queued_share_and_the_listers_takes_
         assert (line.get_linestyle() == "--", line.get_markerfacecolor() == "white") == (control, control), line
     assert_inside(fig, drawn_at_page_dpi(fig), fig.axes, "004-collapse-fs series")
     plt.close(fig)
+
+
+def test_a_panel_wider_than_a_row_is_cut_into_parts_and_the_next_one_follows_its_last():
+    def run(i):
+        return NS(label=f"r{i}", spec=NS(sockets=1, cores_per_socket=4, workload="w"))
+    wide, narrow = [run(i) for i in range(30)], [run(i) for i in range(3)]
+    rows = plots._pack([("wide", wide), ("narrow", narrow)])   # a row holds 24 one-slot bars and a panel's axis
+    assert [[(name, len(g)) for name, g in row] for row in rows] == [[("wide (1 of 2)", 24)],
+                                                                     [("wide (2 of 2)", 6), ("narrow", 3)]]
+    assert [m for row in rows for _, g in row for m in g] == wide + narrow

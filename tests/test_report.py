@@ -75,7 +75,7 @@ def test_attribution_shows_the_costliest_line_even_when_it_changes_little(runs, 
     root, shared, split = runs
     base, new = pipeline.metrics_for([load(shared), load(split)], root / "analysis")
     costs = {id(base): {"A": 100.0, "B": 1000.0, "C": 10.0}, id(new): {"A": 10.0, "B": 1001.0, "C": 60.0}}
-    monkeypatch.setattr(compare, "line_costs", lambda m: costs[id(m)])
+    monkeypatch.setattr(compare, "line_costs", lambda m, alone=None: costs[id(m)])
     att, _ = compare.attribution(base, new, top=2)
     assert [r[0] for r in att.rows] == ["A", "C", "B"]   # the two largest changes, then what both pay most for
     att, _ = compare.attribution(base, new, top=3)

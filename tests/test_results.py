@@ -145,15 +145,19 @@ def test_the_headline_gives_a_verdict_s_conclusion_and_leaves_its_figures_to_the
     assert results.conclusion("sign only: published +43% is outside") == "sign only: published +43% is outside"
 
 
-def _queued_run(queue: list[int] | None, ops: int, symbols: list = NODE_LINE):
-    return NS(analysis=NS(lock_queue=queue), run=NS(ops=ops, manifest=NS(kernel_symbols=symbols)))
+def _queued_run(queue: list[int] | None, ops: int, symbols: list = NODE_LINE, region_ops: float | None = None):
+    """A run's queue counts of its region, whose operations are the window's unless given."""
+    return NS(analysis=NS(lock_queue=queue), run=NS(ops=ops, region_ops=region_ops or ops,
+                                                    manifest=NS(kernel_symbols=symbols)))
 
 
 def test_the_queue_table_gives_each_counted_arm_its_queued_acquisitions_per_operation():
-    table = queue_table("t", [("8 sockets: lockref-off", [_queued_run([90, 110], 100), _queued_run([150, 150], 200)]),
+    # the second run's region held 120 of its window's 200 operations: its 300 queued are 2.5 per operation
+    table = queue_table("t", [("8 sockets: lockref-off", [_queued_run([90, 110], 100),
+                                                          _queued_run([150, 150], 200, region_ops=120)]),
                               ("8 sockets: stock-6.12", [_queued_run([0, 2], 400, []), _queued_run(None, 400)]),
                               ("SE", [_queued_run(None, 10, [])])])
-    assert table.rows == [["8 sockets: lockref-off", "1.750 (1.500-2.000)", "2"],
+    assert table.rows == [["8 sockets: lockref-off", "2.250 (2.000-2.500)", "2"],
                           ["8 sockets: stock-6.12", "0.005", "1"]]
     assert queue_table("t", [("SE", [_queued_run(None, 10, [])])]) is None
     # zeros where no run's trace shows a node line: none queued, or named before per-CPU copies were: not said

@@ -65,13 +65,14 @@ class LineCost:
     new_ns: float
 
 
-def line_keys(m: RunMetrics, lines=None) -> dict[int, str]:
+def line_keys(m: RunMetrics, lines=None, alone: bool | None = None) -> dict[int, str]:
     """Each line of the run's ideal statistics (or each of `lines`) named by the fields on it (or, in a full-system
     run, the kernel globals on it), so lines can be matched across runs whose layouts put the fields at other
-    addresses."""
+    addresses; with their object's name unless `alone` (by default: whether the run's fields are of one object; runs
+    compared pass what holds for all of them, objects_alone, so that a line has one name in each)."""
     names = {r.line: r.fields for r in m.analysis.regions}
     symbols = {k.line: k.symbols for k in m.run.manifest.kernel_symbols}   # full-system runs: the kernel's globals
-    alone = one_object([f for fields in names.values() for f in fields])
+    alone = objects_alone(m) if alone is None else alone
     out = {}
     for line in m.analysis.ideal.lines if lines is None else lines:
         fields = names.get(line)
@@ -89,6 +90,11 @@ def one_object(fields: list[str]) -> bool:
     return len({f.split(".", 1)[0] for f in fields}) <= 1
 
 
+def objects_alone(*ms: RunMetrics) -> bool:
+    """Whether the runs' monitored fields are all of one object (one_object over every run's)."""
+    return one_object([f for m in ms for r in m.analysis.regions for f in r.fields])
+
+
 def fields_text(fields: list[str], alone: bool) -> str:
     """The fields ("object.field") on one line; unless the run's fields are all of one object (alone), each
     object's after its name once ("tmpfs_root's d_lockref, d_lru/d_wait"): two objects of one type (a file's dentry
@@ -97,7 +103,7 @@ def fields_text(fields: list[str], alone: bool) -> str:
         return ", ".join(f.split(".", 1)[-1] for f in fields)
     objects: dict[str, list[str]] = {}
     for f in fields:
-        o, _, field = f.rpartition(".")
+        o, _, field = f.partition(".") if "." in f else ("", "", f)
         objects.setdefault(o, []).append(field)
     return "; ".join(f"{o}'s {', '.join(fs)}" if o and fs != [o] else ", ".join(fs)   # a lone counter is its field
                      for o, fs in objects.items())
@@ -122,14 +128,14 @@ def symbols_text(syms: list[str], most: int = 3, most_fields: int = 8) -> str:
                 "; " if grouped else ", ")
 
 
-def line_costs(m: RunMetrics) -> dict[str, float]:
-    """Estimated coherence latency per operation on each line (ns): each transfer or dirty read costs a round
-    trip over the links it crosses (cross-socket: socket + local links; local: local links)."""
+def line_costs(m: RunMetrics, alone: bool | None = None) -> dict[str, float]:
+    """Estimated coherence latency per operation on each line (ns), by line_keys' names: each transfer or dirty
+    read costs a round trip over the links it crosses (cross-socket: socket + local links; local: local links)."""
     system = m.run.manifest.system
     ghz = system.clock_hz / 1e9
     local = 2 * system.params.local_latency / ghz
     remote = 2 * (system.params.socket_latency + system.params.local_latency) / ghz
-    keys = line_keys(m)
+    keys = line_keys(m, alone=alone)
     out: dict[str, float] = {}
     for line, st in m.analysis.ideal.lines.items():
         key = keys[line]
@@ -141,7 +147,8 @@ def line_costs(m: RunMetrics) -> dict[str, float]:
 
 def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table, str]:
     """Splits the change in simulated time per operation over the lines whose estimated cost changed."""
-    bc, nc = line_costs(base), line_costs(new)
+    alone = objects_alone(base, new)
+    bc, nc = line_costs(base, alone), line_costs(new, alone)
     rows = [LineCost(k, bc.get(k, 0.0), nc.get(k, 0.0)) for k in dict.fromkeys(list(bc) + list(nc))]
     rows.sort(key=lambda r: -abs(r.new_ns - r.base_ns))
     total = sum(r.new_ns - r.base_ns for r in rows)
@@ -166,8 +173,8 @@ def attribution(base: RunMetrics, new: RunMetrics, top: int = 6) -> tuple[Table,
     text = (f"{new.label} vs {base.label}: throughput {thr} ({measured:+.0f} ns of simulated time per operation). "
             f"Estimated coherence cost changed by {total:+.0f} ns/op")
     if lead:
-        b_line = line_stats(base, lead.key)
-        n_line = line_stats(new, lead.key)
+        b_line = line_stats(base, lead.key, alone)
+        n_line = line_stats(new, lead.key, alone)
         text += (f"; the largest part, {lead.new_ns - lead.base_ns:+.0f} ns/op, is on the {lead.key}: "
                  f"cross-socket transfers per operation {b_line[0]:.3f} -> {n_line[0]:.3f}, "
                  f"dirty reads (HITM) {b_line[1]:.3f} -> {n_line[1]:.3f}.")
@@ -220,7 +227,7 @@ def chain_table(base: RunMetrics, new: RunMetrics) -> Table | None:
     for label, f in (("all turns (the line's first to last event)", lambda t: t.span_ns_per_op),
                      ("simulated time per operation (1 / throughput)", lambda t: t.time_ns_per_op)):
         rows.append([label, "", "", num(f(ts[0]), 0), "", "", num(f(ts[1]), 0), f"{f(ts[1]) - f(ts[0]):+.0f}"])
-    names = [line_keys(m, [m.analysis.chain.line])[m.analysis.chain.line] for m in (base, new)]
+    names = [line_keys(m, [m.analysis.chain.line], objects_alone(base, new))[m.analysis.chain.line] for m in (base, new)]
     line = (names[0] if names[0] == names[1] else
             f"{names[0]} (base), {names[1]} (new): the rows compare two lines, each its run's hottest")
     return Table(f"{TURNS_TITLE}: {base.label} -> {new.label}",
@@ -235,8 +242,8 @@ def chain_table(base: RunMetrics, new: RunMetrics) -> Table | None:
                  "lock's hand-over), and any time nobody wanted the line: the trace does not tell these apart.")
 
 
-def line_stats(m: RunMetrics, key: str) -> tuple[float, float]:
-    keys = line_keys(m)
+def line_stats(m: RunMetrics, key: str, alone: bool | None = None) -> tuple[float, float]:
+    keys = line_keys(m, alone=alone)
     xs = dr = 0
     for line, st in m.analysis.ideal.lines.items():
         if keys[line] == key:

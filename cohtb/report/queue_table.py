@@ -14,7 +14,7 @@ from cohtb.tables import Table
 def queued_per_op(m: RunMetrics) -> float | None:
     """The run's queued acquisitions in its traced region per operation of it; None where not counted."""
     queue = m.analysis.lock_queue
-    return sum(queue) / m.run.region_ops if queue is not None and m.run.ops else None
+    return sum(queue) / m.run.region_ops if queue is not None and m.run.region_ops else None
 
 
 def queue_table(title: str, arms: list[tuple[str, list[RunMetrics]]]) -> Table | None:
