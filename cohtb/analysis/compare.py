@@ -30,8 +30,7 @@ def pair_table(base: RunMetrics, new: RunMetrics) -> Table:
         if b.get("lines") and n.get("lines"):
             bv, nv = b["transfers"] + b["dirtyReads"], n["transfers"] + n["dirtyReads"]
             if bv or nv:   # a field untouched in both runs says nothing about the change
-                name = field.split(".", 1)[-1] if alone else field
-                rows.append([f"{name}: transfers + HITM/op", num(bv), num(nv), pct(bv, nv)])
+                rows.append([f"{fields_text([field], alone)}: transfers + HITM/op", num(bv), num(nv), pct(bv, nv)])
     return Table(f"{base.label} -> {new.label}", ["", "base", "new", "% change"], rows)
 
 
@@ -196,6 +195,11 @@ class TurnsPerOp:
     span_ns_per_op: float
     time_ns_per_op: float
 
+    def each_ns(self, kind: str) -> float | None:
+        """The mean time a turn of the kind lasted (ns); None when the run had none."""
+        n = self.per_op[kind]
+        return self.ns_per_op[kind] / n if n else None
+
 
 def turns_per_op(m: RunMetrics) -> TurnsPerOp | None:
     """The run's TurnsPerOp (None when its analysis has no chain). The trace is the region of interest, which a timed
@@ -218,8 +222,8 @@ def chain_table(base: RunMetrics, new: RunMetrics) -> Table | None:
         return None
 
     def cells(t: TurnsPerOp, k: str) -> list[str]:
-        n, ns = t.per_op[k], t.ns_per_op[k]
-        return [num(n), num(ns / n, 0) if n else "-", num(ns, 0)]
+        each = t.each_ns(k)
+        return [num(t.per_op[k]), "-" if each is None else num(each, 0), num(t.ns_per_op[k], 0)]
 
     def change(k: str) -> str:
         return f"{ts[1].ns_per_op[k] - ts[0].ns_per_op[k]:+.0f}"

@@ -14,7 +14,7 @@ def kind_cell(turns: list, kind: str) -> str:
     """Turns per operation of one kind, and the mean time a turn of it lasted, each as mean (min-max) over the
     repetitions; a run with no turn of the kind has no time per turn."""
     n = Spread(tuple(t.per_op[kind] for t in turns))
-    each = [t.ns_per_op[kind] / t.per_op[kind] for t in turns if t.per_op[kind]]
+    each = [t.each_ns(kind) for t in turns if t.each_ns(kind) is not None]
     return f"{n.text(digits=1)}" + (f", {Spread(tuple(each)).text(digits=0)} ns each" if each else "")
 
 
