@@ -17,18 +17,20 @@ from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.report.html import summary_table, write
 from cohtb.report.results import fairness_table, headline, point_table, seed_history, shown
 from cohtb.tables import TERMINAL_WIDTH
-from cohtb.run import gem5
+from cohtb.run import gem5, provenance
 from cohtb.run.runs import discover, load
 from cohtb.trace.events import LEGACY_NOTE
 
 
-def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: float = 3600) -> int:
+def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: float = 3600,
+        allow_dirty: bool = False) -> int:
     t0 = time.monotonic()
     writable_dir(out)   # now, not after the replays
     found = gem5.find()
     if found is not None:
         specs = plan(matrix)
         declared = declarations.records_for(specs)
+        provenance.require_clean(allow_dirty)
         print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({len(specs)} runs) into {out / 'runs'}", flush=True)
         outcomes = launch(specs, out / "runs", jobs, timeout, declared=declared)
         runs = [load(out / "runs" / o.spec.id) for o in outcomes if o.status != "failed"]

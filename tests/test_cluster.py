@@ -18,7 +18,7 @@ from cohtb import launch
 from cohtb.errors import CohtbError
 from cohtb.run import gem5 as gem5_tool, scheduler
 from cohtb.run.executors import DaskCluster, check_address
-from cohtb.run.recorder import checkout
+from cohtb.run.provenance import checkout
 from cohtb.run.spec import RunSpec
 
 FAKE = Path(__file__).with_name("fake_gem5.py")
@@ -188,7 +188,7 @@ def test_a_worker_that_sees_another_kernel_cache_gets_no_full_system_run(cluster
 
 def test_a_worker_running_another_cohtb_commit_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("GEM5", str(FAKE))
-    ok = scheduler.check_worker(str(tmp_path), {"flat": gem5_tool.identity(FAKE)}, checkout()["commit"])
+    ok = scheduler.check_worker(str(tmp_path), {"flat": gem5_tool.identity(FAKE)}, checkout().commit)
     other = scheduler.check_worker(str(tmp_path), {"flat": gem5_tool.identity(FAKE)}, "0" * 40)
     assert ok is None and other.startswith("runs cohtb at commit ") and "the client at 000000000000" in other
 
@@ -197,10 +197,10 @@ def test_a_worker_without_the_gem5_of_a_machine_the_runs_use_is_refused(tmp_path
     monkeypatch.setenv("GEM5", str(FAKE))
     monkeypatch.delenv("GEM5_CHI", raising=False)
     builds = {"flat": gem5_tool.identity(FAKE), "socket": gem5_tool.identity(FAKE)}
-    why = scheduler.check_worker(str(tmp_path), builds, checkout()["commit"])
+    why = scheduler.check_worker(str(tmp_path), builds, checkout().commit)
     assert why.startswith("gem5 for the socket machine not found: set GEM5_CHI")
     monkeypatch.setenv("GEM5_CHI", str(FAKE))
-    assert scheduler.check_worker(str(tmp_path), builds, checkout()["commit"]) is None
+    assert scheduler.check_worker(str(tmp_path), builds, checkout().commit) is None
 
 
 def test_no_worker_able_is_an_error_that_names_why(cluster, tmp_path):

@@ -396,7 +396,7 @@ def test_progress_is_given_while_runs_go_on_and_not_after():
 def test_an_interrupted_launch_is_resumed_by_launching_again(fake_gem5, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_GEM5_SLOW_SECONDS", "3")
     cmd = [sys.executable, "-m", "cohtb.cli", "launch", "--workload", "lockref", "--policy", "locked,cmpxchg,retry100",
-           "--ops", "50", "--jobs", "1", "--runs", str(tmp_path)]
+           "--ops", "50", "--jobs", "1", "--runs", str(tmp_path), "--allow-dirty"]
     # SIGINT as a terminal gives it, even when the tests themselves run in the background (which ignores SIGINT)
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))

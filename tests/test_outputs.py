@@ -457,7 +457,9 @@ def test_ingest_missing_directory(tmp_path, capsys, trace):
 
 # --- launch --runs, seeds --runs (gem5 is tests/fake_gem5.py) -----------------------------------------------
 
-LAUNCH = ("--workload", "lockref", "--policy", "locked", "--layout", "split", "--ops", "50", "--jobs", "1")
+# --allow-dirty: these tests are about outputs, not provenance, and pass in a checkout being changed too
+LAUNCH = ("--workload", "lockref", "--policy", "locked", "--layout", "split", "--ops", "50", "--jobs", "1",
+          "--allow-dirty")
 
 
 def test_launch_keeps_foreign_files(tmp_path, capsys, monkeypatch):
@@ -478,4 +480,5 @@ def test_seeds_launch_unwritable(capsys, monkeypatch, unwritable):
     if "full" in str(unwritable):
         pytest.skip("a full disk is found by the seed's runs, as by launch's (above): a whole seed of runs to wait for")
     monkeypatch.setenv("GEM5_CHI", str(FAKE_GEM5))   # 000's runs are on a socket machine: its build is asked for
-    refused(None, "seeds", unwritable, "--seed", "000", "--launch", "--runs", unwritable, "--jobs", "1")
+    refused(None, "seeds", unwritable, "--seed", "000", "--launch", "--runs", unwritable, "--jobs", "1",
+            "--allow-dirty")

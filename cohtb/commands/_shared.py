@@ -13,6 +13,8 @@ JOBS_HELP = "parallel gem5 runs on this machine (default: its cores)"
 DASK_HELP = ("record the runs on the Dask cluster whose scheduler is at this address (tcp://HOST:PORT, or tls:// with "
              "COHTB_DASK_TLS_CA/_CERT/_KEY; default: $COHTB_DASK, else this machine); its workers must share the runs' "
              "directory and the checkout and run the same gem5 build (docs/cluster.md)")
+ALLOW_DIRTY_HELP = ("record even from a checkout with uncommitted changes; each run keeps the diff beside its manifest "
+                    "(default: refused, so every run names the commit that made it)")
 INSECURE_HELP = "with --dask: accept a plain tcp:// address off this machine (anyone who reaches it can run code)"
 
 

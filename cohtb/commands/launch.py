@@ -8,12 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from cohtb.atomic import writable_dir
-from cohtb.commands._shared import DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures
+from cohtb.commands._shared import ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations, plans
 from cohtb.launch import check, launch
 from cohtb.places import RUNS
-from cohtb.run import executors
+from cohtb.run import executors, provenance
 from cohtb.run.machines import known
 from cohtb.run.recorder import Live
 from cohtb.run.spec import RunSpec
@@ -62,6 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "trace file is kept")
     p.add_argument("--keep-trace", action="store_true", help="with --live: keep gem5's trace too (trace.gz)")
     p.add_argument("--dry-run", action="store_true", help="print the ids of the runs it would record, and stop")
+    p.add_argument("--allow-dirty", action="store_true", help=ALLOW_DIRTY_HELP)
 
 
 def offset_list(text: str) -> tuple[int | None, ...]:
@@ -114,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         for s in specs:
             print(s.id)
         return 0
+    provenance.require_clean(args.allow_dirty)
     writable_dir(args.runs)   # now, not when the first run is done
     live = Live(keep_trace=args.keep_trace) if args.live else None
     declared = declarations.records_for(specs)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from cohtb.atomic import writable_dir
-from cohtb.commands._shared import DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures, wrap
+from cohtb.commands._shared import ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures, wrap
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.experiments.rules import curve_verdicts
@@ -14,7 +14,7 @@ from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.launch import launch
 from cohtb.places import REFERENCE_RUNS, RUNS
 from cohtb.report.results import history_in, latest_complete, point_table, verdict_rows
-from cohtb.run import executors, gem5
+from cohtb.run import executors, gem5, provenance
 from cohtb.run.runs import kept
 
 
@@ -28,6 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dask", metavar="ADDRESS", help=DASK_HELP)
     p.add_argument("--insecure", action="store_true", help=INSECURE_HELP)
     p.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+    p.add_argument("--allow-dirty", action="store_true", help=ALLOW_DIRTY_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,6 +57,7 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
             if gem5.find(machine) is None:
                 raise CohtbError(f"--launch needs gem5: {gem5.why_missing(machine)}")
         declared = declarations.records_for(e.specs())   # committed before its runs, or refused here
+        provenance.require_clean(args.allow_dirty)
         todo = [s for s in e.specs() if s.id in missing]
         writable_dir(args.runs)
         print(f"cohtb seeds: seed {e.seed}, declaration {e.declaration.id}: {len(todo)} of {len(e.specs())} runs to "

@@ -163,6 +163,14 @@ class DeclarationRecord(BaseModel):
     commit: str
 
 
+class Recorded(BaseModel):
+    """Where and when the run was recorded (cohtb/run/provenance.py): the host, and UTC start and end."""
+
+    host: str
+    started: str
+    ended: str
+
+
 class Checkpoint(_Open):
     """A full-system run's boot checkpoint: where it is and what the boot cost."""
 
@@ -188,6 +196,7 @@ class Manifest(_Open):
     workload_binary: Optional[FileRecord] = None   # absent in runs recorded before it was kept
     declaration: Optional[DeclarationRecord] = None
     cohtb: Optional[dict] = None   # the cohtb commit that recorded it, and whether its checkout had changes
+    recorded: Optional[Recorded] = None        # absent in runs recorded before it was kept
     # Full-system runs: the kernel's inputs, the boot checkpoint, the atomic-CPU set-up after it, and the vmlinux
     # data symbols by line.
     kernel: Optional[dict] = None

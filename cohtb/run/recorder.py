@@ -7,7 +7,6 @@ nothing else. What differs between an SE and a full-system run is its Runner's."
 
 from __future__ import annotations
 
-import functools
 import glob
 import json
 import re
@@ -28,10 +27,9 @@ from cohtb.contract import block_socket_map
 from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.monitor import live as live_monitor, ondemand, rtl
-from cohtb.places import ROOT
-from cohtb.run import gem5 as gem5_tool, machines
+from cohtb.run import gem5 as gem5_tool, machines, provenance
 from cohtb.run.claim import claim, left_by_the_gone, owner_tag
-from cohtb.run.manifest import MANIFEST_VERSION, DeclarationRecord, Manifest, dump
+from cohtb.run.manifest import MANIFEST_VERSION, DeclarationRecord, Manifest, Recorded, dump
 from cohtb.run.portable import portable, roots
 from cohtb.run.spec import RunSpec
 from cohtb.trace import ingest
@@ -79,16 +77,6 @@ class Live:
     time); no trace file is kept unless keep_trace."""
 
     keep_trace: bool = False
-
-
-@functools.cache
-def checkout() -> dict:
-    """The commit of the cohtb checkout recording runs, and whether it had uncommitted changes."""
-    def git(*args: str) -> str:
-        proc = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        return proc.stdout.strip() if proc.returncode == 0 else ""
-    return {"commit": git("rev-parse", "HEAD") or "unknown",
-            "changed": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
 def tail(path: Path, lines: int = 25) -> str:
@@ -152,7 +140,7 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
     remove_leftovers(runs_dir, spec.id)
     if (final / "manifest.json").exists():
         return Outcome(spec, "skipped")
-    t0 = time.monotonic()
+    t0, started = time.monotonic(), provenance.now()
     tmp = Path(tempfile.mkdtemp(prefix=f".{spec.id}.{owner_tag()}.", dir=runs_dir))
     cmd: list[str] = []
     session = None
@@ -189,6 +177,10 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
         manifest.gem5.cpu_seconds = cpu_seconds   # the host's measure of gem5, beside what gem5 itself reported
         if declaration:
             manifest.declaration = DeclarationRecord(**declaration)
+        manifest.recorded = Recorded(host=provenance.host(), started=started, ended=provenance.now())
+        if provenance.checkout().changed:   # recorded with --allow-dirty: the code that made it, kept beside it
+            (tmp / provenance.DIFF).write_text(provenance.checkout().diff)
+            manifest.files.cohtb_diff = provenance.DIFF
         write_json_atomic(tmp / "manifest.json", portable(dump(manifest), roots(tmp, Path(cmd[0]))))
         # Over an incomplete leftover (no manifest), replacing only what cohtb wrote there; the manifest last, since
         # it is what says the run is whole.
@@ -197,7 +189,11 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
         return Outcome(spec, "done", time.monotonic() - t0)
     except (CohtbError, OSError, KeyError, json.JSONDecodeError) as e:
         msg = str(e) if isinstance(e, CohtbError) else f"{type(e).__name__}: {e}"
-        write_json_atomic(failed, {"id": spec.id, "spec": spec.to_json(), "command": cmd, "error": msg})
+        write_json_atomic(failed, portable({"id": spec.id, "spec": spec.to_json(), "command": cmd, "error": msg,
+                                            "cohtb": provenance.checkout().record(),
+                                            "recorded": {"host": provenance.host(), "started": started,
+                                                         "ended": provenance.now()}},
+                                           roots(tmp, Path(cmd[0]) if cmd else None)))
         return Outcome(spec, "failed", time.monotonic() - t0, msg)
     finally:
         if session:
@@ -261,7 +257,7 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
         "gem5": {"binary": cmd[0], "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
                  "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause"),
                  "build": gem5_tool.identity(Path(cmd[0])), **({"protocol": roi["protocol"]} if "protocol" in roi else {})},
-        "cohtb": checkout(),
+        "cohtb": provenance.checkout().record(),
         "system": {**{k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
                    **{k: roi[k] for k in ("topology", "machine", "hierarchy", "machine_file") if k in roi}},
         "controllers": roi["controllers"],

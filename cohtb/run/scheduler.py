@@ -17,7 +17,8 @@ import numpy as np
 from cohtb.errors import CohtbError
 from cohtb.run import gem5 as gem5_tool
 from cohtb.run.executors import LocalPool
-from cohtb.run.recorder import Live, Outcome, Runner, build_live_monitors, checkout, record
+from cohtb.run.provenance import checkout
+from cohtb.run.recorder import Live, Outcome, Runner, build_live_monitors, record
 from cohtb.run.spec import RunSpec
 
 
@@ -145,7 +146,7 @@ def check_worker(runs_dir: str, gem5_identities: dict[str, str], cohtb_commit: s
     (gem5_identities: machine -> the client's build), and see each of `shared`
     (directory -> what the client prepared there) as the client does: the client left a file named by `token` in
     each. (A worker started before the client's checkout moved on runs the older code, and would record it.)"""
-    mine = checkout()["commit"]
+    mine = checkout().commit
     if mine != cohtb_commit:
         return (f"runs cohtb at commit {mine[:12]}, the client at {cohtb_commit[:12]}: start the worker again from "
                 "the client's checkout")
@@ -175,7 +176,7 @@ def admit(executor, runs_dir: Path, gem5: dict[str, Path], shared: dict[Path, st
             d.mkdir(parents=True, exist_ok=True)
             mark.touch()
         executor.admit(check_worker, str(runs_dir.resolve()), {m: gem5_tool.identity(p) for m, p in gem5.items()},
-                       checkout()["commit"],
+                       checkout().commit,
                        {str(d.resolve()): what for d, what in shared.items()}, token)
     finally:
         for mark in marks:
