@@ -10,6 +10,7 @@ import pytest
 
 from cohtb import cli, launch
 from cohtb.errors import CohtbError
+from cohtb.experiments import declarations
 from cohtb.places import REFERENCE_RUNS
 from cohtb.run import provenance
 from cohtb.run.manifest import load as load_manifest
@@ -50,11 +51,12 @@ def test_a_dirty_checkout_is_refused_in_one_line_naming_the_changed_file():
     provenance.require_clean(True, DIRTY)
 
 
-@pytest.mark.parametrize("verb", [["launch", "--workload", "lockref", "--ops", "50"], ["seeds", "--seed", "003", "--launch"]])
+@pytest.mark.parametrize("verb", [["launch", "--workload", "lockref", "--ops", "50"], ["seeds", "--seed", "002", "--launch"]])
 def test_launching_from_a_dirty_checkout_is_refused_before_anything_is_written(verb, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("GEM5", str(FAKE))
     monkeypatch.setenv("GEM5_CHI", str(FAKE))
     monkeypatch.setattr(provenance, "checkout", lambda: DIRTY)
+    monkeypatch.setattr(declarations, "committed", lambda experiment: "2" * 40)   # whatever the declarations' state
     runs = tmp_path / "runs"
     code = cli.main([*verb, "--runs", str(runs)])
     err = capsys.readouterr().err.strip().splitlines()

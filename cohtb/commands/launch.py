@@ -13,7 +13,7 @@ from cohtb.errors import CohtbError
 from cohtb.experiments import declarations, plans
 from cohtb.launch import check, launch
 from cohtb.places import RUNS
-from cohtb.run import executors, provenance
+from cohtb.run import executors, gem5, provenance
 from cohtb.run.machines import known
 from cohtb.run.recorder import Live
 from cohtb.run.spec import RunSpec
@@ -115,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         for s in specs:
             print(s.id)
         return 0
+    for machine in dict.fromkeys(s.machine for s in specs):   # before anything is written: gem5, then the code
+        gem5.require(machine)
     provenance.require_clean(args.allow_dirty)
     writable_dir(args.runs)   # now, not when the first run is done
     live = Live(keep_trace=args.keep_trace) if args.live else None

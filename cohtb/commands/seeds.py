@@ -8,7 +8,7 @@ from pathlib import Path
 from cohtb.atomic import writable_dir
 from cohtb.commands._shared import ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures, wrap
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations
+from cohtb.experiments import declarations, power
 from cohtb.experiments.rules import curve_verdicts
 from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.launch import launch
@@ -49,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
 def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
     e = EXPERIMENTS[seed]
     if args.launch:
+        lacking = power.lacking(e)
+        if lacking:   # runs under it could not change its verdict
+            raise CohtbError(f"--launch: declaration {e.declaration.id}'s rule has no power: {lacking[0].what}: "
+                             f"{lacking[0].lacks} (`cohtb seeds --seed {seed}` shows what gives each answer)")
         _, missing = kept(e.specs(), dirs)
         if e.declaration.rejudges and missing:   # its runs were seen before it was written: none may be added now
             raise CohtbError(f"--launch: declaration {e.declaration.id} judges {e.declaration.runs_id}'s runs again "
@@ -69,6 +73,10 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
                 return 1
         finally:
             executor.close()
+    print(wrap(f"seed {e.seed}, declaration {e.declaration.id}: what its rule can say, found before any run "
+               "(cohtb/experiments/power.py):"))
+    for p in power.powers(e):
+        print("\n".join(wrap("  " + line) for line in p.lines()))
     history = history_in(seed, dirs)
     res = history[-1]
     if not res.complete:

@@ -72,6 +72,7 @@ class Declaration:
     intruder_listings: int = 0   # full system: and stops after this many listings (0: lists to the end)
     cores_per_socket: int = 4
     machine_why: str = ""        # why this machine, socket counts and cores per socket stand for the seed's
+    magnitude_why: str = ""      # why this magnitude model stands for the seed (when it is not the seed's default)
     rejudges: int = 0            # a rule-only version: judges version N's runs again by its own rule (no new runs)
     declared: dict = field(default_factory=dict, compare=False, repr=False)   # the version's table as written
 
@@ -239,7 +240,8 @@ def versions(experiment: str) -> list[Declaration]:
     return out
 
 
-RULE_FIELDS = {"version", "rejudges", "rule", "collapse_rule"}   # what a rule-only version may change
+# what a rule-only version may change: the rule, and the band it holds the published figure to
+RULE_FIELDS = {"version", "rejudges", "rule", "collapse_rule", "magnitude", "magnitude_why"}
 
 
 def _check_rejudging(path: Path, d: Declaration, earlier: list[Declaration]) -> None:

@@ -20,11 +20,10 @@ from cohtb.report.arm_summary import arm_table
 from cohtb.report.queue_table import queue_table
 from cohtb.report.turns_summary import turns_summary
 from cohtb.report.lister_table import lister_table
-from cohtb.experiments import method_changes
+from cohtb.experiments import method_changes, power
 from cohtb.fs.kernel import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines, runs_declaration
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
-from cohtb.experiments.published import SHARES
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point_results, series_result
 from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO, Verdict, curve_verdicts, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
@@ -187,16 +186,12 @@ def disagreement(res: SeedResult) -> list[str]:
 
 
 def main_point(res: SeedResult) -> tuple[PointResult, object] | None:
-    """The headline comparison: the judged point with the most sockets, against its first published figure; under
-    a declaration that predicts magnitudes, the figure the seed's own profile is of (published.json "shares")."""
-    judged = [p for p in res.points if p.point.judged]
-    if not judged:
+    """The headline comparison (cohtb/experiments/power.py: headline) with its runs."""
+    found = power.headline(res.experiment)
+    if found is None:
         return None
-    main = max(judged, key=lambda p: p.point.base.sockets)
-    profiled = {c for share in SHARES.get(res.experiment.seed.split("-")[0], ()) for c in share.applies_to
-                if res.declaration.magnitude != "none"}
-    pub = next((pub for pub in main.point.published if pub.configuration in profiled), main.point.published[0])
-    return main, pub
+    point, pub = found
+    return next(p for p in res.points if p.point == point), pub
 
 
 def verdict_rows(res: SeedResult) -> list[list[str]]:
@@ -389,7 +384,7 @@ def declaration_table(d: Declaration) -> Table:
                                                                     for s in d.repetition_sources)],
             ["minimum effect", f"{d.min_effect:.0%}"], ["verdict rule", d.rule + (f", series: {d.collapse_rule}"
                                                                               if d.collapse_rule else "")],
-            ["magnitude", d.magnitude]]
+            ["magnitude", d.magnitude + (f": {d.magnitude_why}" if d.magnitude_why else "")]]
     if d.control_lock:
         rows.append(["control", f"{d.control_lock} at {', '.join(map(str, d.control_sockets))} sockets, "
                                 f"{'judged' if d.control_judged else 'not judged'}"])
@@ -399,6 +394,36 @@ def declaration_table(d: Declaration) -> Table:
         rows.append(["intruder", f"lists the file's directory every {d.intruder_period_us} µs from the release"
                                  + (f", {d.intruder_listings} times" if d.intruder_listings else ", to the end")])
     return Table(f"Declaration {d.id}", ["", ""], rows)
+
+
+def power_table(e: Experiment) -> Table:
+    """What the declaration's rule can say, found before any run (cohtb/experiments/power.py)."""
+    rows = []
+    for p in power.powers(e):
+        if p.lacks:
+            rows.append([p.what, "-", f"no power: {p.lacks}"])
+        unit = "change" if p.outcome.startswith("the simulated change") else "fraction"
+        rows += [[p.what, p.outcome, r.text(unit)] for r in p.regions]
+        rows += [[p.what, o, a] for o, a in p.examples]
+    return Table(f"Declaration {e.declaration.id}: what its rule can say, found before any run", ["verdict",
+                 "outcome moved", "outcomes: answer"], rows,
+                 "Each answer with the simulated outcomes that give it, from the declared rule run on made-up "
+                 "outcomes (repetitions that agree: a spread widens a band and can turn a sign into 'within the "
+                 "spread'). A rule with no power is refused by `cohtb seeds --launch`.")
+
+
+def recording_text(res: SeedResult) -> str:
+    """How the declaration's runs were recorded: from a clean checkout or not, and whether when and where is kept."""
+    runs = [m.run.manifest for _, ms in arms(res) for m in ms]
+    if not runs:
+        return ""
+    dirty = sum(1 for m in runs if (m.cohtb or {}).get("changed"))
+    unknown = sum(1 for m in runs if m.cohtb is None)
+    timed = sum(1 for m in runs if m.recorded is not None)
+    return (f"**Recorded.** {len(runs)} runs: {len(runs) - dirty - unknown} from a clean checkout, {dirty} from a "
+            f"checkout with uncommitted changes" + (f", {unknown} before the checkout was kept" if unknown else "") +
+            f"; {timed} keep their host and recording time" + (" (the others were recorded before it was kept)"
+                                                              if timed < len(runs) else "") + ".")
 
 
 def shape_figure_name(seed: str) -> str:
@@ -552,6 +577,8 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
                          100, break_on_hyphens=False), "",
            "The rules (cohtb/experiments/rules.py):", "", "```", RULES.split("\n\n", 1)[1].rstrip(), "```", "",
            "The magnitude prediction (cohtb/experiments/magnitude.py):", "", "```", MAGNITUDE.rstrip(), "```", "",
+           "What a rule can say, found before any run (cohtb/experiments/power.py):", "", "```", power.__doc__.rstrip(),
+           "```", "",
            "## Method changes", "",
            textwrap.fill("Every change to a model, parameter, verdict rule or set of kept runs since the seeds were "
                          "first simulated (cohtb/experiments/method_changes.toml, from the repository's history), "
@@ -563,12 +590,13 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
         e = res.experiment
         out += [f"## Seed {e.seed}: {e.title}", "", f"**Change.** {e.change}.", "",
                 f"**Published.** {e.published_setup}.", "", *sources(e), f"**Simulated.** {e.simulated_setup}.", "",
-                f"**What differs.** {e.differences}.", "", declaration_table(res.declaration).markdown()]
+                f"**What differs.** {e.differences}.", "", declaration_table(res.declaration).markdown(),
+                power_table(e).markdown()]
         if seed in (declaration_figures or {}):
             out += [f"![seed {e.seed}: every declaration](results/{declaration_figures[seed]})", ""]
         drawn = shown(versions)
         if res.complete:
-            out += result_sections(res, figures.get(seed, []))
+            out += [recording_text(res), "", *result_sections(res, figures.get(seed, []))]
         else:
             out += [verdict_rows(res)[0][-1][0].upper() + verdict_rows(res)[0][-1][1:] + "." if res.failed else
                     f"Not run yet under {res.declaration.id}: {len(res.missing)} of {len(e.specs())} runs are missing "
@@ -580,6 +608,7 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
                 continue
             out += [f"### Under declaration {earlier.declaration.id} (earlier)", "", earlier.experiment.simulated_setup
                     + ".", "", declaration_table(earlier.declaration).markdown(),
+                    power_table(earlier.experiment).markdown(), recording_text(earlier), "",
                     *result_sections(earlier, figures.get(seed, []) if earlier is drawn else [])]
     return "\n".join(out).rstrip() + "\n"
 
