@@ -3,6 +3,7 @@ numbers."""
 
 import hashlib
 import inspect
+import json
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ from cohtb.analysis import analyse, holder, lock_queue, steady
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations, reproduce
 from cohtb.experiments.magnitude import predicted
-from cohtb.places import ROOT
+from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.experiments.published import SHARES, Published
 from cohtb.experiments.reproduce import Ratio, Spread, point_results, series_result
 from cohtb.experiments.rules import (SERIES_RULES, SHAPE_RULES, collapse_locked_level, collapse_trough, curve_verdicts,
@@ -336,7 +337,7 @@ def test_a_time_per_op_share_comes_from_the_published_rate():
     (share,) = SHARES["003"]
     pub = Published("38 threads, 2 shared files, read-only", 16031, 16663, "MB/s", True, SimpleNamespace(seed="003"))
     assert share.time_per_op(pub) == pytest.approx(4096 * 38 / (16031 * 2 ** 20))
-    d = EXPERIMENTS["003"].declaration
+    d = next(e.declaration for e in HISTORY["003"] if e.declaration.version == 4)   # its band takes p from the runs
     v = verdict(pub, Ratio(20.0, 19.0, 21.0), sign_effect_band, d, seconds_per_op=1e-6)
     assert v.reproduced and v.band == "+1% to +23%"
     v = verdict(pub, Ratio(20.0, 19.0, 21.0), sign_effect_band, d, seconds_per_op=3e-6)
@@ -601,7 +602,7 @@ THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECO
 RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",
                       "002v1": "3f263dcce682fc4a", "003v1": "4d454e28f7c34753", "004v1": "33826232ab37230b",
                       "004v2": "493295bc8b377003", "004-fsv1": "8a720de593e85b92", "004-fsv2": "83823a358ab224a5"}
-REJUDGING_PINS = {"004-collapse-fsv4": "a6149686bccfaf1b"}
+REJUDGING_PINS = {"004-collapse-fsv4": "a6149686bccfaf1b", "000v6": "30742105c2551308", "003v5": "0ef02a3d203ba881"}
 # What the rules read from the runs: the spreads and ratios, a series' parts, the lister's visits in a trace (and
 # which runs have them: analyse, node_lines), and a run's throughput and intervals. Pinned like the rules: a change
 # here re-judges old runs silently too. A change of words alone (a docstring, a comment) is re-pinned in a commit
@@ -670,6 +671,30 @@ def test_declarations_name_known_rules_and_every_change_has_a_row():
         assert c.experiment == "all" or 0 <= c.before < c.after <= len(HISTORY[c.experiment]), c
         for commit in c.commit.split(", "):
             subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], check=True, cwd=Path(__file__).parent)
+
+
+def test_every_change_of_a_runs_input_has_a_row_that_names_it():
+    """Between two declarations with kept runs, an input whose digest changed in the manifests (workload binary, gem5
+    build, kernel, machine) is named by the rows of the steps between them, and no row names one that did not."""
+    from cohtb.experiments import method_changes
+
+    rows: dict[tuple[str, int, int], set[str]] = {}
+    for c in method_changes.load():
+        rows.setdefault((c.experiment, c.before, c.after), set()).update(c.inputs)
+    for seed, h in HISTORY.items():
+        kept_before = None
+        for e in h:
+            if e.declaration.rejudges:
+                continue
+            runs = [json.loads((REFERENCE_RUNS / s.id / "manifest.json").read_text()) for s in e.specs()
+                    if (REFERENCE_RUNS / s.id / "manifest.json").exists()]
+            if not runs:
+                continue
+            if kept_before:
+                named = set().union(*(rows.get((seed, k, k + 1), set()) for k in range(kept_before[0],
+                                                                                    e.declaration.version)))
+                assert named == set(method_changes.changed_inputs(kept_before[1], runs)), (seed, e.declaration.id)
+            kept_before = (e.declaration.version, runs)
 
 
 def test_a_declared_machine_names_the_runs_machine_file_and_wiring():

@@ -24,6 +24,28 @@ class MethodChange:
     what: str
     reason: str
     results_seen: str
+    inputs: tuple[str, ...] = ()   # the runs' inputs it changed (INPUTS), as the digests in their manifests show
+
+
+# What a run was made from, each named by a digest its manifest keeps: a change between two declarations' runs to any
+# of these is a method change, and its row says so (tests/test_seeds.py checks every row against the manifests).
+INPUTS = ("workload binary", "gem5 build", "kernel", "machine")
+
+
+def inputs_of(manifest: dict) -> dict[str, str | None]:
+    """A run's inputs (INPUTS) by their digests, from its manifest as JSON."""
+    system = manifest["system"]
+    return {"workload binary": (manifest.get("workload_binary") or {}).get("sha256"),
+            "gem5 build": manifest["gem5"].get("build"),
+            "kernel": (manifest.get("kernel") or {}).get("vmlinux_sha256"),
+            "machine": (system.get("machine_file") or {}).get("digest") or system.get("machine", "flat")}
+
+
+def changed_inputs(before: list[dict], after: list[dict]) -> list[str]:
+    """The inputs whose digests differ between two sets of runs (the digests of every run, as sets: arms that
+    differ on purpose, as a base and a new kernel do, are in both)."""
+    digests = lambda runs, kind: {inputs_of(m)[kind] for m in runs}
+    return [kind for kind in INPUTS if digests(before, kind) != digests(after, kind)]
 
 
 def load(path: Path = DATA) -> list[MethodChange]:
@@ -34,7 +56,11 @@ def load(path: Path = DATA) -> list[MethodChange]:
     out = []
     for i, raw in enumerate(doc.get("change", []), 1):
         try:
-            out.append(MethodChange(**raw))
+            out.append(MethodChange(**{**raw, "inputs": tuple(raw.get("inputs", ()))}))
         except TypeError as e:
             raise CohtbError(f"{path}: change {i}: {e}") from None
+        unknown = [x for x in out[-1].inputs if x not in INPUTS]
+        if unknown:
+            raise CohtbError(f"{path}: change {i}: field 'inputs': unknown input '{unknown[0]}' (known: "
+                             f"{', '.join(INPUTS)})")
     return out

@@ -339,11 +339,12 @@ def method_change_table(history: dict[str, list[SeedResult]]) -> Table:
         rows = verdict_rows(res)
         return "; ".join(f"{r[-1]} (simulated {r[2]})" if r[2] != "-" else r[-1] for r in rows)
 
-    rows = [[c.commit, c.date, c.experiment, f"v{c.before} -> v{c.after}", c.what,
+    rows = [[c.commit, c.date, c.experiment, f"v{c.before} -> v{c.after}", c.what, ", ".join(c.inputs) or "-",
              c.reason, c.results_seen, verdict_of(c.experiment, c.before), verdict_of(c.experiment, c.after)]
             for c in method_changes.load()]
-    return Table("Method changes", ["commit", "date", "seed", "declarations", "what changed", "why",
-                                    "results seen before?", "verdict before", "verdict after"], rows)
+    return Table("Method changes", ["commit", "date", "seed", "declarations", "what changed",
+                                    "inputs changed (the runs' digests)", "why", "results seen before?",
+                                    "verdict before", "verdict after"], rows)
 
 
 def provenance(ms: list[RunMetrics]) -> str:
