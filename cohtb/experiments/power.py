@@ -38,14 +38,14 @@ class Region:
     lo: float      # the outcomes that give it, from lo to hi (a speed-up, or a fraction of the level)
     hi: float
 
-    def text(self, unit: str) -> str:
+    def range_text(self, unit: str) -> str:
         def f(x: float) -> str:
             return f"{(x - 1) * 100:+.1f}%" if unit == "change" else f"{x:.3g}"
         if self.lo <= LOWEST * 1.01:
-            return f"up to {f(self.hi)}: {self.answer}"
+            return f"up to {f(self.hi)}"
         if self.hi >= HIGHEST * 0.99:
-            return f"{f(self.lo)} and above: {self.answer}"
-        return f"{f(self.lo)} to {f(self.hi)}: {self.answer}"
+            return f"{f(self.lo)} and above"
+        return f"{f(self.lo)} to {f(self.hi)}"
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,17 @@ class Power:
     examples: tuple[tuple[str, str], ...] = ()   # (an outcome, the answer it gets), for rules of several outcomes
     lacks: str = ""                 # why the rule has no power; "" when it has
 
+    @property
+    def unit(self) -> str:
+        return "change" if self.outcome.startswith("the simulated change") else "fraction"
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(outcomes, the answer they get): the regions, then the examples."""
+        return [(r.range_text(self.unit), r.answer) for r in self.regions] + list(self.examples)
+
     def lines(self) -> list[str]:
-        head = f"{self.what}: {self.lacks}" if self.lacks else f"{self.what}, by {self.outcome}:"
-        unit = "change" if self.outcome.startswith("the simulated change") else "fraction"
-        return ([head] + [f"  {r.text(unit)}" for r in self.regions] +
-                [f"  {o}: {a}" for o, a in self.examples])
+        head = f"{self.what}: no power: {self.lacks}" if self.lacks else f"{self.what}, by {self.outcome}:"
+        return [head] + [f"  {o}: {a}" for o, a in self.rows()]
 
 
 def answer_of(text: str) -> str:

@@ -397,20 +397,20 @@ def declaration_table(d: Declaration) -> Table:
     return Table(f"Declaration {d.id}", ["", ""], rows)
 
 
-def power_table(e: Experiment) -> Table:
-    """What the declaration's rule can say, found before any run (cohtb/experiments/power.py)."""
-    rows = []
+def power_tables(e: Experiment) -> list[str]:
+    """What the declaration's rule can say, found before any run (cohtb/experiments/power.py): a table per verdict."""
+    out = []
     for p in power.powers(e):
-        if p.lacks:
-            rows.append([p.what, "-", f"no power: {p.lacks}"])
-        unit = "change" if p.outcome.startswith("the simulated change") else "fraction"
-        rows += [[p.what, p.outcome, r.text(unit)] for r in p.regions]
-        rows += [[p.what, o, a] for o, a in p.examples]
-    return Table(f"Declaration {e.declaration.id}: what its rule can say, found before any run", ["verdict",
-                 "outcome moved", "outcomes: answer"], rows,
-                 "Each answer with the simulated outcomes that give it, from the declared rule run on made-up "
-                 "outcomes (repetitions that agree: a spread widens a band and can turn a sign into 'within the "
-                 "spread'). A rule with no power is refused by `cohtb seeds --launch`.")
+        title = f"Declaration {e.declaration.id}, {p.what}: what its rule can say, found before any run"
+        if not p.rows():   # nothing can be said before the runs
+            out += [f"**{title}:** nothing. No power: {p.lacks}.", ""]
+            continue
+        out.append(Table(title, [p.outcome, "answer"], [list(row) for row in p.rows()],
+                         (f"No power: {p.lacks}. " if p.lacks else "") +
+                         "Each answer with the simulated outcomes that give it, from the declared rule run on made-up "
+                         "outcomes (a spread widens a band and can turn a sign into 'within the spread'); a rule "
+                         "without power is refused by `cohtb seeds --launch`.").markdown())
+    return out
 
 
 def recording_text(res: SeedResult) -> str:
@@ -592,7 +592,7 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
         out += [f"## Seed {e.seed}: {e.title}", "", f"**Change.** {e.change}.", "",
                 f"**Published.** {e.published_setup}.", "", *sources(e), f"**Simulated.** {e.simulated_setup}.", "",
                 f"**What differs.** {e.differences}.", "", declaration_table(res.declaration).markdown(),
-                power_table(e).markdown()]
+                *power_tables(e)]
         if seed in (declaration_figures or {}):
             out += [f"![seed {e.seed}: every declaration](results/{declaration_figures[seed]})", ""]
         drawn = shown(versions)
@@ -609,7 +609,7 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
                 continue
             out += [f"### Under declaration {earlier.declaration.id} (earlier)", "", earlier.experiment.simulated_setup
                     + ".", "", declaration_table(earlier.declaration).markdown(),
-                    power_table(earlier.experiment).markdown(), recording_text(earlier), "",
+                    *power_tables(earlier.experiment), recording_text(earlier), "",
                     *result_sections(earlier, figures.get(seed, []) if earlier is drawn else [])]
     return "\n".join(out).rstrip() + "\n"
 
