@@ -272,6 +272,16 @@ def test_the_guest_benchmarks_intruder_lists_the_directory_now_and_then(tmp_path
     r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--threads", "1",
                         "--window-us", "2000", "--interval-us", "1000"], capture_output=True, text=True, check=True)
     assert json.loads(r.stdout)["listings"] == 0
+    # the control of a run that lists: the lister runs, on a period and a count that would list, and never lists
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--threads", "1",
+                        "--intruder-period-us", "2000", "--intruder-listings", "3", "--idle-intruder",
+                        "--warmup-us", "1000", "--window-us", "40000", "--interval-us", "10000"],
+                       capture_output=True, text=True, check=True)
+    doc = json.loads(r.stdout)
+    assert doc["listings"] == 0 and doc["invariants"] == "ok" and doc["threads"] == 1
+    r = subprocess.run([str(initramfs.GUEST_BUILD / "stat_file"), "--dir", str(tmp_path), "--idle-intruder",
+                        "--window-us", "2000", "--interval-us", "1000"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--idle-intruder needs --intruder-period-us" in r.stderr
 
 
 def test_the_guest_benchmark_gives_each_thread_its_own_file_under_a_watched_directory(tmp_path):

@@ -394,7 +394,7 @@ def test_a_rule_only_version_judges_the_earlier_versions_runs_and_the_listings_i
     """004-collapse-fs v4 rejudges v3's runs (their ids and record are v3's) by collapse-stays-under-half-in-window:
     the listings the trace shows in the window count, so a control's listing after the window does not fail it,
     while one in the window, or a listing arm short of its listings there, still does."""
-    e = EXPERIMENTS["004-collapse-fs"]
+    e = HISTORY["004-collapse-fs"][3]
     d = e.declaration
     assert (d.version, d.rejudges, d.runs_id) == (4, 3, "004-collapse-fsv3")
     assert {s.declaration for s in e.specs()} == {"004-collapse-fsv3"}
@@ -416,15 +416,37 @@ def test_a_rule_only_version_judges_the_earlier_versions_runs_and_the_listings_i
     assert not v.reproduced and "listings were not as declared" in v.text
 
 
+def test_the_collapse_controls_lister_never_lists_and_every_listing_is_counted_twice():
+    """004-collapse-fs v5: the controls' lister runs on the listers' period and count with --idle-intruder (so it
+    never lists), and collapse-stays-under-half-counted-twice wants the declared listings both in the workload's
+    count and in the window's trace: a control that lists after the window fails it, as one in the window does."""
+    e = HISTORY["004-collapse-fs"][4]
+    d = e.declaration
+    assert (d.version, d.rejudges, d.idle_control) == (5, 0, True)
+    (series,) = e.series
+    base, _ = d.kernels
+    control = series.control(base)
+    runs = series.labelled()
+    assert "--idle-intruder" in runs[control].extra and "--idle-intruder" not in runs[base].extra
+    assert runs[control].intruder_period_us == runs[base].intruder_period_us == d.intruder_period_us
+    assert not {s.id for s in e.specs()} & {s.id for s in HISTORY["004-collapse-fs"][2].specs()}
+    judge = lambda levels, **kw: series_verdict(_series_runs(levels, experiment=e, **kw), d)
+    assert judge({base: (1000, 150)}).reproduced
+    v = judge({base: (1000, 150)}, listings={control: 1}, seen={control: 0})   # listed after the window
+    assert not v.reproduced and "the listings the workload made were not as declared" in v.text
+    v = judge({base: (1000, 150)}, seen={control: 1})   # the workload says none, the trace one in the window
+    assert not v.reproduced and f"{control}: [1, 1, 1] in the window, 0 declared" in v.text
+
+
 def test_a_rule_only_version_records_no_runs(monkeypatch, tmp_path):
     """`cohtb seeds --launch` under a version that rejudges refuses when any of the runs it judges is missing:
     runs added after the earlier version's were seen would change that verdict's run set."""
     from cohtb.commands import seeds as seeds_command
 
-    e = EXPERIMENTS["004-collapse-fs"]
+    e = EXPERIMENTS["003"]
     monkeypatch.setattr(seeds_command, "kept", lambda specs, dirs: ([], [specs[0].id]))
     args = SimpleNamespace(launch=True, runs=str(tmp_path), jobs=1, timeout=60, dask=None, insecure=False)
-    with pytest.raises(CohtbError, match="judges 004-collapse-fsv3's runs again and records none; 1 of them"):
+    with pytest.raises(CohtbError, match="judges 003v4's runs again and records none; 1 of them"):
         seeds_command.one_seed(e.seed, args, [tmp_path])
 
 
@@ -433,8 +455,9 @@ def test_a_rule_only_version_may_change_the_rule_alone(tmp_path, monkeypatch):
 
     text = (declarations.DECLARED / "004-collapse-fs.toml").read_text()
     monkeypatch.setattr(declarations, "DECLARED", tmp_path)
-    head, _, tail = text.rpartition("window_us = 3000")   # version 4's window
-    (tmp_path / "004-collapse-fs.toml").write_text(head + "window_us = 2900" + tail)
+    head, _, tail = text.partition("version = 4\n")
+    (tmp_path / "004-collapse-fs.toml").write_text(head + "version = 4\n" + tail.replace("window_us = 3000",
+                                                                                         "window_us = 2900", 1))
     with pytest.raises(CohtbError, match="version 4: field 'rejudges': 'window_us' differs from version 3's"):
         declarations.versions("004-collapse-fs")
     (tmp_path / "004-collapse-fs.toml").write_text(text.replace("rejudges = 3", "rejudges = 4"))
@@ -596,7 +619,8 @@ RULE_PINS = {"sign-2x": "cd8ca8b6250a890d", "sign-effect-band": "e3c3320a9dc1cd1
              "collapse-locked-level": "5b2c15fa49acde96", "collapse-trough": "17fe60ddc583ba82",
              "collapse-half-lasting": "ef3dc2781bc08581", "level-from-4": "7908374617f03ce6",
              "collapse-stays-under-half": "c48f588e1c337559", "level-from-4-in-logs": "b2efad313cac71e1",
-             "collapse-stays-under-half-in-window": "15abd7b65eec55f6"}
+             "collapse-stays-under-half-in-window": "15abd7b65eec55f6",
+             "collapse-stays-under-half-counted-twice": "122ae27a598cfc43"}
 THRESHOLDS = {"NULL_EFFECT": 0.05, "RATIO_FACTOR": 2.0, "COLLAPSED": 1.25, "RECOVERED": 0.9, "COLLAPSED_TO": 0.5,
               "LEVEL": 1.25}
 RECONSTRUCTED_PINS = {"000v1": "a913f15f9608b6f3", "000v2": "385ce324ed1b6ecb", "001v1": "850e999114d9123c",

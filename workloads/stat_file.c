@@ -37,6 +37,7 @@ static const char *line_offsets[] = {"any", "0", "8", "16", "24", "32", "40", "4
   X(pad_files, "pad-files", "create this many other files first: the file's dentry comes that many slab objects later", NULL, "0") \
   X(intruder_period_us, "intruder-period-us", "one more thread lists the file's directory (getdents64, as ls does) every P microseconds (0: none)", NULL, "0") \
   X(intruder_listings, "intruder-listings", "how many times the intruder lists the directory (0: every period until the end)", NULL, "0") \
+  X(idle_intruder, "idle-intruder", "the intruder runs on its CPU but never lists: the control of a run that lists, the same threads without a listing", NULL, NULL) \
   X(own_files, "own-files", "each thread its own file in the directory, and its own descriptor table (no shared file_lock): only the directory is shared", NULL, NULL) \
   X(watch_dir, "watch-dir", "an inotify watch on the directory (IN_ATTRIB): every open and close of a file in it then takes the directory dentry's reference (fsnotify_parent: dget_parent, dput)", NULL, NULL) \
   X(guest, "guest", "in the gem5 guest: quiet console, the kernel's object lines in the JSON, JSON via m5 writefile", NULL, NULL)
@@ -49,19 +50,21 @@ static int open_close;
 static uint64_t failures[MAX_THREADS][8] __aligned_line;
 static uint64_t lister_period_ns, max_listings, listings, listing_failures;
 static volatile int stop_lister;
+static int lister_idle;
 
 /* The intruder of seed 004's collapse: `ls` of the directory now and then. getdents64 on tmpfs (6.6 on) is
  * offset_readdir, which takes each child dentry's d_lock (find_positive_dentry: spin_lock_nested, dget_dlock)
  * and puts the reference it took with dput: the file's d_lock held for a moment by a CPU that does not stat.
  * --intruder-listings N stops it after N listings, as the seed typed `ls` a few times: whether a collapse
- * lasts is seen after the last. */
+ * lasts is seen after the last. --idle-intruder keeps it on its CPU without a listing: the control, whose
+ * threads are those of the run that lists, and whose listings the report counts as 0 to the end. */
 static void lister(int id) {
   (void)id;
   char buf[4096];
   uint64_t next = now_ns() + lister_period_ns;
   while (!READ_ONCE(stop_lister)) {
     /* after its last listing it stays, idle, until the end: its CPU does the same in every arm */
-    if (now_ns() < next || (max_listings && listings >= max_listings)) { cpu_relax(); continue; }
+    if (lister_idle || now_ns() < next || (max_listings && listings >= max_listings)) { cpu_relax(); continue; }
     int fd = open(flag_text(dir), O_RDONLY | O_DIRECTORY);
     long got = 0;
     while (fd >= 0 && (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {}
@@ -148,6 +151,8 @@ static int testcase_prepare(void) {
   lister_period_ns = flag_num(intruder_period_us) * 1000;
   max_listings = flag_num(intruder_listings);
   if (max_listings && !lister_period_ns) usage("--intruder-listings needs --intruder-period-us");
+  lister_idle = flag_on(idle_intruder);
+  if (lister_idle && !lister_period_ns) usage("--idle-intruder needs --intruder-period-us (the lister it keeps idle)");
   if (lister_period_ns) { run.intruder = lister; run.stop_intruder = &stop_lister; }
   return 0;
 }

@@ -70,6 +70,8 @@ class Declaration:
     sensitivity_offsets: tuple[int, ...] = ()   # full system: one run of the base kernel per dentry line offset
     intruder_period_us: int = 0  # full system: the intruder lists the file's directory every P µs (0: none)
     intruder_listings: int = 0   # full system: and stops after this many listings (0: lists to the end)
+    idle_control: bool = False   # full system: the controls' lister runs and never lists (else its first listing
+                                 # is due after the window, though it may come before the run ends)
     cores_per_socket: int = 4
     machine_why: str = ""        # why this machine, socket counts and cores per socket stand for the seed's
     magnitude_why: str = ""      # why this magnitude model stands for the seed (when it is not the seed's default)
@@ -255,6 +257,19 @@ def _check_rejudging(path: Path, d: Declaration, earlier: list[Declaration]) -> 
     if differ:
         raise CohtbError(f"{where}: '{differ[0]}' differs from version {d.rejudges}'s (a version that judges its "
                          "runs again may change the rule only)")
+
+
+# What a declaration says about itself, not about its runs or its rule: no difference between two declarations.
+BOOKKEEPING = {"experiment", "version", "reconstructed", "recorded_in", "rule_in", "recorded_repetitions", "rejudges",
+               "machine_why", "lock_why", "kernel_note", "magnitude_why"}
+
+
+def differences(a: Declaration, b: Declaration) -> list[str]:
+    """Every field in which b differs from a, as "field: a's -> b's" (a field left out is its default; the
+    reasons left out)."""
+    keys = sorted(k for k in set(a.declared) | set(b.declared) if k not in BOOKKEEPING and getattr(a, k) != getattr(b, k))
+    show = lambda v: "/".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+    return [f"{k}: {show(getattr(a, k))} -> {show(getattr(b, k))}" for k in keys]
 
 
 def runs_declaration(d: Declaration) -> Declaration:

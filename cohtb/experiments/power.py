@@ -213,11 +213,11 @@ def series_power(e: Experiment, s: Series) -> Power:
     collapsing = d.kernels[0] if d.kernels else "retry100"
     floor = {"locked": 0.3}   # the locked-only policy's own level, under the others' (seed 004's SE series)
 
-    def verdict(late: dict[str, float]) -> str:
+    def verdict(late: dict[str, float], control_listings: int = 0) -> str:
         runs = {}
         for label, template in labels.items():
             level = 10_000 * floor.get(label, 1.0)   # ops per interval: enough that rounding moves no edge
-            listings = 0 if label in controls else s.event_count
+            listings = control_listings if label in controls else s.event_count
             made = [_series_run(template, k, intervals, at, level, late.get(label, 1.0), listings)
                     for k in range(1, d.repetitions + 1)]
             for m in made:
@@ -230,6 +230,9 @@ def series_power(e: Experiment, s: Series) -> Power:
     for other in [label for label in labels if label != collapsing and label not in floor]:
         outcome = {collapsing: 0.2, other: 0.2}
         examples.append((f"{collapsing} at 0.2 of its level and {other} falling to 0.2 too", verdict(outcome)))
+    if controls:
+        examples.append((f"{collapsing} at 0.2 of its level, each control's lister listing once",
+                         verdict({collapsing: 0.2}, control_listings=1)))
     answers = {r.answer for r in regions} | {a for _, a in examples}
     lacks = "" if any(a.startswith("yes") for a in answers) and any(a.startswith("no") for a in answers) \
         else "every outcome tried gives the same answer"

@@ -33,7 +33,10 @@ Series rules judge seed 004's collapse after one transient holder of the lock:
   collapse-stays-under-half-in-window  the same, the listings counted where they can act: in the window, as
                     each run's trace shows them (the lister's visits to the file dentry's line), the declared number
                     in the runs with the listings and none in the controls. A control's lister may still list
-                    after the window closes, before the workload stops it; the workload's own count includes that."""
+                    after the window closes, before the workload stops it; the workload's own count includes that.
+  collapse-stays-under-half-counted-twice  the same, each run's listings counted twice: by the workload itself (to
+                    the end of the run) and in the window by its trace; both must be the declared number in the runs
+                    with the listings and none in the controls, whose lister runs and never lists."""
 
 from __future__ import annotations
 
@@ -287,9 +290,24 @@ def collapse_stays_under_half_in_window(res: SeriesResult, collapsing: str, wait
                          f"{said}")
 
 
+def collapse_stays_under_half_counted_twice(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
+    if not res.complete:
+        return Verdict(False, "no: runs missing")
+    controls = {label: res.series.control(label) for label in (collapsing, waiting)}
+    expected = {**{label: res.series.event_count for label in controls},
+                **{control: 0 for control in controls.values()}}
+    wrong = {label: res.disturbances(label) for label, n in expected.items()
+             if any(made != n for made in res.disturbances(label))}
+    if wrong:
+        return Verdict(False, "no: the listings the workload made were not as declared (" + "; ".join(
+            f"{label}: {made} made, {expected[label]} declared" for label, made in wrong.items()) + ")")
+    return collapse_stays_under_half_in_window(res, collapsing, waiting)   # the trace's count, then the collapse
+
+
 SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough,
                 "collapse-half-lasting": collapse_half_lasting, "collapse-stays-under-half": collapse_stays_under_half,
-                "collapse-stays-under-half-in-window": collapse_stays_under_half_in_window}
+                "collapse-stays-under-half-in-window": collapse_stays_under_half_in_window,
+                "collapse-stays-under-half-counted-twice": collapse_stays_under_half_counted_twice}
 
 
 def point_verdict(pub: Published, res: PointResult, d: Declaration) -> Verdict:

@@ -390,12 +390,15 @@ def e004collapse_fs(d: Declaration) -> Experiment:
     n, period, listings = d.sockets[0], d.intruder_period_us, d.intruder_listings
 
     def run(kernel: str, intruder: bool) -> RunSpec:
-        """Both arms have the lister on the last CPU; the control's first listing would come after the run ends,
-        so it only waits there, as the other arm's does after its last listing."""
+        """Both arms have the lister on the last CPU. The control's lister runs and never lists (idle_control), or,
+        in the earlier versions, its first listing is due after the window: it waits there, as the other arm's
+        does after its last listing, but may list once after the window, before the workload stops it."""
         spec = on_machine(d, full_system(d, kernel, n, d.cores_per_socket))
-        never = d.warmup_us + d.window_us + period
-        return replace(spec, intruder_period_us=period if intruder else never,
-                       extra=spec.extra + ("--intruder-listings", str(listings)))
+        extra = spec.extra + ("--intruder-listings", str(listings))
+        if intruder or d.idle_control:
+            return replace(spec, intruder_period_us=period,
+                           extra=extra + (() if intruder else ("--idle-intruder",)))
+        return replace(spec, intruder_period_us=d.warmup_us + d.window_us + period, extra=extra)
 
     first, last = period - d.warmup_us, period * listings - d.warmup_us
     return Experiment(
@@ -410,8 +413,10 @@ def e004collapse_fs(d: Declaration) -> Experiment:
                         f"(getdents64: tmpfs's offset_readdir takes the file dentry's d_lock for a dget, and puts it) "
                         f"{listings} times, every {period} µs, {first} to {last} µs into the window; {base} "
                         f"(lockref's 100 cmpxchg tries, then the lock) against {new} ({variant(new).about}), each "
-                        f"also with a lister that never lists (its first listing would fall after the run) as the "
-                        f"control; ops per {d.interval_us} µs over a "
+                        "also with a lister that " + ("runs and never lists (--idle-intruder)" if d.idle_control else
+                                                      "is due to list first after the window (it may list once "
+                                                      "after the window, before the workload stops it)") +
+                        f" as the control; ops per {d.interval_us} µs over a "
                         f"{d.window_us} µs window after {d.warmup_us} µs of warm-up, {d.repetitions} repetitions "
                         f"({' and '.join(d.repetition_sources)} varied)",
         differences="simulated milliseconds, not seconds or minutes: the published collapse came within seconds to "

@@ -5,6 +5,7 @@ Every number on the page is computed here from those runs."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +22,9 @@ from cohtb.report.queue_table import queue_table
 from cohtb.report.turns_summary import turns_summary
 from cohtb.report.lister_table import lister_table
 from cohtb.experiments import method_changes, power
+from cohtb.experiments.method_changes import changed_inputs
 from cohtb.fs.kernel import built_label
-from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines, runs_declaration
+from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines, runs_declaration
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point_results, series_result
 from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO, Verdict, curve_verdicts, point_verdict, series_verdict
@@ -302,12 +304,27 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
             side = lambda r, res: (f"{res.declaration.id}{'' if same or ': ' not in r[0] else ', ' + r[0].split(': ', 1)[1]}:"
                                    f" {r[2]}, {r[3]}") if r else "not declared"
             rows.append([seed, label[0] if same else label[0].split(": ")[0], label[1],
-                         side(f, flat), side(k, socket), changes])
+                         side(f, flat), side(k, socket), changes, what_else_differs(flat, socket)])
     return Table("The seeds on the flat and the socket machine",
-                 ["seed", "effect", "published", "flat machine", "socket machine", "conclusion changes?"], rows,
+                 ["seed", "effect", "published", "flat machine", "socket machine", "conclusion changes?",
+                  "what else differs"], rows,
                  "Each side is its own declaration's verdict on its own runs (the socket machine: per socket a "
                  "shared cache that is its cores' point of coherence, calibrated and frozen, docs/machine.md); a "
-                 "conclusion changes when the verdict or the sign of the simulated change does.")
+                 "conclusion changes when the verdict or the sign of the simulated change does. What else differs: "
+                 "every declared field besides the machine, and every input of the runs besides the machine and its "
+                 "gem5 build whose digests differ (cohtb/experiments/method_changes.py: INPUTS); where anything "
+                 "does, the row is not the machine's effect alone.")
+
+
+def what_else_differs(flat: SeedResult | None, socket: SeedResult | None) -> str:
+    """Besides the machine, what two declarations set side by side differ in: declared fields and the runs' inputs."""
+    if flat is None or socket is None:
+        return "-"
+    fields = [x for x in differences(flat.declaration, socket.declaration) if not x.startswith("machine:")]
+    manifests = lambda res: [json.loads((m.run.path / "manifest.json").read_text()) for _, ms in arms(res) for m in ms]
+    inputs = ([f"the runs' {x}" for x in changed_inputs(manifests(flat), manifests(socket))
+               if x not in ("gem5 build", "machine")] if flat.complete and socket.complete else [])
+    return "; ".join(fields + inputs) or "nothing: the machine alone"
 
 
 def _series_text(s: SeriesResult) -> str:
