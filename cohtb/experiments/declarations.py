@@ -75,6 +75,7 @@ class Declaration:
     cores_per_socket: int = 4
     machine_why: str = ""        # why this machine, socket counts and cores per socket stand for the seed's
     magnitude_why: str = ""      # why this magnitude model stands for the seed (when it is not the seed's default)
+    stands_beside: str = ""      # a machine check: the declaration (an id) this one differs from in the machine alone
     rejudges: int = 0            # a rule-only version: judges version N's runs again by its own rule (no new runs)
     declared: dict = field(default_factory=dict, compare=False, repr=False)   # the version's table as written
 
@@ -239,7 +240,20 @@ def versions(experiment: str) -> list[Declaration]:
     for d in out:
         if d.rejudges:
             _check_rejudging(path, d, out)
+        if d.stands_beside:
+            _check_beside(path, d)
     return out
+
+
+def _check_beside(path: Path, d: Declaration) -> None:
+    """A machine check differs from the declaration it stands beside in the machine alone."""
+    where = f"{path}: version {d.version}: field 'stands_beside'"
+    other = by_id(d.stands_beside)
+    if other.experiment == d.experiment:
+        raise CohtbError(f"{where}: names a version of its own experiment")
+    differ = [x for x in differences(other, d) if not x.startswith("machine:")]
+    if differ:
+        raise CohtbError(f"{where}: differs from {other.id} in more than the machine ({differ[0]})")
 
 
 # what a rule-only version may change: the rule, and the band it holds the published figure to
@@ -261,7 +275,7 @@ def _check_rejudging(path: Path, d: Declaration, earlier: list[Declaration]) -> 
 
 # What a declaration says about itself, not about its runs or its rule: no difference between two declarations.
 BOOKKEEPING = {"experiment", "version", "reconstructed", "recorded_in", "rule_in", "recorded_repetitions", "rejudges",
-               "machine_why", "lock_why", "kernel_note", "magnitude_why"}
+               "machine_why", "lock_why", "kernel_note", "magnitude_why", "stands_beside"}
 
 
 def differences(a: Declaration, b: Declaration) -> list[str]:

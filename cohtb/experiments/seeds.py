@@ -175,7 +175,7 @@ RWSEM_CHECK = ("each critical section also updates one of the workload's two sha
 
 def e002(d: Declaration) -> Experiment:
     return Experiment(
-        seed="002", declaration=d, title="Reader optimistic spinning on a writer-owned rwsem (2016)",
+        seed=d.experiment, declaration=d, title="Reader optimistic spinning on a writer-owned rwsem (2016)",
         change="a reader that finds the rwsem writer-owned spins while the writer runs instead of sleeping",
         base_name="sleep", new_name="spin",
         published_setup="rwsem microbenchmark, 1:1 readers:writers, short critical section, 36 threads, 2-socket "
@@ -278,7 +278,7 @@ def e004fs(d: Declaration) -> Experiment:
                    for p in d.placements)
     sensitivity = tuple(replace(declared(base, o), seed=1) for o in d.sensitivity_offsets)
     return Experiment(
-        seed="004-fs", declaration=d, title="d_lockref out of the RCU-lookup lines, in the real kernel (full system)",
+        seed=d.experiment, declaration=d, title="d_lockref out of the RCU-lookup lines, in the real kernel (full system)",
         change="6.11 moves d_lockref to its own cache line",
         base_name=base_name, new_name=new_name,
         published_setup="will-it-scale stat2 (20-way stat(2) of one tmpfs file), Sapphire Rapids; ops/s",
@@ -433,10 +433,19 @@ def e004collapse_fs(d: Declaration) -> Experiment:
                        controls=((base, f"{base} {NO_INTRUDER}"), (new, f"{new} {NO_INTRUDER}"))),))
 
 
-# Each seed's SE experiment, then its full-system ones beside it.
+def machine_check(build):
+    """An experiment that stands beside another seed experiment's declaration on the other machine, the same in
+    everything else (Declaration.stands_beside): the machine's effect alone."""
+    def built(d: Declaration) -> Experiment:
+        e = build(d)
+        return replace(e, title=f"{e.title}, on the other machine than {d.stands_beside} (a machine check)")
+    return built
+
+
+# Each seed's SE experiment, then its full-system ones beside it, then the machine checks.
 BUILDERS = {"000": e000, "000-fs": e000fs, "001": e001, "002": e002, "002-fs": e002fs,
             "002-kernel-fs": lambda d: e002fs(d, "kernel_rwsem"), "003": e003, "004": e004, "004-fs": e004fs,
-            "004-collapse-fs": e004collapse_fs}
+            "004-collapse-fs": e004collapse_fs, "002-flat": machine_check(e002), "004-fs-8x4": machine_check(e004fs)}
 
 # Every version of every experiment, oldest first: the runs of each are judged by its own declaration.
 HISTORY = {seed: tuple(build(d) for d in declarations.versions(seed)) for seed, build in BUILDERS.items()}

@@ -89,7 +89,9 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     failed = frozenset(p.name.removesuffix(".failed.json") for p in reference_runs.glob("*.failed.json"))
     history = results.seed_history(ms, failed)
     drawn = [r for r in map(results.shown, history.values()) if r is not None]
-    page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history))
+    checks = [r for r in (discover([calibration_runs]) if calibration_runs.is_dir() else []) if r.spec.kernel]
+    page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history),
+                        results.machine_check_text(checks))
     blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms)),
               (root / MACHINE_DOC, machine_block(calibration_runs, runs))]
     return Pages(root, page, blocks, history, len(runs), len(missing))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cohtb.analysis import lock_queue
@@ -282,10 +282,7 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
     """Per seed, the verdict on the flat machine beside the one on the socket machine, each under its own
     declaration, and whether the conclusion changes with the machine."""
     rows = []
-    for seed, versions in history.items():
-        flat, socket = on_hierarchy(versions, "flat"), on_hierarchy(versions, "socket")
-        if flat is None:   # an experiment of the socket machine alone (issue 36's): nothing to set beside it
-            continue
+    for seed, flat, socket in machine_pairs(history):
         flat_rows = verdict_rows(flat) if flat else []
         socket_rows = verdict_rows(socket) if socket else []
         for i in range(max(len(flat_rows), len(socket_rows))):
@@ -314,6 +311,22 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
                  "every declared field besides the machine, and every input of the runs besides the machine and its "
                  "gem5 build whose digests differ (cohtb/experiments/method_changes.py: INPUTS); where anything "
                  "does, the row is not the machine's effect alone.")
+
+
+def machine_pairs(history: dict[str, list[SeedResult]]) -> list[tuple[str, SeedResult | None, SeedResult | None]]:
+    """(experiment, flat, socket) for each experiment with a version on the flat machine (its latest on each, whose
+    runs are kept where any are), and for each machine check, it beside the declaration it stands beside."""
+    by_id = {res.declaration.id: res for versions in history.values() for res in versions}
+    out = []
+    for seed, versions in history.items():
+        beside = versions[-1].declaration.stands_beside
+        if beside:
+            mine, other = versions[-1], by_id[beside]
+            flat_first = hierarchy_of(mine.declaration.run_machine()) == "flat"
+            out.append((seed, *((mine, other) if flat_first else (other, mine))))
+        elif (flat := on_hierarchy(versions, "flat")) is not None:   # else the socket machine's alone: no pair
+            out.append((seed, flat, on_hierarchy(versions, "socket")))
+    return out
 
 
 def what_else_differs(flat: SeedResult | None, socket: SeedResult | None) -> str:
@@ -578,13 +591,36 @@ def shown(versions: list[SeedResult]) -> SeedResult | None:
     return versions[-1] if versions[-1].complete else latest_complete(versions)
 
 
+def machine_check_text(runs: list) -> str:
+    """The full-system pairs kept in calibration-runs/ to check a machine (one repetition, no declaration): their
+    change, said to be no result."""
+    out = []
+    by_rest = {}
+    for r in runs:
+        by_rest.setdefault(replace(r.spec, kernel="", layout=""), []).append(r)   # the layout follows the kernel
+    for spec, pair in by_rest.items():
+        if len(pair) != 2:
+            continue
+        base, new = sorted(pair, key=lambda r: r.spec.kernel != "pre611")
+        out.append(f"{spec.sockets}x{spec.cores_per_socket} on {spec.machine}: {base.spec.kernel} "
+                   f"{base.throughput * 1e-6:.2f} ops/µs, {new.spec.kernel} {new.throughput * 1e-6:.2f} ops/µs, "
+                   f"{_speedup(new.throughput / base.throughput)}")
+    if not out:
+        return ""
+    return textwrap.fill("**Kept beside the table, not a verdict.** Seed 004's full-system pair recorded once to check "
+                         "a machine (calibration-runs/, under no declaration): " + "; ".join(out) + ". One repetition "
+                         "has no spread, so it is no result; 004-fs-8x4 declares the pair at 8x4 on the socket "
+                         "machine with its repetitions.", 100)
+
+
 def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms: list[RunMetrics],
-         declaration_figures: dict[str, str] | None = None) -> str:
+         declaration_figures: dict[str, str] | None = None, machine_checks: str = "") -> str:
     out = ["# Results: the seeds, simulated", "",
            f"Written by `{COMMAND}` from the kept runs ({provenance(ms)}; `cohtb seeds --seed S --launch` records "
            "them); `tests/test_results.py` fails when this page is not what the runs give. Every number below is "
            "computed from those runs.", "",
-           "## Headline", "", headline(history).markdown(), machine_table(history).markdown(), "## How to read", "",
+           "## Headline", "", headline(history).markdown(), machine_table(history).markdown(),
+           *([machine_checks, ""] if machine_checks else []), "## How to read", "",
            textwrap.fill("Every experiment is declared before its runs (cohtb/experiments/declared/, docs/experiments.md): "
                          "machine, lock "
                          "model, windows, repetitions and what varies between them, the minimum effect, the verdict "
