@@ -207,7 +207,7 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
                                     f"({len(res.missing)} not kept; each failure's record, with why: <run id>.failed.json beside "
                                     "the kept runs)"]]
     if not res.complete:
-        return [[e.title, "-", "-", f"not run yet under {d.id} ({len(res.missing)} of {len(e.specs())} runs missing)"]]
+        return [[e.title, "-", "-", not_complete(res)]]
     rows = []
     curves = curve_verdicts(res.points, d)
     for name, v in curves.items():
@@ -229,6 +229,14 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
                      f"{sr.series.published[0].ratio:.2f} of its level, lasting (retry100)",
                      _series_text(sr), series_verdict(sr, d).text])
     return rows
+
+
+def not_complete(res: SeedResult) -> str:
+    """A declaration without all its runs: none yet, or how many are kept."""
+    n, missing = len(res.experiment.specs()), len(res.missing)
+    if missing == n:
+        return f"not run yet under {res.declaration.id} ({n} runs to record)"
+    return f"incomplete under {res.declaration.id}: {n - missing} of its {n} runs kept, {missing} missing"
 
 
 def latest_complete(history: list[SeedResult]) -> SeedResult | None:
@@ -653,8 +661,8 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
             out += [recording_text(res), "", *result_sections(res, figures.get(seed, []))]
         else:
             out += [verdict_rows(res)[0][-1][0].upper() + verdict_rows(res)[0][-1][1:] + "." if res.failed else
-                    f"Not run yet under {res.declaration.id}: {len(res.missing)} of {len(e.specs())} runs are missing "
-                    f"(`cohtb seeds --seed {e.seed} --launch` records them).", ""]
+                    not_complete(res)[0].upper() + not_complete(res)[1:] +
+                    f" (`cohtb seeds --seed {e.seed} --launch` records the missing ones).", ""]
         for earlier in reversed(versions[:-1]):
             if not earlier.complete:
                 out += [f"### Under declaration {earlier.declaration.id} (earlier)", "",
