@@ -73,7 +73,9 @@ def test_seeds_all_prints_every_seed_under_its_declarations():
         assert f"Seed {seed}, declaration {seed}v" in proc.stdout, seed
     # a seed of series alone: its verdict, no speed-up table
     assert "Seed 004-collapse-fs, declaration" not in proc.stdout
-    assert "collapse after a few listings: yes: stock-6.12 collapses" in " ".join(proc.stdout.split())
+    said = " ".join(proc.stdout.split())
+    assert "20 runs of declaration 004-collapse-fsv5 are not recorded" in said   # declared, not run yet: the
+    assert "collapse after a few listings: no: the listings were not as declared" in said   # earlier one's verdict
     bad = subprocess.run([sys.executable, "-m", "cohtb.cli", "seeds", "--seed", "nope"], capture_output=True,
                          text=True, cwd=ROOT)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "all" in bad.stderr
@@ -108,12 +110,21 @@ def test_the_machine_table_puts_each_seed_s_flat_and_socket_verdicts_side_by_sid
     socket declaration without its runs stands for every effect, and a conclusion changes only between verdicts."""
     history = results.seed_history([])
     rows = results.machine_table(history).rows
-    # without runs, one row per seed that has a flat declaration (the socket machine's own experiments have none)
-    assert [r[0] for r in rows] == [s for s, h in history.items() if results.on_hierarchy(h, "flat")]
+    # without runs, one row per seed that has a flat declaration (the socket machine's own experiments have none),
+    # and one per machine check, beside the declaration it stands beside
+    checks = [s for s, h in history.items() if h[-1].declaration.stands_beside]
+    assert checks == ["002-flat", "004-fs-8x4"]
+    assert [r[0] for r in rows] == [s for s, h in history.items() if results.on_hierarchy(h, "flat")
+                                    and s not in checks] + checks
     assert "000-fs" not in [r[0] for r in rows]
+    beside = {r[0]: (r[3], r[4], r[6]) for r in rows}
+    assert beside["004-fs-8x4"][0].startswith("004-fsv3") and beside["004-fs-8x4"][1].startswith("004-fs-8x4v1")
+    assert beside["002-flat"][0].startswith("002-flatv1") and beside["002-flat"][1].startswith("002v5")
+    assert beside["004-fs-8x4"][2] == beside["002-flat"][2] == "nothing: the machine alone"
     socket = {r[0]: r[4] for r in rows}
     assert socket["004"].startswith("004v5: -, not run yet") and socket["002"].startswith("002v5: -, not run yet")
     assert all(r[5] == "-" for r in rows)   # no runs, so no conclusion to compare
+    assert socket["004"] and rows[[r[0] for r in rows].index("004")][6].startswith("cores_per_socket: 4 -> 20")
     assert results._conclusion(["e", "+1%", "+14% (+6% to +24%)", "sign only: published ..."]) == ("sign only", "+")
 
 
