@@ -41,7 +41,9 @@ class _HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
     """Shows an option's default where it has one and its help does not already say it."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
-        if action.default in (None, False, [], argparse.SUPPRESS) or "default" in (action.help or ""):
+        if (action.default in (None, False, [], argparse.SUPPRESS) or "default" in (action.help or "")
+                or action.nargs == 0):   # a flag: its stored default says nothing a user sets
+
             return action.help or ""
         return super()._get_help_string(action)
 
@@ -58,7 +60,7 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = ap.add_subparsers(dest="verb", required=True, metavar="VERB")
     for name, summary in VERBS.items():
-        p = sub.add_parser(name, help=summary, description=summary, epilog=EXIT_CODES, formatter_class=_HelpWithDefaults)
+        p = sub.add_parser(name, help=summary, description=summary.replace("%%", "%"), epilog=EXIT_CODES, formatter_class=_HelpWithDefaults)
         if name == verb:
             module = command(name)
             module.add_arguments(p)

@@ -16,7 +16,7 @@ from cohtb.launch import launch
 from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.report.html import summary_table, write
 from cohtb.report.results import fairness_table, headline, point_table, seed_history, shown
-from cohtb.tables import TERMINAL_WIDTH
+from cohtb.tables import TERMINAL_WIDTH, count
 from cohtb.run import gem5, provenance
 from cohtb.run.runs import discover, load
 from cohtb.trace.events import LEGACY_NOTE
@@ -47,7 +47,7 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     legacy = [r.id for r in runs if r.events_header().legacy]
     if legacy:
         print(f"cohtb run: note: {len(legacy)} of the runs are {LEGACY_NOTE}", flush=True)
-    print(f"cohtb run: replaying {len(runs)} runs", flush=True)
+    print(f"cohtb run: replaying {count(len(runs), 'run')}", flush=True)
     ms = metrics_for(runs, out / "analysis", check_model=True, refresh=True)
     history = seed_history(ms)   # each seed under every declaration; its tables are the one the page draws
     seed_tables = [t for r in (shown(v) for v in history.values()) if r is not None
@@ -61,6 +61,6 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     print(headline(history).text())
     for n in notes:   # prose at the tables' width
         print(textwrap.fill(n, TERMINAL_WIDTH, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False))
-    print(f"\nRTL and reference model: identical counters on all {len(ms)} runs.")
+    print(f"\nRTL and reference model: identical counters on {'the' if len(ms) == 1 else 'all'} {count(len(ms), 'run')}.")
     print(f"Report: {html}  ({time.monotonic() - t0:.0f} s)")
     return 0

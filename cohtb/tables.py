@@ -91,6 +91,11 @@ def fitted_widths(columns: list[list[str]], width: int) -> list[int]:
     return out
 
 
+def count(n: int, thing: str, things: str | None = None) -> str:
+    """"1 run", "2 runs": a number with its noun (things: an irregular plural)."""
+    return f"{n:,} {thing if n == 1 else things or thing + 's'}"
+
+
 def num(v: float, digits: int = 3) -> str:
     if v is None:
         return "-"

@@ -37,8 +37,17 @@ def verilator_env(env: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def variant_names() -> list[str]:
+    """The monitor configurations set-up emits (rtl/variants.txt: a name, then its parameters, per line)."""
+    lines = (ROOT / "rtl" / "variants.txt").read_text().splitlines()
+    return [line.split()[0] for line in lines if line.strip() and not line.startswith("#")]
+
+
 def monitor_dir(variant: str = "default") -> Path:
     d = RTL_BUILD / variant
+    if variant not in variant_names() and not (d / "monitor.json").exists():   # on-demand sizes are built, not listed
+        raise CohtbError(f"--variant {variant}: unknown monitor variant (known: {', '.join(variant_names())}; "
+                         "rtl/variants.txt)")
     if not (d / "monitor.json").exists():
         raise CohtbError(f"{d}: monitor RTL not emitted (run the set-up: make setup)")
     return d

@@ -1,6 +1,7 @@
 """Inputs are never written to, and every damaged input is one clear line and exit status 2, never a traceback:
 manifests and event files damaged field by field, truncated at every record boundary, the bundled runs read-only."""
 
+import contextlib
 import gzip
 import json
 import os
@@ -239,3 +240,46 @@ def test_compare_of_runs_of_different_gem5_builds(tmp_path, capsys):
     code, err = run_cli(capsys, "compare", str(a), str(b), "--analysis", str(tmp_path / "an"))
     assert code == 2 and "gem5 build 1111111111111111 vs 2222222222222222" in err[-1]
     assert run_cli(capsys, "compare", str(a), str(b), "--allow-mismatch", "--analysis", str(tmp_path / "an"))[0] == 0
+
+
+@pytest.mark.parametrize("field, value", [("all_ops", "1200"), ("elapsed_s", "0.5"), ("flags", ["--op", "stat"]),
+                                          ("layout_map", "objects")])
+def test_a_workload_field_the_report_reads_of_the_wrong_type_is_refused(tmp_path, capsys, field, value):
+    """The workload's own fields that the report reads are typed: a number written as a string, flags or a layout
+    map of another shape are one line naming the field, exit 2, and no report."""
+    run = make_run(tmp_path / "runs", "shared", 10, 1e-6, 3)
+    doc = json.loads((run / "manifest.json").read_text())
+    doc["workload"][field] = value
+    (run / "manifest.json").write_text(json.dumps(doc))
+    code, err = run_cli(capsys, "report", str(run), "--out", str(tmp_path / "report"), "--analysis", str(tmp_path / "a"))
+    assert code == 2 and len(err) == 1 and f"field 'workload.{field}'" in err[0] and str(run) in err[0], err
+    assert not (tmp_path / "report" / "report.html").exists()
+
+
+def test_a_manifest_that_is_not_json_says_so(tmp_path, capsys):
+    run = make_run(tmp_path / "runs", "shared", 10, 1e-6, 3)
+    (run / "manifest.json").write_text('{"cohtb_run": 1, "id": ')
+    code, err = run_cli(capsys, "replay", str(run), "--lines", "0")
+    assert code == 2 and len(err) == 1 and "manifest.json: not valid JSON" in err[0] and "field ''" not in err[0], err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["replay", "--lines", "-1", "x"], "argument --lines: -1 is negative"),
+    (["soak", "--variant", "nosuch", "--events", "10"], "unknown monitor variant (known: default, small, lru"),
+    (["synth", "--variant", "nosuch"], "unknown monitor variant (known: default, small, lru"),
+])
+def test_an_option_out_of_its_range_is_refused_naming_it(capsys, argv, said):
+    with pytest.raises(SystemExit) if argv[0] == "replay" else contextlib.nullcontext():
+        code = cli.main(argv)
+        assert code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and "synthesizing" not in capsys.readouterr().out
+
+
+def test_help_says_what_is_true(capsys):
+    """A flag shows no stored default; a description prints its percent sign once."""
+    for verb, absent, present in [("report", "(default: True)", "--no-compare"), ("compare", "%%", "% change")]:
+        with pytest.raises(SystemExit):
+            cli.main([verb, "--help"])
+        out = capsys.readouterr().out
+        assert absent not in out and present in out, verb

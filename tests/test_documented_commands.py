@@ -56,3 +56,9 @@ def test_a_documented_launch_records_what_is_declared(where, argv, capsys, monke
     for s in specs:
         d = plans.measuring(s.workload) if not s.kernel else EXPERIMENTS[plans.FS_SEED].declaration
         assert {k: getattr(s, k) for k in MEASURE} == {k: getattr(d, k) for k in MEASURE}, where
+
+
+def test_the_readme_lists_every_verb_once():
+    """The README's verb table has a row for each verb `cohtb --help` lists, and no other."""
+    rows = re.findall(r"^\| `cohtb (\w+)` \|", (ROOT / "README.md").read_text(), re.M)
+    assert sorted(rows) == sorted(cli.VERBS) and len(rows) == len(set(rows))

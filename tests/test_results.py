@@ -142,7 +142,7 @@ def test_the_arm_table_counts_a_disagreeing_run_and_each_boot_once():
     assert a[2] == "1 of 2" and a[3] == "10" and a[4] == "0-9" and a[5] == "50-70" and a[6] == "120"
     assert b[2] == "1 of 2 (1 not checked)" and b[3] == "20"
     assert total[0] == "all, with the 2 boots they started from" and total[2] == "2 of 4"
-    assert total[6] == "350 (1 runs or boots without a record)"   # 150 runs + two boots of 100, each once
+    assert total[6] == "350 (1 run or boot without a record)"   # 150 runs + two boots of 100, each once
 
 
 NODE_LINE = [LineSymbols(line=100, symbols=["qnodes (CPU 0)"])]

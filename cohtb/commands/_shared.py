@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import textwrap
 
@@ -16,6 +17,17 @@ DASK_HELP = ("record the runs on the Dask cluster whose scheduler is at this add
 ALLOW_DIRTY_HELP = ("record even from a checkout with uncommitted changes; each run keeps the diff beside its manifest "
                     "(default: refused, so every run names the commit that made it)")
 INSECURE_HELP = "with --dask: accept a plain tcp:// address off this machine (anyone who reaches it can run code)"
+
+
+def non_negative(text: str) -> int:
+    """An option's whole number, 0 or more (argparse refuses anything else, naming the option)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative")
+    return n
 
 
 def wrap(prose: str) -> str:

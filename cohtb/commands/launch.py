@@ -17,6 +17,7 @@ from cohtb.run import executors, gem5, provenance
 from cohtb.run.machines import known
 from cohtb.run.recorder import Live
 from cohtb.run.spec import RunSpec
+from cohtb.tables import count
 
 DECLARED = "default: as the seed's declaration says"
 
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     declared = declarations.records_for(specs)
     executor = executors.choose(args.dask, args.jobs, args.insecure)
     try:
-        print(f"cohtb launch: {len(specs)} runs into {args.runs}, on {executor.describe()}", flush=True)
+        print(f"cohtb launch: {count(len(specs), 'run')} into {args.runs}, on {executor.describe()}", flush=True)
         return report_failures(launch(specs, Path(args.runs), args.jobs, args.timeout, live, declared, executor))
     finally:
         executor.close()

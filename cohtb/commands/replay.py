@@ -8,7 +8,7 @@ from pathlib import Path
 from cohtb.analysis.analyse import analyse, analyse_event_file
 from cohtb.analysis.pipeline import counters_path
 from cohtb.atomic import writable_dir
-from cohtb.commands._shared import RUNS_HELP, wrap
+from cohtb.commands._shared import RUNS_HELP, non_negative, wrap
 from cohtb.report.lines import line_table
 from cohtb.run.runs import discover
 
@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", action="store_true", help="also run the bit-exact model and fail on any difference")
     p.add_argument("--out", help="write RUN_ID/counters.json here (default: the analysis cache, never the run; a bare "
                    "event file's counters are written only here)")
-    p.add_argument("--lines", type=int, default=10, help="print the N lines with the most transfers and dirty reads (0: none)")
+    p.add_argument("--lines", type=non_negative, default=10, help="print the N lines with the most transfers and dirty reads (0: none)")
 
 
 def run(args: argparse.Namespace) -> int:

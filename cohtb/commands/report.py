@@ -13,6 +13,7 @@ from cohtb.errors import CohtbError
 from cohtb.report import event_files
 from cohtb.report.html import write
 from cohtb.run.runs import discover
+from cohtb.tables import count
 
 
 
@@ -42,5 +43,5 @@ def run(args: argparse.Namespace) -> int:
     ms = metrics_for(runs, Path(args.analysis) if args.analysis else None, check_model=args.check)
     tables, _ = standard_comparisons(ms) if args.compare else ([], [])
     html = write(ms, Path(args.out), extra_tables=tables)
-    print(f"report of {len(ms)} runs: {html} (and report.md, report.json, plots/ beside it)")
+    print(f"report of {count(len(ms), 'run')}: {html} (and report.md, report.json, plots/ beside it)")
     return 0

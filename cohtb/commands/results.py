@@ -16,8 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     built = pages.build()   # of this checkout, from its bundled runs
     if built.missing:
-        print(f"cohtb results: {built.missing} of {built.missing + built.runs} runs are not recorded; their "
-              "declarations say so on the page", file=sys.stderr)
+        print(f"cohtb results: {built.runs:,} runs kept; {built.missing:,} more are declared (by every version of every "
+              "seed's declaration) but not kept: each declaration says which on the page", file=sys.stderr)
     if args.check:
         stale = built.stale()
         if stale:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cohtb.fpga import ecp5, synth
+from cohtb.toolchain import monitor_dir
 
 
 
@@ -24,6 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    monitor_dir(args.variant)   # an unknown variant is refused before anything starts
     if args.target == "xc7":
         print(f"synthesizing the {args.variant} monitor with Yosys (Xilinx 7-series mapping, an estimate)...", flush=True)
         print(synth.synthesize(args.variant).summary())

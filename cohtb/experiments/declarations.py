@@ -18,6 +18,7 @@ from pathlib import Path
 from cohtb.analysis.steady import last_quarter
 from cohtb.errors import CohtbError
 from cohtb.run.machines import known, topology_sockets
+from cohtb.tables import count
 
 DECLARED = Path(__file__).with_name("declared")
 MACHINES_FILE = DECLARED / "machines.toml"
@@ -33,7 +34,7 @@ REPETITION_SOURCES = {
 
 
 def sockets_text(n: int) -> str:
-    return f"{n} socket{'s' if n != 1 else ''}"
+    return count(n, "socket")
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,7 @@ def e001(d: Declaration) -> Experiment:
                         "a fixed amount of work)",
         differences=f"{_threads(d)} threads, not 1000; the list operations alone, not thread exit; elapsed time compared as "
                     "its inverse (throughput)",
-        points=tuple(Point(f"{n} sockets", timed(d, "list_batch", "locked", "shared", n, extra=extra),
+        points=tuple(Point(sockets_text(n), timed(d, "list_batch", "locked", "shared", n, extra=extra),
                            timed(d, "list_batch", "batched", "shared", n, extra=extra),
                            (PUBLISHED["001"]["4-socket, 1000 threads, elapsed"],)) for n in d.sockets))
 
@@ -187,7 +187,7 @@ def e002(d: Declaration) -> Experiment:
                     "is not a kernel's; the critical section is short, as in the microbenchmark (the same table shows "
                     "patch 5 cutting 36-thread fio, a long critical section, from 789 to 281 MB/s, which is not "
                     f"simulated); {RWSEM_CHECK}",
-        points=tuple(Point(f"{n} sockets", timed(d, "rwsem", "sleep", "shared", n), timed(d, "rwsem", "spin", "shared", n),
+        points=tuple(Point(sockets_text(n), timed(d, "rwsem", "sleep", "shared", n), timed(d, "rwsem", "spin", "shared", n),
                            (PUBLISHED["002"]["36 threads, locking rate"],)) for n in d.sockets))
 
 
@@ -201,7 +201,7 @@ def e003(d: Declaration) -> Experiment:
                         f"batch (1 << 30: in effect never folded); {d.size_text()}; {_measure(d)}",
         differences="the counter alone, not the I/O path around it: in fio the counter is a small share of each "
                     "I/O, so the published gain is a few percent while the simulated one is the counter's own",
-        points=tuple(Point(f"{n} sockets", timed(d, "stat_counter", "shared", "padded", n),
+        points=tuple(Point(sockets_text(n), timed(d, "stat_counter", "shared", "padded", n),
                            timed(d, "stat_counter", "percpu", "padded", n, extra=("--batch", str(1 << 30))),
                            tuple(PUBLISHED["003"].values())) for n in d.sockets))
 

@@ -5,7 +5,7 @@ did not agree with gem5 on, and so that the cost of repeating an experiment is k
 from __future__ import annotations
 
 from cohtb.analysis.metrics import RunMetrics
-from cohtb.tables import Table
+from cohtb.tables import Table, count
 
 
 def arm_table(title: str, arms: list[tuple[str, list[RunMetrics]]]) -> Table:
@@ -31,7 +31,7 @@ def arm_table(title: str, arms: list[tuple[str, list[RunMetrics]]]) -> Table:
     rows.append([f"all, with the {len(boots)} boots they started from" if boots else "all", str(total),
                  f"{agreeing} of {total}", "", "", "",
                  "-" if not runs_cpu else f"{sum(runs_cpu) + sum(boot_cpu):,.0f}"
-                 + (f" ({unrecorded} runs or boots without a record)" if unrecorded else "")])
+                 + (f" ({count(unrecorded, 'run or boot', 'runs or boots')} without a record)" if unrecorded else "")])
     return Table(title, ["arm", "runs", "agree with gem5", "items matched (min-max)", "unexplained (min-max)",
                          "gem5 CPU s per run (min-max)", "gem5 CPU s in all"], rows,
                  "Each run's monitor counts held against gem5's own protocol trace (docs/gem5.md, 'Reconciling'): "

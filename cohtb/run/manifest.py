@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, conint
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, confloat, conint
 
 from cohtb.errors import CohtbError
 from cohtb.run.spec import RunSpec
@@ -97,6 +97,12 @@ class WorkloadResult(_Open):
     per_thread_ops: Optional[list[conint(ge=0)]] = None
     intervals: Optional[Intervals] = None
     listings: Optional[conint(ge=0)] = None       # stat_file's intruder: the directory listings it made
+    # read by the report (the warm-up's operations, the workload's own time, its flags, its objects' fields):
+    # strict, so that a number written as a string is refused, not read as one
+    all_ops: Optional[conint(ge=0, strict=True)] = None
+    elapsed_s: Optional[confloat(ge=0, strict=True)] = None
+    flags: Optional[dict] = None
+    layout_map: Optional[dict] = None
 
 
 class Files(_Open):
@@ -229,6 +235,8 @@ def load(path: Path) -> Manifest:
         m = Manifest.model_validate_json(text)
     except ValidationError as e:
         err = e.errors()[0]
+        if err["type"] == "json_invalid":
+            raise CohtbError(f"{path}: not valid JSON ({err['ctx'].get('error', err['msg'])})") from None
         where = ".".join(str(x) for x in err["loc"])
         raise CohtbError(f"{path}: field '{where}': {err['msg']}") from None
     if m.cohtb_run != MANIFEST_VERSION:
