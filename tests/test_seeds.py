@@ -108,11 +108,15 @@ def test_published_figures_are_in_the_lines_they_cite():
     assert all(pub.null == (p.base.sockets == 1) for p in EXPERIMENTS["000"].points for pub in p.published)
 
 
-@pytest.mark.skipif(not os.environ.get("COHTB_SEED_MESSAGES"),
-                    reason="COHTB_SEED_MESSAGES (a folder of the seeds' messages as text, <seed>_*.txt) is not set")
+# The seeds' messages as text (<seed>_*.txt): COHTB_SEED_MESSAGES, else the shared folder beside the checkout
+SEED_MESSAGES = Path(os.environ.get("COHTB_SEED_MESSAGES") or ROOT.parent / "shared" / "seeds")
+
+
+@pytest.mark.skipif(not SEED_MESSAGES.is_dir(), reason=f"no folder of the seeds' messages as text (<seed>_*.txt) at "
+                    f"{SEED_MESSAGES}: set COHTB_SEED_MESSAGES")
 def test_quotes_are_the_messages_own_lines():
     """With the messages at hand: every quoted line is a line of its message (white space folded)."""
-    folder = Path(os.environ["COHTB_SEED_MESSAGES"])
+    folder = SEED_MESSAGES
     for pub in every_published():
         message = next(folder.glob(f"{pub.source.seed}_*.txt")).read_text()
         lines = {" ".join(line.split()) for line in message.splitlines()}

@@ -39,7 +39,7 @@ def summary_table(ms: list[RunMetrics]) -> Table:
     return Table("Throughput, fairness and ping-pong per operation",
                  ["run", "threads", "ops/sim µs", "ops per thread (min-max)", "fairness (min/max)", "transfers/op",
                   "x-socket/op", "dirty reads (HITM)/op", "invalidations/op", "locked updates"],
-                 rows, "Throughput is per simulated second of the measured part: the workload's window (timed runs: a "
+                 rows, "Throughput is operations per simulated µs of the measured part: the workload's window (timed runs: a "
                        "warm-up, then a window in which every thread runs), or the region of interest (fixed-work runs). "
                        "Fairness is the least productive thread's ops over the most productive's. Ping-pong counts come "
                        "from the coherence monitor RTL replaying the run's coherence events. Locked updates: the share "
