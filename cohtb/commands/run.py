@@ -11,8 +11,8 @@ from cohtb.commands._shared import ALLOW_DIRTY_HELP, JOBS_HELP
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="results", help="where runs, counters and the report go (the report cohtb wrote there before is replaced; "
-                   "files it did not write are kept)")
+    p.add_argument("--out", default="results", help="where gem5's runs and the report go (the report cohtb wrote there before is replaced; files "
+                   "it did not write are kept); counters go to the analysis cache ($COHTB_CACHE, else ~/.cache/cohtb)")
     p.add_argument("--matrix", default="default", help="the run plan to launch when gem5 is found")
     p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
     p.add_argument("--timeout", type=float, default=3600, help="seconds per gem5 run")
