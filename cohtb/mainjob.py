@@ -10,7 +10,7 @@ from pathlib import Path
 from cohtb.analysis.pipeline import metrics_for, standard_comparisons
 from cohtb.atomic import writable_dir
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations
+from cohtb.experiments import declarations, power
 from cohtb.experiments.plans import plan
 from cohtb.launch import launch
 from cohtb.places import REFERENCE_RUNS, ROOT
@@ -30,6 +30,7 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     if found is not None:
         specs = plan(matrix)
         declared = declarations.records_for(specs)
+        power.refuse_without_power(specs)
         provenance.require_clean(allow_dirty)
         print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({len(specs)} runs) into {out / 'runs'}", flush=True)
         outcomes = launch(specs, out / "runs", jobs, timeout, declared=declared)

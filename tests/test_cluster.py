@@ -188,19 +188,23 @@ def test_a_worker_that_sees_another_kernel_cache_gets_no_full_system_run(cluster
 
 def test_a_worker_running_another_cohtb_commit_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("GEM5", str(FAKE))
-    ok = scheduler.check_worker(str(tmp_path), {"flat": gem5_tool.identity(FAKE)}, checkout().commit)
+    ok = scheduler.check_worker(str(tmp_path), {"flat": gem5_tool.identity(FAKE)}, checkout().identity)
     other = scheduler.check_worker(str(tmp_path), {"flat": gem5_tool.identity(FAKE)}, "0" * 40)
-    assert ok is None and other.startswith("runs cohtb at commit ") and "the client at 000000000000" in other
+    assert ok is None and other.startswith("runs cohtb at ") and "the client at 000000000000" in other
+    # the same commit with other uncommitted changes is other code too
+    changed = scheduler.check_worker(str(tmp_path), {"flat": gem5_tool.identity(FAKE)},
+                                     checkout().commit + "+0123456789ab")
+    assert changed is not None and "the client at" in changed and "with changes 0123456789ab" in changed
 
 
 def test_a_worker_without_the_gem5_of_a_machine_the_runs_use_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("GEM5", str(FAKE))
     monkeypatch.delenv("GEM5_CHI", raising=False)
     builds = {"flat": gem5_tool.identity(FAKE), "socket": gem5_tool.identity(FAKE)}
-    why = scheduler.check_worker(str(tmp_path), builds, checkout().commit)
+    why = scheduler.check_worker(str(tmp_path), builds, checkout().identity)
     assert why.startswith("gem5 for the socket machine not found: set GEM5_CHI")
     monkeypatch.setenv("GEM5_CHI", str(FAKE))
-    assert scheduler.check_worker(str(tmp_path), builds, checkout().commit) is None
+    assert scheduler.check_worker(str(tmp_path), builds, checkout().identity) is None
 
 
 def test_no_worker_able_is_an_error_that_names_why(cluster, tmp_path):

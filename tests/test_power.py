@@ -2,6 +2,7 @@
 (cohtb/experiments/power.py); a rule that cannot give each of its answers is refused a launch."""
 
 import random
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -86,3 +87,15 @@ def test_seeds_prints_what_each_answer_takes(capsys):
     assert cli.main(["seeds", "--seed", "000"]) == 0
     out = capsys.readouterr().out
     assert "what its rule can say, found before any run" in out and "+486.9% to +610.1%: yes" in out
+
+
+def test_launch_and_run_refuse_runs_under_a_rule_without_power_too(monkeypatch, capsys, tmp_path):
+    """Every way of recording declared runs goes through the power check, not only seeds --launch."""
+    fake = Path(__file__).with_name("fake_gem5.py")
+    monkeypatch.setenv("GEM5", str(fake))
+    monkeypatch.setenv("GEM5_CHI", str(fake))
+    monkeypatch.setitem(EXPERIMENTS, "000", version("000", 5))
+    code = cli.main(["launch", "--matrix", "seed000", "--runs", str(tmp_path / "runs")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "000v5's rule has no power" in err[0], err
+    assert not (tmp_path / "runs").exists()

@@ -13,7 +13,9 @@ from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.places import REFERENCE_RUNS
 from cohtb.run import provenance
+from cohtb.run.bundle import bundle
 from cohtb.run.manifest import load as load_manifest
+from cohtb.run.runs import load
 from cohtb.run.spec import RunSpec
 
 FAKE = Path(__file__).with_name("fake_gem5.py")
@@ -41,7 +43,12 @@ def test_a_checkout_is_clean_until_a_tracked_file_changes(tmp_path):
     (repo / "tracked.txt").write_text("two\n")
     dirty = provenance.checkout_of(repo)
     assert dirty.changed and dirty.commit == clean.commit and "+two" in dirty.diff
-    assert provenance.checkout_of(tmp_path).commit == "unknown"   # not a checkout at all
+    outside = provenance.checkout_of(tmp_path)   # not a checkout at all: not known to be clean, so not clean
+    assert outside.commit == "unknown" and outside.changed
+    with pytest.raises(CohtbError, match="git cannot say which commit"):
+        provenance.require_clean(False, outside)
+    provenance.require_clean(True, outside)
+    assert clean.identity == clean.commit and dirty.identity.startswith(dirty.commit + "+")
 
 
 def test_a_dirty_checkout_is_refused_in_one_line_naming_the_changed_file():
@@ -102,3 +109,13 @@ def test_no_kept_failure_record_names_a_path_of_the_machine_that_recorded_it():
     for path in records:
         strings = json.dumps(json.loads(path.read_text()))
         assert not absolute.search(strings), (path.name, absolute.search(strings).group(0))
+
+
+def test_bundling_a_run_recorded_from_a_dirty_checkout_keeps_its_diff(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEM5", str(FAKE))
+    monkeypatch.setattr(provenance, "checkout", lambda: DIRTY)
+    launch.launch([SPEC], tmp_path / "runs", jobs=1)
+    bundle([load(tmp_path / "runs" / SPEC.id)], tmp_path / "bundled")
+    kept = tmp_path / "bundled" / SPEC.id
+    assert (kept / provenance.DIFF).read_text() == DIRTY.diff
+    assert load(kept).manifest.files.model_extra["cohtb_diff"] == provenance.DIFF

@@ -10,7 +10,7 @@ from pathlib import Path
 from cohtb.atomic import writable_dir
 from cohtb.commands._shared import ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations, plans
+from cohtb.experiments import declarations, plans, power
 from cohtb.launch import check, launch
 from cohtb.places import RUNS
 from cohtb.run import executors, gem5, provenance
@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         for s in specs:
             print(s.id)
         return 0
-    for machine in dict.fromkeys(s.machine for s in specs):   # before anything is written: gem5, then the code
+    power.refuse_without_power(specs)   # before anything is written: the rule, gem5, then the code
+    for machine in dict.fromkeys(s.machine for s in specs):
         gem5.require(machine)
     provenance.require_clean(args.allow_dirty)
     writable_dir(args.runs)   # now, not when the first run is done

@@ -49,10 +49,7 @@ def run(args: argparse.Namespace) -> int:
 def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
     e = EXPERIMENTS[seed]
     if args.launch:
-        lacking = power.lacking(e)
-        if lacking:   # runs under it could not change its verdict
-            raise CohtbError(f"--launch: declaration {e.declaration.id}'s rule has no power: {lacking[0].what}: "
-                             f"{lacking[0].lacks} (`cohtb seeds --seed {seed}` shows what gives each answer)")
+        power.refuse_without_power(e.specs())   # runs under it could not change its verdict
         _, missing = kept(e.specs(), dirs)
         if e.declaration.rejudges and missing:   # its runs were seen before it was written: none may be added now
             raise CohtbError(f"--launch: declaration {e.declaration.id} judges {e.declaration.runs_id}'s runs again "

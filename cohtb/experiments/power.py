@@ -9,7 +9,8 @@ by restating it, so a region cannot drift from the rule that judges:
   A spread can only widen a band and turn a sign into "within the spread".
 - a shape rule, one socket count moved at a time from an outcome the rule calls yes.
 - a series rule, the collapsing arm's last quarter moved from 0 to 1.2 of its level, its control and the waiting
-  arm holding their level; then the control, then the waiting arm, falling alone.
+  arm holding their level; then the control, then the waiting arm, falling alone; then each control's lister
+  listing once (made-up counts: a real run's listing after the window shows only in its trace and its count).
 A band that takes p from the runs (a time per operation the simulation measures) has no region before them: such
 a rule is judged by its runs, and lacks power.
 
@@ -26,7 +27,8 @@ from cohtb.experiments.declarations import Declaration
 from cohtb.experiments.published import SHARES, Published
 from cohtb.experiments.reproduce import PointResult, SeriesResult
 from cohtb.experiments.rules import SERIES_RULES, SHAPE_RULES, point_verdict, series_verdict, curve_verdicts
-from cohtb.experiments.seeds import Experiment, Point, Series
+from cohtb.errors import CohtbError
+from cohtb.experiments.seeds import EXPERIMENTS, Experiment, Point, Series
 
 LOWEST, HIGHEST, STEPS = 0.01, 100.0, 400   # the speed-ups scanned, log-spaced
 EDGE = 1e-4                                  # bisection stops when an edge is known to this relative width
@@ -236,8 +238,10 @@ def series_power(e: Experiment, s: Series) -> Power:
     answers = {r.answer for r in regions} | {a for _, a in examples}
     lacks = "" if any(a.startswith("yes") for a in answers) and any(a.startswith("no") for a in answers) \
         else "every outcome tried gives the same answer"
+    held = "; the locked-only policy at a made-up 0.3 of the others' level, which the rule compares with" \
+        if any(label in floor for label in labels) else ""
     return Power(f"series {s.label}", f"{collapsing}'s last quarter over its level before (the others holding "
-                 "theirs)", regions, tuple(examples), lacks)
+                 f"theirs{held})", regions, tuple(examples), lacks)
 
 
 def powers(e: Experiment) -> list[Power]:
@@ -256,3 +260,14 @@ def powers(e: Experiment) -> list[Power]:
 
 def lacking(e: Experiment) -> list[Power]:
     return [p for p in powers(e) if p.lacks]
+
+
+def refuse_without_power(specs) -> None:
+    """Refuses, in one line, runs declared under a current version whose rule has no power: they could not change
+    its verdict (cohtb seeds --launch, cohtb launch and cohtb run record through here)."""
+    for declared in sorted({s.declaration for s in specs if s.declaration}):
+        for e in (e for e in EXPERIMENTS.values() if e.declaration.runs_id == declared):
+            found = lacking(e)
+            if found:
+                raise CohtbError(f"declaration {e.declaration.id}'s rule has no power: {found[0].what}: "
+                                 f"{found[0].lacks} (`cohtb seeds --seed {e.seed}` shows what gives each answer)")

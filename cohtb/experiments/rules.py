@@ -10,6 +10,9 @@ Point rules judge a published figure against the simulated new/base speed-up ove
                     a published no-change is reproduced when the whole range lies within the minimum effect; the
                     published figure must lie in the band predicted from the seed's own profile
                     (cohtb/experiments/magnitude.py), or the verdict says the magnitude is not testable.
+  sign-effect-band-null-under-effect  the same, but a published change smaller than the minimum effect is a
+                    published no change (a difference under the minimum effect is no result, the seed's as ours):
+                    reproduced only by a whole range within the minimum effect.
 Shape rules judge the points of each curve (a path, over the socket counts) together:
   level-from-4      seed 000's published shape: on one socket no change beyond the minimum effect (its whole
                     range), at 4 and at 8 sockets a gain beyond the spread and the minimum effect, and level from 4
@@ -117,7 +120,18 @@ def sign_effect_band(pub: Published, res: PointResult, d: Declaration) -> Verdic
     return Verdict(False, f"sign only: published {_pct(pub.ratio)} is outside the predicted {b.text()}", b.text())
 
 
-POINT_RULES = {"sign-2x": sign_2x, "sign-effect-band": sign_effect_band}
+def sign_effect_band_null_under_effect(pub: Published, res: PointResult, d: Declaration) -> Verdict:
+    if not pub.null and abs(pub.ratio - 1) < d.min_effect:   # the seed's change is no result at this resolution
+        sim, m = res.ratio, d.min_effect
+        ok = 1 - m < sim.lo and sim.hi < 1 + m
+        return Verdict(ok, f"yes: no change beyond {m:.0%}, as published ({_pct(pub.ratio)}, under it)" if ok else
+                       f"no: published {_pct(pub.ratio)}, under the minimum effect ({m:.0%}): no change; simulated "
+                       f"{_pct(sim.mean)} ({_pct(sim.lo)} to {_pct(sim.hi)})")
+    return sign_effect_band(pub, res, d)
+
+
+POINT_RULES = {"sign-2x": sign_2x, "sign-effect-band": sign_effect_band,
+               "sign-effect-band-null-under-effect": sign_effect_band_null_under_effect}
 
 
 def level_from_4(points: list[PointResult], d: Declaration) -> Verdict:

@@ -30,6 +30,7 @@ from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point
 from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO, Verdict, curve_verdicts, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
 from cohtb.places import REFERENCE_RUNS, ROOT
+from cohtb.run import gem5 as gem5_tool
 from cohtb.run.machines import hierarchy_of
 from cohtb.tables import Table
 from cohtb.run.runs import kept
@@ -251,27 +252,32 @@ def latest_complete(history: list[SeedResult]) -> SeedResult | None:
 
 def headline(history: dict[str, list[SeedResult]]) -> Table:
     """Per seed, the verdict under its current declaration; until its runs are recorded, the latest earlier
-    declaration whose runs are all kept, named as such."""
+    declaration whose runs are all kept, named as such. A version that judges seen runs again comes after the
+    verdict declared before those runs, named as written after them; a verdict whose rule has no power says so."""
+    def rows_of(res: SeedResult, label: str) -> list[list[str]]:
+        lacks = power.lacking(res.experiment)
+        said = f" (its rule has no power: {lacks[0].lacks})" if lacks and res.complete else ""
+        return [[seed, label, *row[:-1], conclusion(row[-1]) + said] for row in verdict_rows(res)]
+
     rows = []
     for seed, versions in history.items():
         res = versions[-1]
-        shown = res if res.complete else latest_complete(versions[:-1])
-        for row in verdict_rows(res):
-            rows.append([seed, res.declaration.id, *row[:-1], conclusion(row[-1])])
-        if shown is not None and shown is not res:
-            for row in verdict_rows(shown):
-                rows.append([seed, f"{shown.declaration.id} (earlier)", *row[:-1], conclusion(row[-1])])
-        if res.declaration.rejudges:   # the verdict it replaced, on the same runs, stays beside it
+        if res.declaration.rejudges:   # the verdict declared before the runs first, then the one written after
             judged = versions[res.declaration.rejudges - 1]
-            for row in verdict_rows(judged):
-                rows.append([seed, f"{judged.declaration.id} (earlier, the same runs)", *row[:-1],
-                             conclusion(row[-1])])
+            rows += rows_of(judged, f"{judged.declaration.id} (declared before its runs)")
+            rows += rows_of(res, f"{res.declaration.id} (the same runs, its rule written after they were seen)")
+            continue
+        rows += rows_of(res, res.declaration.id)
+        shown = res if res.complete else latest_complete(versions[:-1])
+        if shown is not None and shown is not res:
+            rows += rows_of(shown, f"{shown.declaration.id} (earlier)")
     return Table("Seeds: published vs simulated speed-up",
                  ["seed", "declaration", "effect", "published", "simulated (range)", "reproduced"], rows,
                  "Each verdict is its declaration's rule on the runs recorded under it; an earlier declaration's "
-                 "verdict stands until the current one's runs are recorded, and beside a rule-only version that "
-                 "judges its runs again (docs/results.md, 'Method changes'). Each verdict's figures are in its "
-                 "seed's section.")
+                 "verdict stands until the current one's runs are recorded. A version that judges runs again after "
+                 "they were seen stands below the verdict declared before them (docs/results.md, 'Method "
+                 "changes'). A rule without power (one of its answers no simulated outcome could give) says so. "
+                 "Each verdict's figures are in its seed's section.")
 
 
 def on_hierarchy(versions: list[SeedResult], hierarchy: str) -> SeedResult | None:
@@ -297,8 +303,11 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
             # a declaration without its runs has one row for all its effects: it stands for each
             f = flat_rows[i] if i < len(flat_rows) else (flat_rows[0] if flat and not flat.complete else None)
             k = socket_rows[i] if i < len(socket_rows) else (socket_rows[0] if socket and not socket.complete else None)
+            powerless = [res.declaration.id for res in (flat, socket) if res and power.lacking(res.experiment)]
             if f is None or k is None or not (flat.complete and socket.complete):
                 changes = "-"
+            elif powerless:   # a verdict that could not come out otherwise concludes nothing
+                changes = f"-: {', '.join(powerless)}'s rule has no power"
             elif _conclusion(f) == _conclusion(k):
                 changes = "no"
             else:
@@ -307,7 +316,8 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
             same = f is not None and k is not None and f[0] == k[0]
             label = (f if f is not None and (flat.complete or k is None) else k)   # the row that names the effect
             side = lambda r, res: (f"{res.declaration.id}{'' if same or ': ' not in r[0] else ', ' + r[0].split(': ', 1)[1]}:"
-                                   f" {r[2]}, {r[3]}") if r else "not declared"
+                                   f" {r[2]}, {r[3]}" + (" (no power)" if res.declaration.id in powerless else "")
+                                   ) if r else "not declared"
             rows.append([seed, label[0] if same else label[0].split(": ")[0], label[1],
                          side(f, flat), side(k, socket), changes, what_else_differs(flat, socket)])
     return Table("The seeds on the flat and the socket machine",
@@ -338,13 +348,20 @@ def machine_pairs(history: dict[str, list[SeedResult]]) -> list[tuple[str, SeedR
 
 
 def what_else_differs(flat: SeedResult | None, socket: SeedResult | None) -> str:
-    """Besides the machine, what two declarations set side by side differ in: declared fields and the runs' inputs."""
+    """Besides the machine (its hierarchy, parameters and wiring), what two declarations set side by side differ in:
+    declared fields, the project's gem5 patches their builds carry, and the runs' inputs (known once both are
+    recorded)."""
     if flat is None or socket is None:
         return "-"
     fields = [x for x in differences(flat.declaration, socket.declaration) if not x.startswith("machine:")]
+    patches = [sorted(gem5_tool.patches_needed(res.declaration.run_machine())) for res in (flat, socket)]
+    if patches[0] != patches[1]:
+        fields.append("gem5 patches: " + " -> ".join(", ".join(p) or "none" for p in patches))
+    if not (flat.complete and socket.complete):
+        return "; ".join(fields + ["the runs' inputs: not known until both are recorded"])
     manifests = lambda res: [json.loads((m.run.path / "manifest.json").read_text()) for _, ms in arms(res) for m in ms]
-    inputs = ([f"the runs' {x}" for x in changed_inputs(manifests(flat), manifests(socket))
-               if x not in ("gem5 build", "machine")] if flat.complete and socket.complete else [])
+    inputs = [f"the runs' {x}" for x in changed_inputs(manifests(flat), manifests(socket))
+              if x not in ("gem5 build", "machine")]
     return "; ".join(fields + inputs) or "nothing: the machine alone"
 
 
@@ -662,11 +679,13 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
         else:
             out += [verdict_rows(res)[0][-1][0].upper() + verdict_rows(res)[0][-1][1:] + "." if res.failed else
                     not_complete(res)[0].upper() + not_complete(res)[1:] +
-                    f" (`cohtb seeds --seed {e.seed} --launch` records the missing ones).", ""]
+                    f" (`cohtb seeds --seed {e.seed} --launch` records the missing ones).", "",
+                    *([recording_text(res), ""] if recording_text(res) else [])]
         for earlier in reversed(versions[:-1]):
             if not earlier.complete:
                 out += [f"### Under declaration {earlier.declaration.id} (earlier)", "",
-                        f"{len(earlier.missing)} of {len(earlier.experiment.specs())} of its runs are not kept.", ""]
+                        f"{len(earlier.missing)} of {len(earlier.experiment.specs())} of its runs are not kept.", "",
+                        *([recording_text(earlier), ""] if recording_text(earlier) else [])]
                 continue
             out += [f"### Under declaration {earlier.declaration.id} (earlier)", "", earlier.experiment.simulated_setup
                     + ".", "", declaration_table(earlier.declaration).markdown(),

@@ -48,6 +48,9 @@ def bundle(runs: list[Run], into: Path) -> int:
             (tmp / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
             if run.manifest.files.events is not None:   # an untraced run has none
                 pack_events(run, tmp / (run.manifest.files.events + ".gz"))
+            diff = (run.manifest.files.model_extra or {}).get("cohtb_diff")
+            if diff:   # recorded with --allow-dirty: the code that made it goes with it
+                shutil.copyfile(run.path / diff, tmp / diff)
             total += sum(p.stat().st_size for p in tmp.iterdir())   # what was bundled, not what else is there
     declared = sorted(set(recorded(into)) | {r.id for r in runs if r.spec.declaration})
     if declared != recorded(into):

@@ -9,6 +9,7 @@ made it can still be rebuilt. Untracked files are not code cohtb runs, and do no
 from __future__ import annotations
 
 import functools
+import hashlib
 import socket
 import subprocess
 from dataclasses import dataclass
@@ -23,12 +24,18 @@ DIFF = "cohtb.diff"   # in a run directory recorded from a checkout with changes
 
 @dataclass(frozen=True)
 class Checkout:
-    commit: str    # "unknown" outside a git checkout
+    commit: str    # "unknown" where git cannot say (not a checkout, git missing or refusing it)
     diff: str      # the uncommitted changes to tracked files, as `git diff HEAD` gives them ("" for none)
 
     @property
     def changed(self) -> bool:
-        return bool(self.diff)
+        """Changed, or not known to be clean: only a commit git named, with no diff, is clean."""
+        return bool(self.diff) or self.commit == "unknown"
+
+    @property
+    def identity(self) -> str:
+        """The commit and, where the checkout has changes, a digest of them: two processes that record alike."""
+        return self.commit + (f"+{hashlib.sha256(self.diff.encode()).hexdigest()[:12]}" if self.diff else "")
 
     def record(self) -> dict:
         """What a manifest keeps (its `cohtb` section)."""
@@ -36,10 +43,16 @@ class Checkout:
 
 
 def checkout_of(root: Path) -> Checkout:
-    def git(*args: str) -> str:
-        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-        return proc.stdout if proc.returncode == 0 else ""
-    return Checkout(git("rev-parse", "HEAD").strip() or "unknown", git("diff", "HEAD", "--binary"))
+    def git(*args: str) -> str | None:
+        try:
+            proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        except OSError:   # no git at all
+            return None
+        return proc.stdout if proc.returncode == 0 else None
+    commit, diff = git("rev-parse", "HEAD"), git("diff", "HEAD", "--binary")
+    if not commit or diff is None:
+        return Checkout("unknown", diff or "")
+    return Checkout(commit.strip(), diff)
 
 
 @functools.cache
@@ -51,6 +64,9 @@ def checkout() -> Checkout:
 def require_clean(allow_dirty: bool, current: Checkout | None = None) -> None:
     """Refuses, in one line, to record from a checkout with uncommitted changes unless `allow_dirty`."""
     current = current or checkout()
+    if current.commit == "unknown" and not allow_dirty:
+        raise CohtbError(f"{ROOT}: git cannot say which commit this checkout is (not a git checkout?): record from a "
+                         "clean, committed checkout, or with --allow-dirty")
     if current.changed and not allow_dirty:
         files = sorted({line[len("diff --git a/"):].split(" b/")[0] for line in current.diff.splitlines()
                         if line.startswith("diff --git a/")})

@@ -146,10 +146,11 @@ def check_worker(runs_dir: str, gem5_identities: dict[str, str], cohtb_commit: s
     (gem5_identities: machine -> the client's build), and see each of `shared`
     (directory -> what the client prepared there) as the client does: the client left a file named by `token` in
     each. (A worker started before the client's checkout moved on runs the older code, and would record it.)"""
-    mine = checkout().commit
+    mine = checkout().identity
     if mine != cohtb_commit:
-        return (f"runs cohtb at commit {mine[:12]}, the client at {cohtb_commit[:12]}: start the worker again from "
-                "the client's checkout")
+        return (f"runs cohtb at {mine[:12]}{' with changes ' + mine.split('+')[1] if '+' in mine else ''}, the client "
+                f"at {cohtb_commit[:12]}{' with changes ' + cohtb_commit.split('+')[1] if '+' in cohtb_commit else ''}: "
+                "start the worker again from the client's checkout")
     if not os.access(runs_dir, os.W_OK | os.X_OK):
         return f"cannot write the runs' directory {runs_dir} (not on a file system it shares with the client?)"
     for directory, what in (shared or {}).items():
@@ -176,7 +177,7 @@ def admit(executor, runs_dir: Path, gem5: dict[str, Path], shared: dict[Path, st
             d.mkdir(parents=True, exist_ok=True)
             mark.touch()
         executor.admit(check_worker, str(runs_dir.resolve()), {m: gem5_tool.identity(p) for m, p in gem5.items()},
-                       checkout().commit,
+                       checkout().identity,
                        {str(d.resolve()): what for d, what in shared.items()}, token)
     finally:
         for mark in marks:
