@@ -13,8 +13,10 @@ predicted(r_hi)], widened by the declared minimum effect m on each side ([lo / (
 difference smaller than m is no result either way.
 
 When the seed publishes a time per operation instead of a share (003: bandwidth per thread), p is the simulated
-base time per operation over the published one. A full-system run simulates the published operation itself, so
-its own ratio is the prediction (p = 1)."""
+base time per operation over the published one (taken from the runs it judges: such a band has no power before
+them, cohtb/experiments/power.py). A full-system run simulates the published operation itself, so its own ratio
+is the prediction (p = 1, "direct"); a declaration may also hold an SE run to the published figure directly where
+it says why (000v6: the seed's own figures show that its profile share does not bound its gain)."""
 
 from __future__ import annotations
 
