@@ -16,14 +16,14 @@ from cohtb.launch import launch
 from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.report.html import summary_table, write
 from cohtb.report.results import fairness_table, headline, point_table, seed_history, shown
-from cohtb.tables import TERMINAL_WIDTH, count
+from cohtb.tables import TERMINAL_WIDTH, Table, count
 from cohtb.run import gem5, provenance
 from cohtb.run.runs import discover, load
 from cohtb.trace.events import LEGACY_NOTE
 
 
 def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: float = 3600,
-        allow_dirty: bool = False) -> int:
+        allow_dirty: bool = False, verbose: bool = False) -> int:
     t0 = time.monotonic()
     writable_dir(out)   # now, not after the replays
     found = gem5.find()
@@ -58,10 +58,17 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     html = write(first, out / "report", title="cohtb: lockref on simulated multi-socket x86", subtitle=source,
                  extra_tables=[headline(history), *seed_tables, *tables])
     print()
-    print(summary_table(first).text())
-    print(headline(history).text())
-    for n in notes:   # prose at the tables' width
-        print(textwrap.fill(n, TERMINAL_WIDTH, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False))
+    if verbose:   # every configuration's row and every comparison's summary: the report has them all
+        print(summary_table(first).text())
+        print(headline(history).text())
+        for n in notes:   # prose at the tables' width
+            print(textwrap.fill(n, TERMINAL_WIDTH, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False))
+    else:   # the seeds' verdicts, without the effects' long names (the report and docs/results.md have them)
+        seeds = headline(history)
+        print(Table(seeds.title, [h for i, h in enumerate(seeds.header) if i != 2],
+                    [[c for i, c in enumerate(r) if i != 2] for r in seeds.rows]).text())
+        print(f"{count(len(first), 'configuration')} and {count(len(tables), 'comparison table')} are in the report "
+              "(`cohtb run --verbose` prints them here too).")
     print(f"\nRTL and reference model: identical counters on {'the' if len(ms) == 1 else 'all'} {count(len(ms), 'run')}.")
     print(f"Report: {html}  ({time.monotonic() - t0:.0f} s)")
     return 0

@@ -25,7 +25,8 @@ def test_main_job_from_the_bundled_runs(tmp_path):
     assert out.splitlines()[0].startswith("cohtb run: gem5 for the flat machine not found") and "bundled reference runs" in out.splitlines()[0]
     runs = sorted(p.name for p in REFERENCE_RUNS.iterdir() if (p / "manifest.json").exists())
     assert f"identical counters on all {len(runs)} runs" in out
-    assert "Throughput, fairness and ping-pong per operation" in out and "Seeds: published vs simulated" in out
+    assert "Seeds: published vs simulated" in out and "are in the report (`cohtb run --verbose`" in out
+    assert "Throughput, fairness and ping-pong per operation" not in out and len(out.splitlines()) < 200   # short
     html = tmp_path / "report" / "report.html"
     assert f"Report: {html}" in out and html.exists()
     page = html.read_text()

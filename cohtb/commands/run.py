@@ -16,8 +16,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--matrix", default="default", help="the run plan to launch when gem5 is found")
     p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
     p.add_argument("--timeout", type=float, default=3600, help="seconds per gem5 run")
+    p.add_argument("--verbose", action="store_true", help="print every configuration's row and every comparison's "
+                   "summary too (the report always has them)")
     p.add_argument("--allow-dirty", action="store_true", help="when gem5 is found: " + ALLOW_DIRTY_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
-    return mainjob.run(Path(args.out), args.matrix, args.jobs, args.timeout, args.allow_dirty)
+    return mainjob.run(Path(args.out), args.matrix, args.jobs, args.timeout, args.allow_dirty, args.verbose)
