@@ -49,7 +49,7 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     if legacy:
         print(f"cohtb run: note: {len(legacy)} of the runs are {LEGACY_NOTE}", flush=True)
     print(f"cohtb run: replaying {count(len(runs), 'run')}", flush=True)
-    ms = metrics_for(runs, None, check_model=True)   # counters the cache holds, checked against the model, are kept
+    ms = metrics_for(runs, None, check_model=True, jobs=jobs)   # the cache's counters, checked against the model, kept
     history = seed_history(ms)   # each seed under every declaration; its tables are the one the page draws
     seed_tables = [t for r in (shown(v) for v in history.values()) if r is not None
                    for t in ([point_table(r)] if r.points else []) + [fairness_table(r)]]
