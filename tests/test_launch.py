@@ -103,9 +103,10 @@ def test_a_hanging_run_times_out(fake_gem5, tmp_path, monkeypatch):
 
 def test_without_gem5_launch_says_what_is_missing(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "GEM5": ""}
-    proc = subprocess.run([sys.executable, "-m", "cohtb.cli", "launch", "--matrix", "smoke", "--runs", str(tmp_path)],
-                          capture_output=True, text=True, env=env)
-    assert proc.returncode == 2
+    proc = subprocess.run([sys.executable, "-m", "cohtb.cli", "launch", "--matrix", "smoke", "--runs",
+                           str(tmp_path / "runs")], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2 and not (tmp_path / "runs").exists()   # refused before anything is written
+    assert "runs into" not in proc.stdout
     assert "gem5 for the flat machine not found: set GEM5 to the path of a gem5.opt, or put gem5.opt on PATH" in proc.stderr
 
 
