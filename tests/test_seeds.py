@@ -704,7 +704,7 @@ def test_declarations_name_known_rules_and_every_change_has_a_row():
 
 
 def test_every_change_of_a_runs_input_has_a_row_that_names_it():
-    """Between two declarations with kept runs, an input whose digest changed in the manifests (workload binary, gem5
+    """Between two declarations whose runs are all kept, an input whose digest changed in the manifests (workload binary, gem5
     build, kernel, machine) is named by the rows of the steps between them, and no row names one that did not."""
     from cohtb.experiments import method_changes
 
@@ -718,7 +718,7 @@ def test_every_change_of_a_runs_input_has_a_row_that_names_it():
                 continue
             runs = [json.loads((REFERENCE_RUNS / s.id / "manifest.json").read_text()) for s in e.specs()
                     if (REFERENCE_RUNS / s.id / "manifest.json").exists()]
-            if not runs:
+            if len(runs) < len(e.specs()):   # none, or some: an arm not recorded yet would look like a change
                 continue
             if kept_before:
                 named = set().union(*(rows.get((seed, k, k + 1), set()) for k in range(kept_before[0],
