@@ -204,6 +204,7 @@ def test_every_complete_experiment_on_the_page_holds_its_runs_against_gem5():
     page = (ROOT / "docs" / "results.md").read_text()
     shown = [(e.seed, e.declaration.id) for e in EXPERIMENTS.values()
              if f"Not run yet under {e.declaration.id}" not in page
+             and f"Incomplete under {e.declaration.id}:" not in page
              and f"No verdict under {e.declaration.id}" not in page]
     for section in page.split("### Under declaration ")[1:]:   # an earlier declaration: kept, or not
         declaration, text = section.split(" (earlier)", 1)
