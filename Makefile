@@ -89,10 +89,11 @@ contract: rtl $(STAMPS)/python
 workloads: $(STAMPS)/apt
 	$(MAKE) -s -C workloads
 
-# The ingest tool, and the Verilated monitor library of the default variant (rebuilt when the RTL or its
-# source changes).
+# The ingest tool, the compiled reference model, and the Verilated monitor library of the default variant
+# (rebuilt when the RTL or its source changes).
 native: $(STAMPS)/python rtl
 	$(MAKE) -s -C native/ingest
+	$(MAKE) -s -C native/model
 	$(PY) -c "from cohtb.monitor import rtl; print('Verilated monitor:', rtl.build_library('default'))"
 
 clean:

@@ -83,7 +83,7 @@ def test_soak_finds_no_mismatch_and_would_see_one(monkeypatch):
     from cohtb.verify import soak as soak_mod
 
     result = soak_mod.soak(30_000, seed=2, variant="small", chunk=10_000, progress=False)
-    assert (result.events, result.chunks, result.mismatched_chunks) == (30_000, 3, 0)
+    assert (result.events, result.chunks, result.mismatched_chunks, result.compiled_mismatched_chunks) == (30_000, 3, 0, 0)
     # a model that miscounts one rule is caught after the first chunk
     real = soak_mod.BoundedModel._count_effects
 
@@ -94,3 +94,6 @@ def test_soak_finds_no_mismatch_and_would_see_one(monkeypatch):
     monkeypatch.setattr(soak_mod.BoundedModel, "_count_effects", miscount)
     result = soak_mod.soak(20_000, seed=2, variant="small", chunk=10_000, progress=False)
     assert result.mismatched_chunks == 2 and "crossSocketTransfers" in result.first_mismatch[0]
+    # the specification is the compiled model's oracle too: its miscount shows as the compiled model's mismatch
+    assert result.compiled_mismatched_chunks == 2 and "crossSocketTransfers" in result.compiled_first_mismatch[0]
+    assert result.failed

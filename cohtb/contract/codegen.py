@@ -93,6 +93,12 @@ def c_source(c: dict) -> str:
     out += ["};", "struct cohtb_record {"]
     out += [f"  {C_TYPES[x['size']]} {x['name']};" for x in f["record"]]
     out += ["};", "#pragma pack(pop)", ""]
+    # The monitor's counters in CSR order: the order a counter snapshot lists them in (native/model's arrays).
+    for key, prefix in (("globalCounters", "GLOBAL"), ("regionCounters", "REGION")):
+        out += [f"enum cohtb_{prefix.lower()}_counter {{"]
+        out += [f"  COHTB_{prefix}_{_upper(name).lstrip('_')} = {i}," for i, name in enumerate(c["csr"][key])]
+        out += [f"  COHTB_NUM_{prefix}_COUNTERS = {len(c['csr'][key])}", "};"]
+    out += [""]
     hdr_size = sum(x["size"] for x in f["header"])
     out += ["#ifdef __cplusplus", "#define COHTB_STATIC_ASSERT static_assert", "#else", "#define COHTB_STATIC_ASSERT _Static_assert",
             "#endif", f"COHTB_STATIC_ASSERT(sizeof(struct cohtb_header) == {hdr_size}, \"header layout\");",

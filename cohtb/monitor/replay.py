@@ -1,5 +1,6 @@
 """Replay: an event stream through the Verilated monitor and through the bit-exact model, with the same
-regions, giving the same Counters; a run is checked bit for bit by comparing the two."""
+regions, giving the same Counters; a run is checked bit for bit by comparing the two. The model a replay runs is
+the compiled one (cohtb/monitor/compiled_model.py), held to the Python specification by every soak."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from cohtb.errors import CohtbError
 from cohtb.monitor import rtl
 from cohtb.monitor.config import MonitorConfig
 from cohtb.monitor.counters import Counters
-from cohtb.monitor.models import BoundedModel
+from cohtb.monitor.compiled_model import CompiledModel
 from cohtb.trace.events import Header
 
 
@@ -37,7 +38,7 @@ def replay_rtl(recs: np.ndarray, regions: list[Region], variant: str = "default"
 
 
 def replay_model(recs: np.ndarray, regions: list[Region], cfg: MonitorConfig) -> Counters:
-    model = BoundedModel(cfg.params)
+    model = CompiledModel(cfg.params)
     for i, r in enumerate(regions):
         model.set_region(i, r.base, r.mask)
     model.apply_array(recs)

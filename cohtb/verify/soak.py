@@ -1,5 +1,7 @@
 """`cohtb soak`: a long randomized stream, with the workloads' contention patterns mixed in, through the Verilated
-monitor and the bit-exact model side by side; every counter compared after every chunk.
+monitor, the bit-exact model (the Python specification) and its compiled twin side by side; every counter of the
+RTL and of the compiled model compared with the specification's after every chunk. The specification is the
+oracle of both: the compiled model, which checks every run's RTL in the main job, is never checked against the RTL.
 
 A mismatch is a chunk after which some counter differs; the first one's differences are printed. Regions watch a
 few contended lines so the region counters are compared too."""
@@ -8,8 +10,9 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from cohtb.monitor.compiled_model import CompiledModel
 from cohtb.monitor.config import variant as load_variant
 from cohtb.monitor.counters import diff_counters
 from cohtb.monitor.models import BoundedModel
@@ -25,6 +28,9 @@ class SoakResult:
     first_mismatch: list[str]
     rtl_seconds: float
     model_seconds: float
+    compiled_mismatched_chunks: int = 0     # chunks after which the compiled model differs from the specification
+    compiled_first_mismatch: list[str] = field(default_factory=list)
+    compiled_seconds: float = 0.0
 
     @property
     def rtl_rate(self) -> float:
@@ -34,10 +40,21 @@ class SoakResult:
     def model_rate(self) -> float:
         return self.events / self.model_seconds if self.model_seconds else 0.0
 
+    @property
+    def compiled_rate(self) -> float:
+        return self.events / self.compiled_seconds if self.compiled_seconds else 0.0
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.mismatched_chunks or self.compiled_mismatched_chunks)
+
     def summary(self) -> str:
-        verdict = "no mismatch" if not self.mismatched_chunks else f"{self.mismatched_chunks} MISMATCHED chunks"
-        return (f"soak: {self.events:,} events in {self.chunks} chunks, every counter compared after each: {verdict}; "
-                f"RTL {self.rtl_rate / 1e6:.2f} M events/s, model {self.model_rate / 1e3:.0f} k events/s")
+        def verdict(n: int) -> str:
+            return "no mismatch" if not n else f"{n} MISMATCHED chunks"
+        return (f"soak: {self.events:,} events in {self.chunks} chunks, every counter compared with the model's after "
+                f"each: RTL {verdict(self.mismatched_chunks)}, compiled model "
+                f"{verdict(self.compiled_mismatched_chunks)}; RTL {self.rtl_rate / 1e6:.2f} M events/s, model "
+                f"(Python) {self.model_rate / 1e3:.0f} k events/s, compiled model {self.compiled_rate / 1e6:.1f} M events/s")
 
 
 def soak(events: int, seed: int, variant: str = "default", chunk: int = 200_000, progress: bool = True) -> SoakResult:
@@ -45,12 +62,14 @@ def soak(events: int, seed: int, variant: str = "default", chunk: int = 200_000,
     p = cfg.params
     per_socket = max(1, p.cores // p.sockets)
     regions = [(HOT, p.line_mask), (HOT + 8, p.line_mask), (COLD, p.line_mask)][:p.regions]
-    model = BoundedModel(p)
+    model, compiled = BoundedModel(p), CompiledModel(p)
     for i, (base, mask) in enumerate(regions):
         model.set_region(i, base, mask)
-    done = chunks = bad = 0
+        compiled.set_region(i, base, mask)
+    done = chunks = bad = compiled_bad = 0
     first: list[str] = []
-    t_rtl = t_model = 0.0
+    compiled_first: list[str] = []
+    t_rtl = t_model = t_compiled = 0.0
     t_start = time.monotonic()
     with VerilatedMonitor(variant, cfg) as mon:
         mon.set_regions(regions)
@@ -64,18 +83,27 @@ def soak(events: int, seed: int, variant: str = "default", chunk: int = 200_000,
             t1 = time.perf_counter()
             model.apply_array(recs)
             t2 = time.perf_counter()
+            compiled.apply_array(recs)
+            t3 = time.perf_counter()
             t_rtl += t1 - t0
             t_model += t2 - t1
-            diffs = diff_counters(model.snapshot(), mon.snapshot())
+            t_compiled += t3 - t2
+            spec = model.snapshot()
+            where = f"chunk {chunks} (events {done:,}..{done + n:,}): "
+            diffs = diff_counters(spec, mon.snapshot())
             if diffs:
                 bad += 1
-                first = first or [f"chunk {chunks} (events {done:,}..{done + n:,}): " + "; ".join(diffs[:8])]
+                first = first or [where + "; ".join(diffs[:8])]
+            diffs = diff_counters(spec, compiled.snapshot())
+            if diffs:
+                compiled_bad += 1
+                compiled_first = compiled_first or [where + "; ".join(diffs[:8])]
             done += n
             chunks += 1
             if progress:
                 eta = (time.monotonic() - t_start) / done * (events - done)
-                print(f"\r  soak: {done:,}/{events:,} events, {bad} mismatched chunks, ~{eta:.0f} s left   ",
+                print(f"\r  soak: {done:,}/{events:,} events, {bad + compiled_bad} mismatched chunks, ~{eta:.0f} s left   ",
                       end="", file=sys.stderr, flush=True)
     if progress:
         print(file=sys.stderr)
-    return SoakResult(done, chunks, bad, first, t_rtl, t_model)
+    return SoakResult(done, chunks, bad, first, t_rtl, t_model, compiled_bad, compiled_first, t_compiled)
