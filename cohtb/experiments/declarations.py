@@ -8,6 +8,7 @@ belong to the `reconstructed` version that regenerates their ids. Declarations a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import subprocess
@@ -196,23 +197,36 @@ class SimulatedMachine:
 
 
 def simulated_machines() -> dict[str, SimulatedMachine]:
+    try:
+        text = MACHINES_FILE.read_text()
+    except OSError as e:
+        raise CohtbError(f"{MACHINES_FILE}: {e}") from None
+    return dict(_machines_of(MACHINES_FILE, text))
+
+
+@functools.lru_cache(maxsize=4)   # every declaration asks, each several times: parsed once per text
+def _machines_of(path: Path, text: str) -> dict[str, SimulatedMachine]:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise CohtbError(f"{path}: {e}") from None
     out = {}
-    for name, m in _read(MACHINES_FILE).items():
+    for name, m in doc.items():
         unknown = sorted(set(m) - {"about", "run_machine", "topologies"})
         if unknown or "about" not in m:
-            raise CohtbError(f"{MACHINES_FILE}: [{name}]: field '{unknown[0] if unknown else 'about'}' "
+            raise CohtbError(f"{path}: [{name}]: field '{unknown[0] if unknown else 'about'}' "
                              f"{'unknown' if unknown else 'is missing'}")
         try:
             topologies = {int(k): str(v) for k, v in m.get("topologies", {}).items()}
         except ValueError:
-            raise CohtbError(f"{MACHINES_FILE}: [{name}]: field 'topologies': keys are socket counts") from None
+            raise CohtbError(f"{path}: [{name}]: field 'topologies': keys are socket counts") from None
         run_machine = m.get("run_machine", "flat")
         if run_machine not in known():
-            raise CohtbError(f"{MACHINES_FILE}: [{name}]: field 'run_machine': unknown machine '{run_machine}' "
+            raise CohtbError(f"{path}: [{name}]: field 'run_machine': unknown machine '{run_machine}' "
                              f"(known: {', '.join(known())})")
         wrong = [(n, t) for n, t in topologies.items() if topology_sockets(t) != n]
         if wrong:
-            raise CohtbError(f"{MACHINES_FILE}: [{name}]: field 'topologies': '{wrong[0][1]}' does not wire "
+            raise CohtbError(f"{path}: [{name}]: field 'topologies': '{wrong[0][1]}' does not wire "
                              f"{wrong[0][0]} sockets")
         out[name] = SimulatedMachine(name, m["about"], run_machine, topologies)
     return out

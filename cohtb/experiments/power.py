@@ -244,8 +244,18 @@ def series_power(e: Experiment, s: Series) -> Power:
                  f"theirs{held})", regions, tuple(examples), lacks)
 
 
+_POWERS: dict[str, list[Power]] = {}   # by the experiment's whole text: a page asks for each several times
+
+
 def powers(e: Experiment) -> list[Power]:
     """Every verdict the experiment's declaration gives, with what gives each answer."""
+    key = repr(e)
+    if key not in _POWERS:
+        _POWERS[key] = _powers(e)
+    return list(_POWERS[key])
+
+
+def _powers(e: Experiment) -> list[Power]:
     d = e.declaration
     out: list[Power] = []
     if e.points:
