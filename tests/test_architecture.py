@@ -5,6 +5,7 @@ verb's module by name, with importlib, only when the verb is given). docs/archit
 import ast
 from pathlib import Path
 
+from cohtb.analysis.cache import analysis_files
 from cohtb.cli import VERBS
 from cohtb.places import ROOT
 
@@ -106,6 +107,16 @@ def test_no_cohtb_import_inside_a_function():
                 hidden += [f"{m}.{fn.name} imports {t}" for t in imports(fn, known, m)]
     assert not hidden, hidden
 
+
+def test_the_analysis_cache_key_covers_every_module_an_analysis_imports():
+    """A cached analysis is reused while the files of cohtb/analysis/cache.py's ANALYSIS_CODE are unchanged: so no
+    module among them may import one outside them (whose change would then go unseen)."""
+    known = modules()
+    covered = {m for m, p in known.items() if p in set(analysis_files())}
+    assert "cohtb.analysis.analyse" in covered and "cohtb.monitor.compiled_model" in covered
+    outside = [f"{m} imports {t}" for m in sorted(covered) for t in imports(tree(known[m]), known, m)
+               if t in known and t not in covered]
+    assert not outside, outside
 
 
 def test_the_architecture_page_names_every_module():

@@ -8,8 +8,9 @@ from html import escape as html_escape
 
 import pytest
 
+from cohtb.analysis import cache
 from cohtb.analysis.metrics import run_label
-from cohtb.places import REFERENCE_RUNS
+from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.run.runs import discover
 
 pytestmark = pytest.mark.skipif(not any(REFERENCE_RUNS.glob("*/manifest.json")), reason="no bundled reference runs yet")
@@ -34,3 +35,27 @@ def test_main_job_from_the_bundled_runs(tmp_path):
     missing = [label for label in map(run_label, firsts) if html_escape(label) not in page]
     assert len(firsts) > 30 and not missing, missing   # every configuration is named on the page
     assert (tmp_path / "report" / "plots" / "matrices.png").exists()
+
+
+def test_the_analysis_cache_key_follows_the_analysis_code_only(tmp_path, monkeypatch, request):
+    """Kept counters are reused by another checkout of the same code and after a change to the report; a change
+    to the code that counts makes them stale."""
+    copy = tmp_path / "checkout"
+    for f in [*cache.analysis_files(), ROOT / "cohtb" / "report" / "plots.py"]:
+        dest = copy / f.relative_to(ROOT)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(f.read_bytes())
+
+    def key() -> str:
+        cache._code_digest.cache_clear()
+        return cache._code_digest()
+
+    here = key()
+    request.addfinalizer(cache._code_digest.cache_clear)   # after the checkout's ROOT is put back
+    monkeypatch.setattr(cache, "ROOT", copy)
+    assert key() == here
+    (copy / "cohtb" / "report" / "plots.py").write_text("# a figure drawn otherwise\n")
+    assert key() == here
+    models = copy / "cohtb" / "monitor" / "models.py"
+    models.write_text(models.read_text() + "\n# a rule counted otherwise\n")
+    assert key() != here
