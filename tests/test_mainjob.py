@@ -51,7 +51,7 @@ def test_the_analysis_cache_key_follows_the_analysis_code_only(tmp_path, monkeyp
         return cache._code_digest()
 
     here = key()
-    request.addfinalizer(cache._code_digest.cache_clear)   # after the checkout's ROOT is put back
+    request.addfinalizer(cache._code_digest.cache_clear)   # left empty: the next key is the real checkout's
     monkeypatch.setattr(cache, "ROOT", copy)
     assert key() == here
     (copy / "cohtb" / "report" / "plots.py").write_text("# a figure drawn otherwise\n")
