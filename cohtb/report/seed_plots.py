@@ -1,8 +1,10 @@
 """Figures of docs/results.md: per seed, simulated throughput of base and new with the repetitions' range
 beside the published speed-up (under a shape rule, the speed-up over the sockets per curve, beside the published
-range, and the time per operation by the hottest line's turns); and seed 004's collapse over the window: ops,
-locked share and the monitor's transfers per operation per interval. Colours, hatches: cohtb/report/palette.py,
-as in the report's figures."""
+range, and the time per operation by the hottest line's turns); and seed 004's series over the window, before and
+after the disturbance: ops, locked share and the monitor's transfers per operation per interval. A policy's colour
+and a layout's hatch: cohtb/report/palette.py, as in the report's figures; what is neither (the simulated and
+published speed-ups, a declaration, a kind of turn, an arm of the turns figure) has its own ink, grey, pale yellow,
+marker or hatch, none of them like a policy's or used for two things."""
 
 from __future__ import annotations
 
@@ -28,6 +30,9 @@ from cohtb.tables import slug  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 SIMULATED = "#222222"   # the simulated speed-up's markers: not a policy, so none of the palette's colours
+# The published speed-ups' range at a socket count (the shape figure): a pale yellow no policy, kernel or grey of
+# another figure is near (a light grey bar looked like the turns figure's same-core grey).
+PUBLISHED_RANGE = "#f2e6a0"
 
 
 def speedup_label(e) -> str:
@@ -42,15 +47,37 @@ def _log_limits(values: list[float], pad: float = 0.08) -> tuple[float, float]:
     return float(np.exp(lo - pad * span)), float(np.exp(hi + pad * span))
 
 
-def _speedup_ticks(lo: float, hi: float) -> list[float]:
-    """Plain speed-up ticks (0.5x, 1x, 2x ...) on a log axis from lo to hi, few enough not to collide."""
-    steps = ([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50] if hi / lo > 4 else
-             [0.25, 0.5, 0.75, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 4])
+# The speed-ups a tick may be labelled with, the plainest first: 1x, the 1-2-5 steps, then the steps between them.
+# An axis takes them in this order while they fit (_speedup_ticks), so a short axis still gets the steps between
+# 1x and 2x, and every point lies between two labels near enough to read it by; its ends are the steps next beyond
+# its points (_speedup_axis), so the finer steps at the end of the list keep it from growing by half.
+TICK_STEPS = (1, 2, 5, 0.5, 10, 0.2, 20, 0.1, 50, 100, 1.5, 3, 0.75, 0.3, 7, 15, 30, 70, 1.25, 2.5, 4, 0.9, 1.1,
+              0.6, 1.75, 0.8, 1.4, 6, 8, 0.4, 0.7, 1.2, 1.3, 0.95, 1.05)
+
+
+def _speedup_ticks(lo: float, hi: float, most: int) -> list[float]:
+    """Plain speed-up ticks (1x, 1.5x, 2x ...) on a log axis from lo to hi, at most `most`, each at least a
+    `most`-th of the axis from the others: 1x and the axis' ends, then as many more as fit, the plainest first."""
+    gap = np.log(hi / lo) / most
     ticks: list[float] = []
-    for v in (v for v in steps if lo <= v <= hi):   # thinned: at least a seventh of the axis apart
-        if not ticks or np.log(v / ticks[-1]) > np.log(hi / lo) / 7:
+    for v in (1, lo, hi, *TICK_STEPS):
+        if lo <= v <= hi and all(abs(np.log(v / t)) >= gap for t in ticks):
             ticks.append(v)
-    return ticks
+    return sorted(ticks)
+
+
+def _speedup_axis(ax, which: str, values: list[float], most: int) -> None:
+    """ax's x or y axis (which) as a log speed-up axis around values and 1x: its ends at the plain steps beyond
+    them (a point past the last label could not be read), at most `most` ticks labelled 1x, 1.5x ... between."""
+    lo, hi = _log_limits(values)
+    lo = max([v for v in TICK_STEPS if v <= lo], default=lo)
+    hi = min([v for v in TICK_STEPS if v >= hi], default=hi)
+    axis = getattr(ax, f"{which}axis")
+    getattr(ax, f"set_{which}scale")("log")
+    getattr(ax, f"set_{which}lim")(lo, hi)
+    axis.set_ticks(_speedup_ticks(lo, hi, most))
+    axis.set_minor_locator(matplotlib.ticker.NullLocator())
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
 
 
 def _throughput_bars(res: SeedResult, points: list, ax, grouped: bool = False) -> list[Patch]:
@@ -106,6 +133,17 @@ def _throughput_bars(res: SeedResult, points: list, ax, grouped: bool = False) -
     return handles
 
 
+LABEL_LINE_IN = 0.13   # a line of the speed-up panel's row labels (7 pt, 0.12 in a line), with room to spare
+
+
+def _label_rows(labels: list[str]) -> tuple[np.ndarray, float]:
+    """Each row's place on the speed-up panel, in lines of label text from its top, and the panel's height in
+    lines: a row is as tall as its label wraps to and half a line's gap, so no two labels overlap however many
+    lines each has (a row per label at equal steps put three-line labels on top of each other)."""
+    heights = np.array([lab.count("\n") + 1.5 for lab in labels], dtype=float)
+    return np.cumsum(heights) - heights / 2, float(heights.sum())
+
+
 def draw_seed(res: SeedResult):
     """Left: throughput of base and new per configuration (bar: mean; whisker: min-max of the repetitions).
     Right: the simulated speed-up (range) beside each published one, on a log scale; under a shape rule the
@@ -120,10 +158,6 @@ def draw_seed(res: SeedResult):
         fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {e.declaration.id}: {e.title}", fig.get_figwidth(), 11),
                      fontsize=11)
         return fig
-    rows = sum(len(p.point.published) for p in points)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, max(3.8, 0.3 * rows + 1.8)), layout="constrained",
-                                 gridspec_kw={"width_ratios": [3, 2]})
-    handles = _throughput_bars(res, points, ax)
     labels, sim, sim_lo, sim_hi, pub = [], [], [], [], []
     for p in points:
         for pb in p.point.published:
@@ -132,17 +166,16 @@ def draw_seed(res: SeedResult):
             sim_lo.append(p.ratio.mean - p.ratio.lo)
             sim_hi.append(p.ratio.hi - p.ratio.mean)
             pub.append(pb.ratio)
-    y = np.arange(len(labels))
+    y, lines = _label_rows(labels)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, max(3.8, lines * LABEL_LINE_IN + 1.8)), layout="constrained",
+                                 gridspec_kw={"width_ratios": [3, 2]})
+    handles = _throughput_bars(res, points, ax)
     bx.errorbar(sim, y, xerr=[sim_lo, sim_hi], fmt="o", color=SIMULATED, capsize=3, label="simulated speed-up (range)")
     bx.plot(pub, y, "D", color="#333333", markerfacecolor="white", label="published speed-up")
     bx.axvline(1, color="#999999", lw=1)
-    bx.set_xscale("log")
-    lo, hi = _log_limits([*pub, *(m - d for m, d in zip(sim, sim_lo)), *(m + d for m, d in zip(sim, sim_hi))])
-    bx.set_xlim(lo, hi)
-    bx.set_ylim(len(labels) - 0.5, -0.5)    # top to bottom, half a row beyond the first and last markers
-    bx.set_xticks(_speedup_ticks(lo, hi))
-    bx.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-    bx.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+    # a narrow panel's axis: fewer labels than an axis up a panel, which are a line tall, not 5 characters wide
+    _speedup_axis(bx, "x", [*pub, *(m - d for m, d in zip(sim, sim_lo)), *(m + d for m, d in zip(sim, sim_hi))], 6)
+    bx.set_ylim(lines, 0)    # top to bottom
     bx.set_yticks(y, labels, fontsize=7)
     bx.set_xlabel(speedup_label(e))
     bx.set_title("Speed-up: simulated vs published", fontsize=10)
@@ -169,18 +202,19 @@ def draw_shape(res: SeedResult):
     fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.2), layout="constrained", sharey=True,
                              squeeze=False)
     every = [r for p in res.points for r in (p.ratio.lo, p.ratio.hi, *(q.ratio for q in p.point.published))]
-    lo, hi = _log_limits(every)
     for ax, name in zip(axes[0], names):
         ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
         n = [p.point.base.sockets for p in ps]
         told = [p for p in ps if p.point.published]   # a count the seed published nothing for has no bar
         published = [[q.ratio for q in p.point.published] for p in told]
-        ax.axhspan(1 - d.min_effect, 1 + d.min_effect, color="#dddddd", zorder=0,
-                   label=f"within the minimum effect ({d.min_effect:.0%})")
+        # the minimum effect's edges as lines: a light grey band would look like the turns figure's same-core grey
+        for edge in (1 - d.min_effect, 1 + d.min_effect):
+            ax.axhline(edge, color="#999999", lw=1, ls="--", zorder=1,
+                       label=f"the minimum effect (±{d.min_effect:.0%})" if edge > 1 else None)
         ax.axhline(1, color="#999999", lw=1, zorder=1)
         at = [p.point.base.sockets for p in told]
-        ax.vlines(at, [min(v) for v in published], [max(v) for v in published], color="#bbbbbb", lw=9, zorder=2,
-                  label="published (range over its configurations)")
+        ax.vlines(at, [min(v) for v in published], [max(v) for v in published], color=PUBLISHED_RANGE, lw=9,
+                  zorder=2, label="published (range over its configurations)")
         ax.plot(at, [np.exp(np.mean(np.log(v))) for v in published], "D", color="#333333", markerfacecolor="white",
                 zorder=3, label="published (geometric mean)")
         ax.errorbar(n, [p.ratio.mean for p in ps], yerr=[[p.ratio.mean - p.ratio.lo for p in ps],
@@ -191,11 +225,7 @@ def draw_shape(res: SeedResult):
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_xlim(min(n) / 1.4, max(n) * 1.4)
         ax.set_xlabel("sockets")
-        ax.set_yscale("log")
-        ax.set_ylim(lo, hi)
-        ax.set_yticks(_speedup_ticks(lo, hi))
-        ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+        _speedup_axis(ax, "y", every, 10)
         said = "reproduced" if verdicts[name].reproduced else "not reproduced"
         ax.set_title(textwrap.fill(f"{name}: {said}", 44), fontsize=9)
     axes[0][0].set_ylabel(speedup_label(e))
@@ -206,10 +236,13 @@ def draw_shape(res: SeedResult):
 
 
 # Each kind of turn's grey, darkest first from the bar's foot (CHAIN_ROWS' order), and the time the line's turns
-# leave: greys, so that no policy's colour is spent on something that is not a policy.
-TURN_GREYS = {"other_socket": "#404040", "same_socket": "#8c8c8c", "same_core": "#c8c8c8"}
+# leave white: greys, so that no policy's colour is spent on something that is not a policy, and none of them
+# percpu's dark grey (#444444), which a bar of seed 003 means.
+TURN_GREYS = {"other_socket": "#000000", "same_socket": "#8c8c8c", "same_core": "#c8c8c8"}
 NOT_TURNS = ("not on the line's turns", "white")
-BASE_HATCH = "///"   # the base arm's bars; the new arm's are plain
+# The base arm's bars; the new arm's are plain. Not a layout's hatch (palette.LAYOUT_HATCH): "///" says "layout
+# shared" on every other bar of the page.
+BASE_HATCH = "xx"
 
 
 def turn_curves(res: SeedResult) -> list[str]:
@@ -250,8 +283,9 @@ def draw_turns(res: SeedResult):
         ax.set_ylabel("simulated ns per operation\n(1 / throughput, all threads)", fontsize=9)
     handles = [Patch(facecolor=TURN_GREYS[kind], edgecolor=EDGE, label=label) for label, kind in CHAIN_ROWS]
     handles.append(Patch(facecolor=NOT_TURNS[1], edgecolor=EDGE, label=NOT_TURNS[0]))
-    handles += [Patch(facecolor="white", edgecolor=EDGE, hatch=BASE_HATCH, label=f"{e.base_name} (left)"),
-                Patch(facecolor="white", edgecolor=EDGE, label=f"{e.new_name} (right)")]
+    # the arms: one swatch, the base's hatch (a plain white one would look like the time off the line's turns)
+    handles.append(Patch(facecolor="white", edgecolor=EDGE, hatch=BASE_HATCH,
+                         label=f"hatched: {e.base_name} (left of each pair; {e.new_name} right, plain)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, title="the hottest line went to",
                title_fontsize=8)
     fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {d.id}: the time per operation by where the hottest line "
@@ -298,10 +332,12 @@ def draw_series(s: SeriesResult):
             locked = np.array([w.locked[:n] for _, w, _ in got], dtype=float)
             band(lx, t, locked / np.maximum(ops * per_op[:, None], 1) * 100)
         # The monitor's intervals start at the run's first traced event, which follows the traced region's start
-        # (thread 0's first operation in the window); each run's are placed at their own offset from it.
-        k = min(len(mon["intervals"]) for _, _, mon in got) - 1   # the last interval is partial: left out
+        # (thread 0's first operation in the window); each run's are placed at their own offset from it. As many as
+        # the workload's, so that every panel ends where the top one does: the last is where the trace ends, a
+        # little before the window's end or after it (a further sliver of an interval is left out).
+        k = min(n, *(len(mon["intervals"]) for _, _, mon in got))
         mon_ops = [np.interp((np.arange(k) + 0.5) * interval_us + (mon["origin_tick"] - r.manifest.roi.begin_tick) / 1e6,
-                             t, w.total[:n]) for r, w, mon in got]
+                             t, w.total[:n]) * traced_share(r, mon, k, interval_us) for r, w, mon in got]
         transfers = np.array([[iv["transfers"] for iv in mon["intervals"][:k]] for _, _, mon in got], dtype=float)
         offset = np.mean([(mon["origin_tick"] - r.manifest.roi.begin_tick) / 1e6 for r, _, mon in got])
         band(tx, (np.arange(k) + 0.5) * interval_us + offset, transfers / np.maximum(np.array(mon_ops), 1))
@@ -328,9 +364,10 @@ def draw_series(s: SeriesResult):
     # above the panels, not in one: the recovery runs through every corner of the top panel
     fig.legend(handles=ax.get_legend_handles_labels()[0], loc="outside upper center", ncol=len(s.runs), fontsize=8,
                title=f"{'kernel' if s.series.labels else 'policy'} ({s.repetitions} repetitions: line: mean, band: min-max)", title_fontsize=8)
-    ax.set_title(f"{s.series.label}: will-it-scale's total per interval "
-                 f"(published, retry100: {s.series.published[0].base:,.0f} -> {s.series.published[0].new:,.0f})",
-                 fontsize=10)
+    # what is drawn, not the series' declared name ("collapse"): whether anything collapses is the verdict's to say
+    pub = s.series.published[0]
+    ax.set_title(f"will-it-scale's total per interval (published for {', '.join(published_labels(s))}: "
+                 f"{pub.base:,.0f} -> {pub.new:,.0f} {pub.unit.split()[0]})", fontsize=10)
     lx.set_title("the share of lockref updates that queued for the spinlock, per interval (the kernel's MCS-node "
                  "lines in the trace,\nover the operations interpolated to the monitor's intervals: a step may "
                  "overshoot 100% by a few)" if kernel_side else
@@ -338,6 +375,30 @@ def draw_series(s: SeriesResult):
     tx.set_title("cache-line transfers per operation, per interval (the monitor's snapshots over simulated time, from "
                  "the traced region's start)", fontsize=9)
     return fig
+
+
+def traced_share(run, mon: dict, k: int, interval_us: float) -> np.ndarray:
+    """Of each of the monitor's first k intervals, the share the trace covers (the last ends where the trace does):
+    its operations are counted for that share, so the last interval's transfers are per operation like the rest."""
+    start = mon["origin_tick"] + np.arange(k) * interval_us * 1e6   # ticks: picoseconds
+    return np.clip((run.manifest.roi.end_tick - start) / (interval_us * 1e6), 0, 1)
+
+
+# The policy the published series is of: lockref's 100 cmpxchg tries before the lock (seed 004's cover letter); a
+# kernel's runs stand for it by the policy they have (stock-6.12's).
+PUBLISHED_POLICY = "retry100"
+
+
+def published_labels(s: SeriesResult) -> list[str]:
+    """The drawn labels with the published series' lockref, controls aside: retry100, or the kernel that has it."""
+    controls = {c for _, c in s.series.controls}
+    return [label for label, t in s.series.labelled().items()
+            if t.policy == PUBLISHED_POLICY and label not in controls and s.runs.get(label)]
+
+
+# Each declaration's marker in the declarations figure, all in the simulated speed-up's ink: a colour of their own
+# each would be near a policy's (a declaration is a method, not a policy). No diamond: that is the published one.
+DECLARATION_MARKERS = "os^v<>p"
 
 
 def draw_declarations(versions: list[SeedResult]):
@@ -356,8 +417,8 @@ def draw_declarations(versions: list[SeedResult]):
         ratios = [at[labels[i]].ratio for i in xs]
         values += [v for q in ratios for v in (q.lo, q.hi)]
         ax.errorbar(x[xs] + (k - len(done) / 2) * width, [q.mean for q in ratios],
-                    yerr=[[q.mean - q.lo for q in ratios], [q.hi - q.mean for q in ratios]], fmt="os^v"[k % 4],
-                    capsize=3, color=palette_series(k),
+                    yerr=[[q.mean - q.lo for q in ratios], [q.hi - q.mean for q in ratios]],
+                    fmt=DECLARATION_MARKERS[k % len(DECLARATION_MARKERS)], ms=7, capsize=3, color=SIMULATED,
                     label=f"{ids}: {d.lock}, {d.repetitions} repetitions, {d.run_machine()} machine")
     pubs = [(i, pub.ratio) for i, lab in enumerate(labels)
             for pub in next(p.point.published for r, _ in done for p in r.points if p.point.label == lab)]
@@ -365,12 +426,7 @@ def draw_declarations(versions: list[SeedResult]):
     ax.plot([x[i] + (len(done) / 2) * width for i, _ in pubs], [v for _, v in pubs], "D", color="#333333",
             markerfacecolor="white", label="published speed-ups (each row of the seed's table)")
     ax.axhline(1, color="#999999", lw=1)
-    ax.set_yscale("log")
-    lo, hi = _log_limits(values)
-    ax.set_ylim(lo, hi)
-    ax.set_yticks(_speedup_ticks(lo, hi))
-    ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
+    _speedup_axis(ax, "y", values, 10)
     ax.set_xticks(x, [textwrap.fill(lab, 22) for lab in labels], fontsize=8)
     e = done[-1][0].experiment
     ax.set_ylabel(f"speed-up {e.new_name} / {e.base_name} (log)")
@@ -388,11 +444,6 @@ def _distinct_runs(versions: list[SeedResult]) -> list[tuple[SeedResult, str]]:
             key = tuple(sorted(s.id for s in r.experiment.specs()))
             out.setdefault(key, (r, []))[1].append(r.declaration.id)
     return [(r, ", ".join(ids)) for r, ids in out.values()]
-
-
-def palette_series(k: int) -> str:
-    """The k-th declaration's colour: not a policy's (a declaration is a method, not a policy)."""
-    return ("#1b4f72", "#b9770e", "#117a65", "#6c3483")[k % 4]
 
 
 def history_figure_names(history: dict[str, list[SeedResult]]) -> dict[str, str]:
