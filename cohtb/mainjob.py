@@ -15,7 +15,8 @@ from cohtb.experiments.plans import plan
 from cohtb.launch import launch
 from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.report.html import summary_table, write
-from cohtb.report.results import fairness_table, headline, point_table, seed_history, shown
+from cohtb.experiments.judging import seed_history, shown
+from cohtb.report.results import fairness_table, headline, point_table
 from cohtb.tables import TERMINAL_WIDTH, Table, count
 from cohtb.run import gem5, provenance
 from cohtb.run.runs import discover, load

@@ -24,9 +24,10 @@ from cohtb.analysis import compare, line_chain
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.mainjob import REFERENCE_RUNS
 from cohtb.report import html as report
+from cohtb.experiments import judging
 from cohtb.experiments.reproduce import point_results
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
-from cohtb.report import palette, plots, results, seed_plots
+from cohtb.report import palette, plots, seed_plots
 from cohtb.tables import csv_cell, slug
 from cohtb.run.runs import discover
 
@@ -369,8 +370,8 @@ def assert_inside(fig, r, axes, where) -> None:
 def test_seed_figures_keep_every_text_and_marker_inside(every):
     """docs/results.md's figures: text within the figure, the legend over no panel, every speed-up marker and its
     range inside its axes, and bars in their policy's colour."""
-    history = results.seed_history(every)
-    done = [r for r in (results.shown(v) for v in history.values()) if r is not None]
+    history = judging.seed_history(every)
+    done = [r for r in (judging.shown(v) for v in history.values()) if r is not None]
     assert {r.experiment.seed for r in done} >= {"000", "003", "004", "004-fs"}
     assert "000" in seed_plots.history_figure_names(history)   # seed 000's two lock models, side by side
     for seed in seed_plots.history_figure_names(history):
@@ -423,7 +424,7 @@ def test_a_shape_rule_s_seed_has_its_series_figure_one_panel_per_curve():
             if spec.repetition_of in (p.base.repetition_of, p.new.repetition_of):
                 gain = made_up[spec.sockets] if spec.repetition_of == p.new.repetition_of else 1.0
                 ms.append(made_up_run(spec, 1e6 * gain * (1 + 0.01 * spec.seed)))
-    res = results.SeedResult(e, point_results(e.points, ms, e.repetitions), [], [])
+    res = judging.SeedResult(e, point_results(e.points, ms, e.repetitions), [], [])
     assert seed_plots.figure_names([res])["000-fs"] == ["seed-000-fs.png", "seed-000-fs-shape.png",
                                                         "seed-000-fs-turns.png"]
     shape = seed_plots.draw_shape(res)
@@ -456,7 +457,7 @@ def test_a_shape_rule_s_seed_has_its_series_figure_one_panel_per_curve():
     plt.close(turns)
     assert_seed_figures(res)
     ms[0].analysis.chain = None   # a run without a chain: no turns figure
-    res = results.SeedResult(e, point_results(e.points, ms, e.repetitions), [], [])
+    res = judging.SeedResult(e, point_results(e.points, ms, e.repetitions), [], [])
     assert "seed-000-fs-turns.png" not in seed_plots.figure_names([res])["000-fs"]
 
 
@@ -574,7 +575,7 @@ def test_a_kernels_collapse_figure_shows_the_queued_share_and_the_listers_takes_
     """004-collapse-fs's series figure, of its latest declaration with runs of every arm bundled: the middle panel is
     the kernel's queued share (cohtb/analysis/lock_queue.py), not left empty, and the top panel marks each listing's
     take."""
-    drawn = [res for res in (results.seed_result(e, every) for e in reversed(HISTORY["004-collapse-fs"]))
+    drawn = [res for res in (judging.seed_result(e, every) for e in reversed(HISTORY["004-collapse-fs"]))
              if all(res.series[0].runs.get(label) for label in res.series[0].series.labelled())]
     if not drawn:
         pytest.skip("no 004-collapse-fs declaration with runs of every arm bundled")

@@ -8,7 +8,10 @@ import sys
 from types import SimpleNamespace as NS
 
 from cohtb.experiments.published import PUBLISHED
-from cohtb.experiments.seeds import EXPERIMENTS
+from cohtb.experiments import rules
+from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
+from cohtb.places import REFERENCE_RUNS
+from cohtb.experiments import judging
 from cohtb.report import results
 from cohtb.report.arm_summary import arm_table
 from cohtb.run.manifest import LineSymbols
@@ -114,21 +117,35 @@ def test_the_pause_paragraph_is_the_kept_pause_runs():
     assert f"takes {plain * 1000 / 100:.1f} ns ({plain * 1000 / 100 * 3:.0f} cycles at 3 GHz" in text
 
 
+def test_the_verdicts_file_judges_every_declaration_and_sees_a_rule_change(monkeypatch):
+    """reference-runs/verdicts.json holds every declaration's judgement (test_results_page_and_readme_block_are_current
+    holds it to the kept runs); here: one seed judged again gives its entry, and a rule that answers otherwise changes
+    it."""
+    committed = json.loads((REFERENCE_RUNS / judging.VERDICTS).read_text())
+    assert {seed: list(versions) for seed, versions in committed.items()} == {
+        seed: [e.declaration.id for e in versions] for seed, versions in HISTORY.items()}
+    history = {"003": judging.history_in("003", [REFERENCE_RUNS])}
+    assert judging.verdicts(history)["003"] == committed["003"]
+    rule = history["003"][-1].declaration.rule
+    monkeypatch.setitem(rules.POINT_RULES, rule, lambda pub, res, d: rules.Verdict(True, "yes: whatever the runs"))
+    assert judging.verdicts(history)["003"] != committed["003"]
+
+
 def test_a_declaration_whose_runs_failed_in_gem5_says_so_and_gives_no_verdict():
     """Failure records kept beside the runs turn "not run yet" into "no verdict: k runs failed"; without them a
     missing run is just not run yet."""
     e = EXPERIMENTS["002"]
     ids = [s.id for s in e.specs()]
-    failed = results.seed_result(e, [], frozenset(ids[:2]))
+    failed = judging.seed_result(e, [], frozenset(ids[:2]))
     assert failed.failed == ids[:2] and not failed.complete
     assert results.verdict_rows(failed)[0][-1].startswith(f"no verdict under {e.declaration.id}: 2 of its 10 runs failed")
-    assert results.verdict_rows(results.seed_result(e, []))[0][-1].startswith("not run yet")
+    assert results.verdict_rows(judging.seed_result(e, []))[0][-1].startswith("not run yet")
 
 
 def test_the_machine_table_puts_each_seed_s_flat_and_socket_verdicts_side_by_side():
     """One row per effect: the flat machine's declaration and the socket machine's, each with its own verdict; a
     socket declaration without its runs stands for every effect, and a conclusion changes only between verdicts."""
-    history = results.seed_history([])
+    history = judging.seed_history([])
     rows = results.machine_table(history).rows
     # without runs, one row per seed that has a flat declaration (the socket machine's own experiments have none),
     # and one per machine check, beside the declaration it stands beside

@@ -17,11 +17,12 @@ from matplotlib.patches import Patch
 
 from cohtb.analysis import compare, line_chain
 from cohtb.analysis.pipeline import metrics_for
+from cohtb.experiments import judging
 from cohtb.experiments.reproduce import point_results
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
 from cohtb.fs.kernel import VARIANTS
 from cohtb.mainjob import REFERENCE_RUNS
-from cohtb.report import palette, plots, results, seed_plots
+from cohtb.report import palette, plots, seed_plots
 from cohtb.run.runs import kept
 
 
@@ -43,7 +44,7 @@ def made_up_run(spec, throughput: float) -> NS:
               run=NS(ops=ops, region_ops=ops, roi_seconds=1e-3, measured_seconds=1e-3))
 
 
-def made_up(e, gain) -> results.SeedResult:
+def made_up(e, gain) -> judging.SeedResult:
     """e's points with every repetition run: the new arm gain(point) times the base's, 1% apart per repetition."""
     ms = []
     for p in e.points:
@@ -51,7 +52,7 @@ def made_up(e, gain) -> results.SeedResult:
             if spec.repetition_of in (p.base.repetition_of, p.new.repetition_of):
                 g = gain(p) if spec.repetition_of == p.new.repetition_of else 1.0
                 ms.append(made_up_run(spec, 1e6 * g * (1 + 0.01 * spec.seed)))
-    return results.SeedResult(e, point_results(e.points, ms, e.repetitions), [], [])
+    return judging.SeedResult(e, point_results(e.points, ms, e.repetitions), [], [])
 
 
 def rendered(fig):
@@ -221,7 +222,7 @@ def series_results(tmp_path_factory):
             runs, missing = kept(specs, [REFERENCE_RUNS])
             if runs and not missing:
                 ms = metrics_for(runs, tmp_path_factory.mktemp(seed), check_model=False)
-                out.append(results.seed_result(e, ms).series[0])
+                out.append(judging.seed_result(e, ms).series[0])
                 break
     if len(out) < 2:
         pytest.skip("no declaration of seed 004 or 004-collapse-fs with every series run bundled")

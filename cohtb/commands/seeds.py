@@ -13,7 +13,8 @@ from cohtb.experiments.rules import curve_verdicts
 from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.launch import launch
 from cohtb.places import REFERENCE_RUNS, RUNS
-from cohtb.report.results import history_in, latest_complete, point_table, verdict_rows
+from cohtb.experiments.judging import history_in, latest_complete
+from cohtb.report.results import point_table, verdict_rows
 from cohtb.run import executors, gem5, provenance
 from cohtb.run.runs import kept
 

@@ -134,17 +134,26 @@ POINT_RULES = {"sign-2x": sign_2x, "sign-effect-band": sign_effect_band,
                "sign-effect-band-null-under-effect": sign_effect_band_null_under_effect}
 
 
-def level_from_4(points: list[PointResult], d: Declaration) -> Verdict:
+def _gains_from_4(points: list[PointResult], d: Declaration) -> tuple[dict, str, Verdict | None]:
+    """The shape rules' common checks: every socket count kept, no change on one socket, a gain beyond the spread
+    and the minimum effect at 4 and 8. (ratios by sockets, their text, the failing verdict or None)."""
     by = {p.point.base.sockets: p for p in points}
     if not {1, 4, 8} <= set(by) or not all(p.complete for p in points):
-        return Verdict(False, "no: runs missing")
+        return {}, "", Verdict(False, "no: runs missing")
     m, r = d.min_effect, {n: p.ratio for n, p in by.items()}
     said = "; ".join(f"{n}: {_pct(r[n].mean)} ({_pct(r[n].lo)} to {_pct(r[n].hi)})" for n in sorted(r))
     if not (1 - m < r[1].lo and r[1].hi < 1 + m):
-        return Verdict(False, f"no: one socket changes beyond {m:.0%}; sockets {said}")
+        return r, said, Verdict(False, f"no: one socket changes beyond {m:.0%}; sockets {said}")
     weak = [n for n in (4, 8) if r[n].sign != 1 or r[n].mean - 1 < m]
     if weak:
-        return Verdict(False, f"no: no gain beyond the spread and {m:.0%} at {weak[0]} sockets; sockets {said}")
+        return r, said, Verdict(False, f"no: no gain beyond the spread and {m:.0%} at {weak[0]} sockets; sockets {said}")
+    return r, said, None
+
+
+def level_from_4(points: list[PointResult], d: Declaration) -> Verdict:
+    r, said, failed = _gains_from_4(points, d)
+    if failed:
+        return failed
     level = r[8].mean / r[4].mean
     if not 1 / LEVEL <= level <= LEVEL:
         return Verdict(False, f"no: not level from 4 to 8 sockets (8's speed-up {level:.2f}x 4's); sockets {said}")
@@ -153,17 +162,9 @@ def level_from_4(points: list[PointResult], d: Declaration) -> Verdict:
 
 
 def level_from_4_in_logs(points: list[PointResult], d: Declaration) -> Verdict:
-    # level-from-4's first checks repeated, not shared: each rule's own source is what tests/test_seeds.py pins
-    by = {p.point.base.sockets: p for p in points}
-    if not {1, 4, 8} <= set(by) or not all(p.complete for p in points):
-        return Verdict(False, "no: runs missing")
-    m, r = d.min_effect, {n: p.ratio for n, p in by.items()}
-    said = "; ".join(f"{n}: {_pct(r[n].mean)} ({_pct(r[n].lo)} to {_pct(r[n].hi)})" for n in sorted(r))
-    if not (1 - m < r[1].lo and r[1].hi < 1 + m):
-        return Verdict(False, f"no: one socket changes beyond {m:.0%}; sockets {said}")
-    weak = [n for n in (4, 8) if r[n].sign != 1 or r[n].mean - 1 < m]
-    if weak:
-        return Verdict(False, f"no: no gain beyond the spread and {m:.0%} at {weak[0]} sockets; sockets {said}")
+    r, said, failed = _gains_from_4(points, d)
+    if failed:
+        return failed
     # speed-ups compose by multiplication: +12% then +38% is a gain nearly tripled, not "within 1.25x"
     level = math.log(r[8].mean) / math.log(r[4].mean)
     if not 1 / LEVEL <= level <= LEVEL:
@@ -237,17 +238,26 @@ def collapse_half_lasting(res: SeriesResult, collapsing: str, waiting: str) -> V
                          f"{said}")
 
 
-def collapse_stays_under_half(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
-    if not res.complete:
-        return Verdict(False, "no: runs missing")
-    controls = {label: res.series.control(label) for label in (collapsing, waiting)}
-    expected = {**{label: res.series.event_count for label in controls},
-                **{control: 0 for control in controls.values()}}
-    wrong = {label: res.disturbances(label) for label, n in expected.items()
-             if any(made != n for made in res.disturbances(label))}
-    if wrong:
-        return Verdict(False, "no: the listings were not as declared (" + "; ".join(
-            f"{label}: {made} made, {expected[label]} declared" for label, made in wrong.items()) + ")")
+def _declared_listings(res: SeriesResult, collapsing: str, waiting: str) -> dict[str, int]:
+    """The listings each arm is declared to make: the series' count, none for the controls."""
+    controls = [res.series.control(label) for label in (collapsing, waiting)]
+    return {collapsing: res.series.event_count, waiting: res.series.event_count, **{c: 0 for c in controls}}
+
+
+def _listings_not_as_declared(res: SeriesResult, expected: dict[str, int], counted, what: str,
+                              seen: str) -> Verdict | None:
+    """A 'no' naming the arms whose repetitions' `counted(label)` listings differ from the declared, else None."""
+    wrong = {label: counted(label) for label, n in expected.items() if any(c != n for c in counted(label))}
+    if not wrong:
+        return None
+    return Verdict(False, f"no: {what} were not as declared (" + "; ".join(
+        f"{label}: {made} {seen}, {expected[label]} declared" for label, made in wrong.items()) + ")")
+
+
+def _stays_collapsed(res: SeriesResult, collapsing: str, waiting: str, expected: dict[str, int]) -> Verdict:
+    """The collapse itself: `collapsing` had a level, fell under COLLAPSED_TO of it in every interval of every
+    repetition's last quarter, its control did not fall, and `waiting` did not collapse."""
+    control = res.series.control(collapsing)
     falls = {label: res.falls(label) for label in expected}
     before = {label: res.before(label) for label in expected}
     if any(v is None for v in (*falls.values(), *before.values(), res.late_peak(collapsing))):
@@ -262,60 +272,39 @@ def collapse_stays_under_half(res: SeriesResult, collapsing: str, waiting: str) 
         return Verdict(False, f"no: {collapsing} does not stay under {COLLAPSED_TO:.0%} of its level in every interval "
                               f"of the last quarter of every repetition (highest {res.late_peak(collapsing).text()}); "
                               f"{said}")
-    if falls[controls[collapsing]].lo < COLLAPSED_TO:
+    if falls[control].lo < COLLAPSED_TO:
         return Verdict(False, f"no: {collapsing} falls without the listings too, so they are not the cause; {said}")
     if falls[waiting].lo < COLLAPSED_TO:
         return Verdict(False, f"no: {waiting} collapses too; {said}")
     return Verdict(True, f"yes: {collapsing} collapses after the listings and stays collapsed, {waiting} does not; "
                          f"{said}")
+
+
+def collapse_stays_under_half(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
+    """The listings the workload made as declared, then the collapse."""
+    if not res.complete:
+        return Verdict(False, "no: runs missing")
+    expected = _declared_listings(res, collapsing, waiting)
+    return (_listings_not_as_declared(res, expected, res.disturbances, "the listings", "made")
+            or _stays_collapsed(res, collapsing, waiting, expected))
 
 
 def collapse_stays_under_half_in_window(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
-    # collapse-stays-under-half's checks repeated, not shared: each rule's own source is what tests/test_seeds.py pins
+    """The listings the trace shows in the window as declared, then the collapse."""
     if not res.complete:
         return Verdict(False, "no: runs missing")
-    controls = {label: res.series.control(label) for label in (collapsing, waiting)}
-    expected = {**{label: res.series.event_count for label in controls},
-                **{control: 0 for control in controls.values()}}
-    wrong = {label: res.listings_seen(label) for label, n in expected.items()
-             if any(seen != n for seen in res.listings_seen(label))}
-    if wrong:
-        return Verdict(False, "no: the listings in the window were not as declared (" + "; ".join(
-            f"{label}: {seen} in the window, {expected[label]} declared" for label, seen in wrong.items()) + ")")
-    falls = {label: res.falls(label) for label in expected}
-    before = {label: res.before(label) for label in expected}
-    if any(v is None for v in (*falls.values(), *before.values(), res.late_peak(collapsing))):
-        return Verdict(False, "no: the runs have no intervals")
-    said = "; ".join(f"{label}: last quarter {v.text()} of its level ({before[label].text()} ops per interval "
-                     "before)" for label, v in falls.items())
-    # a kernel that runs lock-only from the start has no level to fall from, which is not "no collapse"
-    if before[collapsing].mean < COLLAPSED_TO * before[waiting].mean:
-        return Verdict(False, f"no: not testable: {collapsing} runs under {COLLAPSED_TO:.0%} of {waiting}'s level "
-                              f"before the first listing (collapsed before it); {said}")
-    if res.late_peak(collapsing).hi >= COLLAPSED_TO:
-        return Verdict(False, f"no: {collapsing} does not stay under {COLLAPSED_TO:.0%} of its level in every interval "
-                              f"of the last quarter of every repetition (highest {res.late_peak(collapsing).text()}); "
-                              f"{said}")
-    if falls[controls[collapsing]].lo < COLLAPSED_TO:
-        return Verdict(False, f"no: {collapsing} falls without the listings too, so they are not the cause; {said}")
-    if falls[waiting].lo < COLLAPSED_TO:
-        return Verdict(False, f"no: {waiting} collapses too; {said}")
-    return Verdict(True, f"yes: {collapsing} collapses after the listings and stays collapsed, {waiting} does not; "
-                         f"{said}")
+    expected = _declared_listings(res, collapsing, waiting)
+    return (_listings_not_as_declared(res, expected, res.listings_seen, "the listings in the window", "in the window")
+            or _stays_collapsed(res, collapsing, waiting, expected))
 
 
 def collapse_stays_under_half_counted_twice(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
+    """The listings as declared both as the workload made them and in the trace's window, then the collapse."""
     if not res.complete:
         return Verdict(False, "no: runs missing")
-    controls = {label: res.series.control(label) for label in (collapsing, waiting)}
-    expected = {**{label: res.series.event_count for label in controls},
-                **{control: 0 for control in controls.values()}}
-    wrong = {label: res.disturbances(label) for label, n in expected.items()
-             if any(made != n for made in res.disturbances(label))}
-    if wrong:
-        return Verdict(False, "no: the listings the workload made were not as declared (" + "; ".join(
-            f"{label}: {made} made, {expected[label]} declared" for label, made in wrong.items()) + ")")
-    return collapse_stays_under_half_in_window(res, collapsing, waiting)   # the trace's count, then the collapse
+    expected = _declared_listings(res, collapsing, waiting)
+    return (_listings_not_as_declared(res, expected, res.disturbances, "the listings the workload made", "made")
+            or collapse_stays_under_half_in_window(res, collapsing, waiting))
 
 
 SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough,

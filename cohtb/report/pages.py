@@ -9,10 +9,10 @@ from pathlib import Path
 
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic, writing
+from cohtb.experiments.judging import VERDICTS, SeedResult, seed_history, shown, verdicts_text
 from cohtb.experiments.seeds import HISTORY
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, ROOT
 from cohtb.report import atomicity, costs, html, latency, results, seed_plots
-from cohtb.report.results import SeedResult
 from cohtb.run.runs import discover, kept
 from cohtb.run.spec import RunSpec
 
@@ -26,6 +26,7 @@ class Pages:
     page: str                          # docs/results.md
     blocks: list[tuple[Path, str]]     # (page, its generated block)
     history: dict[str, list[SeedResult]]
+    verdicts: tuple[Path, str]          # (the file, every declaration's judgement of the bundled runs)
     runs: int                          # runs the pages are written from
     missing: int                       # runs declared but not recorded (their declarations say so on the page)
 
@@ -33,14 +34,17 @@ class Pages:
         """The pages that are not what the kept runs give."""
         page = self.root / RESULTS
         out = [] if page.exists() and page.read_text() == self.page else [page]
+        path, text = self.verdicts
+        out += [] if path.exists() and path.read_text() == text else [path]
         return out + [p for p, b in self.blocks if not results.write_block(p, b, check=True)]
 
     def write(self) -> None:
         figures = self.root / FIGURES
         with writing(figures):   # the figures are written by their own means
-            seed_plots.write_all([r for r in map(results.shown, self.history.values()) if r is not None], figures,
+            seed_plots.write_all([r for r in map(shown, self.history.values()) if r is not None], figures,
                                  self.history)
         write_text_atomic(self.root / RESULTS, self.page)
+        write_text_atomic(*self.verdicts)
         for path, block in self.blocks:
             with writing(path):
                 results.write_block(path, block, check=False)
@@ -87,11 +91,12 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     runs, missing = kept(specs, [reference_runs])
     ms = metrics_for(runs, None, check_model=False)
     failed = frozenset(p.name.removesuffix(".failed.json") for p in reference_runs.glob("*.failed.json"))
-    history = results.seed_history(ms, failed)
-    drawn = [r for r in map(results.shown, history.values()) if r is not None]
+    history = seed_history(ms, failed)
+    drawn = [r for r in map(shown, history.values()) if r is not None]
     checks = [r for r in (discover([calibration_runs]) if calibration_runs.is_dir() else []) if r.spec.kernel]
     page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history),
                         results.machine_check_text(checks))
     blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms)),
               (root / MACHINE_DOC, machine_block(calibration_runs, runs))]
-    return Pages(root, page, blocks, history, len(runs), len(missing))
+    return Pages(root, page, blocks, history, (reference_runs / VERDICTS, verdicts_text(history)), len(runs),
+                 len(missing))

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import textwrap
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from cohtb.analysis import lock_queue
 from cohtb.analysis.compare import TURNS_TITLE, attribution, chain_table
-from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
@@ -24,81 +23,19 @@ from cohtb.report.lister_table import lister_table
 from cohtb.experiments import method_changes, power
 from cohtb.experiments.method_changes import changed_inputs
 from cohtb.fs.kernel import built_label
-from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines, runs_declaration
+from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
-from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread, point_results, series_result
-from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO, Verdict, curve_verdicts, point_verdict, series_verdict
-from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
-from cohtb.places import REFERENCE_RUNS, ROOT
+from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread
+from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO, curve_verdicts, series_verdict
+from cohtb.experiments.judging import SeedResult, judge, latest_complete, main_point, shown
+from cohtb.experiments.seeds import Experiment
+from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool
 from cohtb.run.machines import hierarchy_of
 from cohtb.tables import Table
-from cohtb.run.runs import kept
 
 COMMAND = "cohtb results"
 BEGIN, END = f"<!-- results: written by `{COMMAND}`; do not edit -->", "<!-- end of results -->"
-
-
-@dataclass
-class SeedResult:
-    experiment: Experiment
-    points: list[PointResult]
-    series: list[SeriesResult]
-    missing: list[str]
-    failed: list[str] = field(default_factory=list)   # of the missing: runs gem5 did not finish (a record is kept)
-
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
-
-    @property
-    def declaration(self) -> Declaration:
-        return self.experiment.declaration
-
-
-def recorded_under(m: RunMetrics, d: Declaration) -> bool:
-    """A run of a declared version counts only while the version is what the run recorded (its digest); a run of
-    a reconstructed version carries no record (it predates declarations). `d`: the version that recorded the runs
-    (runs_declaration: a rule-only version judges another's)."""
-    if d.reconstructed:
-        return True
-    rec = m.run.manifest.declaration
-    return rec is not None and (rec.id, rec.digest) == (d.id, d.digest())
-
-
-def seed_result(e: Experiment, ms: list[RunMetrics], failed: frozenset[str] = frozenset()) -> SeedResult:
-    """The experiment's runs among ms, judged as its declaration says (only the runs recorded under it, or under
-    the version it rejudges); failed: the ids of runs whose failure record is kept (gem5 did not finish them)."""
-    ids = {s.id for s in e.specs()}
-    recorder = runs_declaration(e.declaration)
-    mine = list({m.run.id: m for m in ms if m.run.id in ids and recorded_under(m, recorder)}.values())
-    have = {m.run.id for m in mine}
-    missing = sorted(ids - have)
-    return SeedResult(e, point_results(e.points, mine, e.repetitions),
-                      [series_result(s, mine, e.repetitions) for s in e.series], missing,
-                      [i for i in missing if i in failed])
-
-
-def seed_results(ms: list[RunMetrics]) -> list[SeedResult]:
-    """Each seed under its current declaration."""
-    return [seed_result(e, ms) for e in EXPERIMENTS.values()]
-
-
-def seed_history(ms: list[RunMetrics], failed: frozenset[str] = frozenset()) -> dict[str, list[SeedResult]]:
-    """Each seed under every version of its declaration, oldest first."""
-    return {seed: [seed_result(e, ms, failed) for e in versions] for seed, versions in HISTORY.items()}
-
-
-def history_in(seed: str, dirs: list[Path]) -> list[SeedResult]:
-    """One seed under every version of its declaration, from the runs kept in `dirs` (the first that has each).
-    A reconstructed version's runs are the bundle's: a run recorded since under the same id (a kernel variant
-    whose name now builds another dentry, say) is not one of them."""
-    history = []
-    for version in HISTORY[seed]:
-        runs, _ = kept(version.specs(), [REFERENCE_RUNS] if version.declaration.reconstructed else dirs)
-        history.append(seed_result(version, metrics_for(runs, None, check_model=False) if runs else []))
-    return history
 
 
 def _fmt(v: float) -> str:
@@ -107,11 +44,6 @@ def _fmt(v: float) -> str:
 
 def _speedup(r: float) -> str:
     return f"{(r - 1) * 100:+.0f}%"
-
-
-def judge(pub, p: PointResult, d: Declaration) -> Verdict:
-    """A point's verdict on one published figure: its declared rule, or none for a control."""
-    return point_verdict(pub, p, d) if p.point.judged else Verdict(False, "control: not judged")
 
 
 def _change(r) -> str:
@@ -188,15 +120,6 @@ def disagreement(res: SeedResult) -> list[str]:
     return out
 
 
-def main_point(res: SeedResult) -> tuple[PointResult, object] | None:
-    """The headline comparison (cohtb/experiments/power.py: headline) with its runs."""
-    found = power.headline(res.experiment)
-    if found is None:
-        return None
-    point, pub = found
-    return next(p for p in res.points if p.point == point), pub
-
-
 def verdict_rows(res: SeedResult) -> list[list[str]]:
     """[effect, published, simulated, verdict] of the headline point and of each series, under res's declaration."""
     e, d = res.experiment, res.declaration
@@ -238,16 +161,6 @@ def not_complete(res: SeedResult) -> str:
     if missing == n:
         return f"not run yet under {res.declaration.id} ({n} runs to record)"
     return f"incomplete under {res.declaration.id}: {n - missing} of its {n} runs kept, {missing} missing"
-
-
-def latest_complete(history: list[SeedResult]) -> SeedResult | None:
-    """The latest version whose runs are all kept; of versions judging the same runs (a rule changed after
-    them), the earliest: the rule that stood before the runs were seen."""
-    done = [r for r in history if r.complete]
-    if not done:
-        return None
-    runs = lambda r: {s.id for s in r.experiment.specs()}
-    return next(r for r in done if runs(r) == runs(done[-1]))
 
 
 def headline(history: dict[str, list[SeedResult]]) -> Table:
@@ -609,11 +522,6 @@ def arms(res: SeedResult) -> list[tuple[str, list[RunMetrics]]]:
     for sr in res.series:
         out += [(f"{sr.series.label}: {label}", runs) for label, runs in sr.runs.items()]
     return out
-
-
-def shown(versions: list[SeedResult]) -> SeedResult | None:
-    """The result the figures draw: the current declaration's, else the latest earlier one whose runs are kept."""
-    return versions[-1] if versions[-1].complete else latest_complete(versions)
 
 
 def machine_check_text(runs: list) -> str:

@@ -25,7 +25,8 @@ from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.experiments.rules import curve_verdicts  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
 from cohtb.report.plots import DPI, figure_wrap  # noqa: E402
-from cohtb.report.results import SeedResult, shape_figure_name, turns_figure_name  # noqa: E402
+from cohtb.experiments.judging import SeedResult  # noqa: E402
+from cohtb.report.results import shape_figure_name, turns_figure_name  # noqa: E402
 from cohtb.tables import slug  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
