@@ -1,8 +1,11 @@
-"""The import graph of the cohtb package: stages in one order, each importing only its own and earlier ones; no
-import cycle between modules; no cohtb import inside a function, where it could hide a cycle (the CLI imports a
-verb's module by name, with importlib, only when the verb is given). docs/architecture.md describes the stages."""
+"""The import graph of the cohtb package: stages in one order, each importing only the stages its row of ALLOWED
+names; no import cycle between modules; no cohtb import inside a function, where it could hide a cycle (the CLI
+imports a verb's module by name, with importlib, only when the verb is given); and the gem5-config files cohtb
+executes by path (read by gem5 and by cohtb alike) named, and standard library only. docs/architecture.md
+describes the stages."""
 
 import ast
+import sys
 from pathlib import Path
 
 from cohtb.analysis.cache import analysis_files
@@ -29,6 +32,30 @@ STAGES = [
     {"cli"},
 ]
 STAGE_OF = {name: i for i, names in enumerate(STAGES) for name in names}
+
+BASE = {"errors", "places", "atomic", "digest", "toolchain", "tables"}
+# Which other stages each stage may import: the dependencies the design has, not merely an order. Above `run`,
+# a run is read through its manifest and run/'s vocabulary (machines, kernels): no stage above `launch` imports
+# how a run is recorded (se, fs) or launched.
+ALLOWED = {
+    "contract": BASE, "trace": BASE | {"contract"}, "monitor": BASE | {"contract", "trace"},
+    "verify": BASE | {"contract", "trace", "monitor"}, "fpga": BASE,
+    "run": BASE | {"contract", "trace", "monitor"},
+    "se": BASE | {"run"}, "fs": BASE | {"contract", "trace", "run"},
+    "launch": BASE | {"run", "se", "fs"},
+    "analysis": BASE | {"contract", "trace", "monitor", "run"},
+    "experiments": BASE | {"run", "analysis"},
+    "report": BASE | {"run", "analysis", "experiments"},
+    "mainjob": BASE | {"trace", "run", "launch", "analysis", "experiments", "report"},
+    "commands": set(STAGE_OF) - {"cli"},
+    "cli": BASE,
+    **{name: BASE for name in BASE},
+}
+# The gem5-config files cohtb runs by their path (importlib), by the module that runs them: gem5 runs them too, so
+# they import only the standard library and each other.
+EXECUTED_BY_PATH = {"cohtb.run.machines": {"gem5-configs/multisocket/machine_file.py",
+                                           "gem5-configs/multisocket/placement.py",
+                                           "gem5-configs/multisocket/topology.py"}}
 
 
 def modules() -> dict[str, Path]:
@@ -77,6 +104,32 @@ def test_no_stage_imports_a_later_one():
     upward = [f"{m} imports {t}" for m, p in known.items() if m != "cohtb"
               for t in imports(tree(p), known, m) if t != "cohtb" and stage(t) > stage(m)]
     assert not upward, upward
+
+
+def test_each_stage_imports_only_what_its_row_allows():
+    known = modules()
+    assert set(ALLOWED) == set(STAGE_OF)
+    edges = sorted({(m.split(".")[1], t.split(".")[1]) for m, p in known.items() if m != "cohtb"
+                    for t in imports(tree(p), known, m) if t != "cohtb"})
+    unlisted = [f"{a} imports {b}" for a, b in edges if a != b and b not in ALLOWED[a]]
+    assert not unlisted, unlisted
+    for a, b in edges:   # the table follows the stage order
+        assert a == b or stage(f"cohtb.{b}") <= stage(f"cohtb.{a}"), (a, b)
+
+
+def test_the_gem5_config_files_run_by_path_are_listed_and_standard_library_only():
+    known = modules()
+    loaders = {m for m, p in known.items() if "spec_from_file_location" in p.read_text() or "runpy" in p.read_text()}
+    assert loaders == set(EXECUTED_BY_PATH)
+    for files in EXECUTED_BY_PATH.values():
+        for f in files:
+            siblings = {Path(x).stem for x in files}
+            for node in ast.walk(tree(ROOT / f)):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+                for name in names:
+                    top = name.split(".")[0]
+                    assert top in sys.stdlib_module_names or top in siblings, f"{f} imports {name}"
 
 
 def test_no_import_cycle_between_modules():

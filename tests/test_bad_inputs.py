@@ -15,6 +15,7 @@ import pytest
 from cohtb import cli
 from cohtb.atomic import MARKER
 from cohtb.contract import HEADER_FIELDS
+from cohtb.places import REFERENCE_RUNS
 from run_fixtures import make_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,6 +254,19 @@ def test_a_workload_field_the_report_reads_of_the_wrong_type_is_refused(tmp_path
     code, err = run_cli(capsys, "report", str(run), "--out", str(tmp_path / "report"), "--analysis", str(tmp_path / "a"))
     assert code == 2 and len(err) == 1 and f"field 'workload.{field}'" in err[0] and str(run) in err[0], err
     assert not (tmp_path / "report" / "report.html").exists()
+
+
+def test_a_timed_run_whose_two_windows_disagree_is_refused(tmp_path, capsys):
+    """A timed run stores its window twice, as asked (spec.window_us) and as measured (workload.measure.window_ns):
+    labels read one and throughput the other, so a manifest where they differ is refused, naming the field."""
+    run = tmp_path / "runs" / "pause-pause-private-1x2-warm20-win100-int10"
+    shutil.copytree(REFERENCE_RUNS / run.name, run)
+    assert run_cli(capsys, "replay", str(run), "--out", str(tmp_path / "ok"), "--lines", "0")[0] == 0
+    doc = json.loads((run / "manifest.json").read_text())
+    doc["workload"]["measure"]["window_ns"] += 1000
+    (run / "manifest.json").write_text(json.dumps(doc))
+    code, err = run_cli(capsys, "replay", str(run), "--out", str(tmp_path / "out"), "--lines", "0")
+    assert code == 2 and len(err) == 1 and "field 'workload.measure.window_ns'" in err[0] and str(run) in err[0], err
 
 
 def test_a_manifest_that_is_not_json_says_so(tmp_path, capsys):

@@ -19,11 +19,11 @@ import pytest
 from cohtb.analysis.compare import symbols_text
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf, initramfs, kernel, symbols
+from cohtb.run import kernels, line_names
 from cohtb import launch
 from cohtb.experiments import plans
 from cohtb.fs import runner as fs_runner
 from cohtb.run.spec import RunSpec
-from cohtb.toolchain import ROOT
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kernel"
 FAKE = Path(__file__).with_name("fake_gem5.py")
@@ -117,19 +117,19 @@ def test_a_variant_promises_the_seeds_layout():
                         (seed_after(), ("stock-6.12", "wait", "lockref-off"))):
         lockref = next(f["offset"] for f in want["fields"] if f["name"] == "d_lockref")
         for n in names:
-            v = kernel.VARIANTS[n]
+            v = kernels.VARIANTS[n]
             assert (v.d_lockref_offset, v.dentry_size) == (lockref, want["size"]), n
-    for v in kernel.VARIANTS.values():
-        d = kernel.variant_dentry(v)
+    for v in kernels.VARIANTS.values():
+        d = kernels.variant_dentry(v)
         assert (d.d_lockref_offset, d.size) == (v.d_lockref_offset, v.dentry_size), v.name
-    assert kernel.variant_dentry(kernel.VARIANTS["pre611"]) == kernel.DENTRY_68
-    assert kernel.variant_dentry(kernel.VARIANTS["hybrid184"]) == kernel.DENTRY_HYBRID184
+    assert kernels.variant_dentry(kernels.VARIANTS["pre611"]) == kernels.DENTRY_68
+    assert kernels.variant_dentry(kernels.VARIANTS["hybrid184"]) == kernels.DENTRY_HYBRID184
 
 
 @pytest.mark.parametrize("name", ["stock-6.12", "pre611", "hybrid184"])
 def test_dentry_layout_is_what_the_variant_promises(name):
     layout = pahole_fixture(name)
-    dwarf.check_promise(kernel.VARIANTS[name], layout)
+    dwarf.check_promise(kernels.VARIANTS[name], layout)
     fields = {f["name"]: f for f in layout["dentry"]["fields"]}
     lockref_line = fields["d_lockref"]["offset"] // 64
     lookup = ("d_seq", "d_parent", "d_name", "d_inode")
@@ -149,9 +149,9 @@ def test_dentry_layout_is_what_the_variant_promises(name):
 
 def test_a_broken_promise_is_an_error():
     with pytest.raises(CohtbError, match="promises 128"):
-        dwarf.check_promise(kernel.VARIANTS["stock-6.12"], pahole_fixture("pre611"))
+        dwarf.check_promise(kernels.VARIANTS["stock-6.12"], pahole_fixture("pre611"))
     with pytest.raises(CohtbError, match="promises 96"):
-        dwarf.check_promise(kernel.VARIANTS["pre611"], pahole_fixture("hybrid184"))
+        dwarf.check_promise(kernels.VARIANTS["pre611"], pahole_fixture("hybrid184"))
 
 
 def test_pahole_members_broken_across_lines_are_one_member():
@@ -171,37 +171,37 @@ def test_recorded_builds_say_which_dentry_they_had():
     assert runs
     for path in runs:
         m = json.loads(path.read_text())
-        d = kernel.recorded_dentry(m["kernel"])
+        d = kernels.recorded_dentry(m["kernel"])
         paddr = {f["name"]: f["paddr"] for f in m["layout"] if f["object"] == "file"}
         assert paddr["d_lockref"] - paddr["d_flags"] == d.d_lockref_offset, path.parent.name
         fixed = "patch_digests" in m["kernel"]
-        pre611 = kernel.DENTRY_68 if fixed else kernel.DENTRY_HYBRID184
+        pre611 = kernels.DENTRY_68 if fixed else kernels.DENTRY_HYBRID184
         # the other variants (wait, lockref-off) change lockref's code, not the dentry: 6.12's
-        assert d == (pre611 if m["kernel"]["variant"] == "pre611" else kernel.DENTRY_611), path.parent.name
+        assert d == (pre611 if m["kernel"]["variant"] == "pre611" else kernels.DENTRY_611), path.parent.name
         # the runs since the fix are those recorded under a declaration (004-fsv3 on); none before it had one
         assert fixed == bool(m["spec"].get("declaration")), path.parent.name
-    for name, want in (("pre611", kernel.DENTRY_68), ("hybrid184", kernel.DENTRY_HYBRID184),
-                       ("stock-6.12", kernel.DENTRY_611), ("pre611-wait", kernel.DENTRY_68)):
-        v = kernel.VARIANTS[name]
+    for name, want in (("pre611", kernels.DENTRY_68), ("hybrid184", kernels.DENTRY_HYBRID184),
+                       ("stock-6.12", kernels.DENTRY_611), ("pre611-wait", kernels.DENTRY_68)):
+        v = kernels.VARIANTS[name]
         inputs = {"variant": name, "patches": list(v.all_patches()), "tree_key": "0" * 16,
-                  "patch_digests": {p: kernel.patch_digest(p) for p in v.all_patches()}}
-        assert kernel.recorded_dentry(inputs) == want
+                  "patch_digests": {p: kernels.patch_digest(p) for p in v.all_patches()}}
+        assert kernels.recorded_dentry(inputs) == want
     # a pre611 build from before the digests whose tree key is not recorded: unknown, not guessed
     with pytest.raises(CohtbError, match="unknown"):
-        kernel.recorded_dentry({"variant": "pre611", "tree_key": "0" * 16,
+        kernels.recorded_dentry({"variant": "pre611", "tree_key": "0" * 16,
                                 "patches": ["boot-lapic-timer-period", "dcache-report-objects", "dentry-pre611-layout"]})
     # a patch that changes struct dentry and is not in the record is refused before anything is built
-    assert all(kernel.patch_digest(p) in kernel.RECORDED_DENTRIES for p in
-               (q.stem for q in kernel.PATCHES.glob("*.patch")) if kernel.touches_dentry(p))
+    assert all(kernels.patch_digest(p) in kernels.RECORDED_DENTRIES for p in
+               (q.stem for q in kernels.PATCHES.glob("*.patch")) if kernels.touches_dentry(p))
 
 
 def test_every_variant_names_patches_that_exist_and_are_documented():
-    for v in kernel.VARIANTS.values():
+    for v in kernels.VARIANTS.values():
         for p in v.all_patches():
-            text = kernel.patch_path(p).read_text()
+            text = kernels.patch_path(p).read_text()
             head = text.split("\n--- a/")[0]
             assert head.startswith("cohtb: ") and len(head.splitlines()) >= 5, p   # a title and line-by-line notes
-    assert set(kernel.VARIANTS) >= {"stock-6.12", "pre611", "wait", "lockref-off", "hybrid184"}
+    assert set(kernels.VARIANTS) >= {"stock-6.12", "pre611", "wait", "lockref-off", "hybrid184"}
 
 
 NO_SOURCE = pytest.mark.skipif(not Path(os.environ.get("COHTB_LINUX_SOURCE", kernel.SOURCE_TARBALL)).exists(),
@@ -212,16 +212,16 @@ NO_SOURCE = pytest.mark.skipif(not Path(os.environ.get("COHTB_LINUX_SOURCE", ker
 @NO_SOURCE
 def test_the_patches_apply_to_the_packaged_source(tmp_path):
     src = tmp_path / "src"
-    lines = [p.read_text().splitlines() for p in kernel.PATCHES.glob("*.patch")]
+    lines = [p.read_text().splitlines() for p in kernels.PATCHES.glob("*.patch")]
     files = {b[6:].strip() for ls in lines for a, b in zip(ls, ls[1:])
              if b.startswith("+++ b/") and a != "--- /dev/null"}   # a file the patch creates is not in the tarball
     tarball = kernel.source_tarball()
     top = subprocess.run(["tar", "-tf", str(tarball)], capture_output=True, text=True).stdout.split("/")[0]
     subprocess.run(["tar", "-xf", str(tarball), "-C", str(tmp_path), *[f"{top}/{f}" for f in files]], check=True)
     shutil.move(str(tmp_path / top), src)
-    for v in kernel.VARIANTS.values():
+    for v in kernels.VARIANTS.values():
         for p in v.all_patches():
-            r = subprocess.run(["patch", "-p1", "--dry-run", "-s", "-i", str(kernel.patch_path(p))], cwd=src,
+            r = subprocess.run(["patch", "-p1", "--dry-run", "-s", "-i", str(kernels.patch_path(p))], cwd=src,
                                capture_output=True, text=True)
             assert r.returncode == 0, (v.name, p, r.stdout)
 
@@ -390,8 +390,8 @@ def fake_full_system(monkeypatch, tmp_path):
         (d / "vmlinux").write_bytes(b"\x7fELF fake")
         fixture = name if (FIXTURES / f"pahole-{name}.txt").exists() else "stock-6.12"
         (d / "layout.json").write_text(json.dumps(pahole_fixture(fixture)))
-        (d / "inputs.json").write_text(json.dumps({"variant": name, "patches": list(kernel.variant(name).all_patches())}))
-        return kernel.Built(kernel.variant(name), d)
+        (d / "inputs.json").write_text(json.dumps({"variant": name, "patches": list(kernels.variant(name).all_patches())}))
+        return kernel.Built(kernels.variant(name), d)
 
     monkeypatch.setattr(kernel, "build", fake_build)
     # the placeholder has no symbol table: one global on the fake trace's line (the file's d_lockref line)
@@ -498,7 +498,7 @@ def test_launch_fs_records_runs_like_se(fake_full_system):
         assert m["kernel_symbols"] == [{"line": (0x743000 + 128) // 64, "symbols": ["fake_global"]}]
         fields = {f["object"] + "." + f["name"]: f for f in m["layout"]}
         lockref = fields["file.d_lockref"]
-        want = 0x743000 + kernel.variant(s.kernel).d_lockref_offset
+        want = 0x743000 + kernels.variant(s.kernel).d_lockref_offset
         assert lockref["paddr"] == want and lockref["how"] == "kernel-report"
         assert {"tmpfs_root.d_seq", "file_inode.i_mode"} <= set(fields)
         assert (runs / s.id / "gem5" / fs_runner.CONSOLE).exists() and (runs / s.id / "events.cohtb").exists()
@@ -535,7 +535,7 @@ def test_kernel_globals_are_named_on_every_line_they_cover():
     syms = [symbols.Symbol(0x1000, 4, "a_lock"), symbols.Symbol(0x1038, 16, "straddles"),
             symbols.Symbol(0x2000, 64 * 3, "table"), symbols.Symbol(0x3000, 0, "empty_marker")]
     lines = {0x1000 // 64, 0x1040 // 64, 0x2040 // 64, 0x2100 // 64, 0x3000 // 64, 0x5000 // 64}
-    assert symbols.name_lines(lines, syms) == [
+    assert line_names.name_lines(lines, syms) == [
         {"line": 0x40, "symbols": ["a_lock", "straddles"]}, {"line": 0x41, "symbols": ["straddles"]},
         {"line": 0x81, "symbols": ["table"]}, {"line": 0xc0, "symbols": ["empty_marker"]}]
 
@@ -562,7 +562,7 @@ def test_per_cpu_variables_are_named_per_cpu_where_the_boot_put_each_cpus_area(t
         f.write(bytes(memory))
     offsets = symbols.percpu_offsets(pmem, table, 2)
     placed = symbols.percpu_symbols(template, offsets, "ckpt")
-    assert symbols.name_lines({(0x3e840000 + 0xa00) // 64, (0x3e800000 + 0xb08) // 64}, placed) == [
+    assert line_names.name_lines({(0x3e840000 + 0xa00) // 64, (0x3e800000 + 0xb08) // 64}, placed) == [
         {"line": (0x3e800000 + 0xb08) // 64, "symbols": ["this_cpu_counter (CPU 0)"]},
         {"line": (0x3e840000 + 0xa00) // 64, "symbols": ["qnodes (CPU 1)"]}]
     with pytest.raises(CohtbError, match="ends before __per_cpu_offset\\[2\\]"):

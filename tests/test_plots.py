@@ -280,7 +280,7 @@ def test_one_colour_per_policy_for_every_policy():
     variant stands for or a seed runs has a colour of its own, far enough from every other policy's (CIELAB
     distance) to be told apart."""
     from cohtb.experiments.seeds import EXPERIMENTS
-    from cohtb.fs.kernel import VARIANTS
+    from cohtb.run.kernels import VARIANTS
 
     root = Path(__file__).resolve().parent.parent
     offered = set()

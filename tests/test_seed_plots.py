@@ -20,7 +20,7 @@ from cohtb.analysis.pipeline import metrics_for
 from cohtb.experiments import judging
 from cohtb.experiments.reproduce import point_results
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
-from cohtb.fs.kernel import VARIANTS
+from cohtb.run.kernels import VARIANTS
 from cohtb.mainjob import REFERENCE_RUNS
 from cohtb.report import palette, plots, seed_plots
 from cohtb.run.runs import kept

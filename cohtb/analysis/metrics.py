@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from cohtb.analysis.analyse import Analysis
 from cohtb.analysis.reconcile import LineCheck
 from cohtb.analysis.steady import fairness
-from cohtb.fs.kernel import built_label
+from cohtb.run.kernels import built_label
 from cohtb.monitor.models import LineStats
 from cohtb.run.runs import Run
 from cohtb.run.spec import GUEST_BENCHMARK

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from cohtb.fs import initramfs, kernel
+from cohtb.run import kernels
 
 
 
@@ -16,12 +17,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "list":
-        for v in kernel.VARIANTS.values():
+        for v in kernels.VARIANTS.values():
             print(f"{v.name:12s} d_lockref at {v.d_lockref_offset:3d}, dentry {v.dentry_size} bytes: {v.about}")
         return 0
-    names = args.variant or list(kernel.VARIANTS)
+    names = args.variant or list(kernels.VARIANTS)
     for n in names:
-        kernel.variant(n)   # an unknown name fails before anything is built
+        kernels.variant(n)   # an unknown name fails before anything is built
     ramfs = initramfs.build()
     for n in names:
         built = kernel.build(n, ramfs.list_path, ramfs.digest, args.jobs)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from cohtb.experiments import declarations
 from cohtb.experiments.declarations import Declaration, sockets_text
 from cohtb.experiments.published import PUBLISHED, Published
-from cohtb.fs.kernel import variant
+from cohtb.run.kernels import variant
 from cohtb.run.gem5 import patches_needed
 from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from cohtb.atomic import atomic_dir
 from cohtb.digest import file_sha256, inputs_digest
 from cohtb.errors import CohtbError
-from cohtb.fs.kernel import KERNEL_DIR, kernel_cache
+from cohtb.fs.kernel import kernel_cache
+from cohtb.run.kernels import KERNEL_DIR
 from cohtb.toolchain import ROOT
 
 GUEST = KERNEL_DIR / "guest"

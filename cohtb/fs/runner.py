@@ -24,12 +24,11 @@ from cohtb.digest import file_sha256, inputs_digest
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf, initramfs, kernel, symbols
 from cohtb.places import ROOT
-from cohtb.run import gem5 as gem5_tool
+from cohtb.run import gem5 as gem5_tool, kernels
 from cohtb.run.claim import exclusive
-from cohtb.run.manifest import LineSymbols, Manifest, object_field
-from cohtb.run.recorder import manifest_of, tail
+from cohtb.run.manifest import object_field
+from cohtb.run.recorder import Finished, tail
 from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
-from cohtb.trace import events
 from cohtb.trace.layout import PAGE
 
 CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
@@ -174,7 +173,7 @@ def thread_symbols(lines: list[str], vmlinux: Path, threads: int | None = None, 
     return out
 
 
-def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kernel.Variant) -> dict:
+def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kernels.Variant) -> dict:
     """The SE workloads' layout-map format, physical addresses: the reported objects with their DWARF fields."""
     struct_of = {"file": "dentry", "tmpfs_root": "dentry", "file_inode": "inode"}
     out = []
@@ -219,7 +218,7 @@ def global_layout(vmlinux: Path, symbol: str, struct: str, layout: str) -> dict:
 
 class FSRunner:
     def check(self, spec: RunSpec) -> None:
-        v = kernel.variant(spec.kernel)
+        v = kernels.variant(spec.kernel)
         if spec.workload not in initramfs.GUEST_WORKLOADS:
             raise CohtbError(f"run {spec.id}: a full-system run's workload is one of "
                              f"{', '.join(initramfs.GUEST_WORKLOADS)}")
@@ -269,8 +268,7 @@ class FSRunner:
     def pagemap(self, run_dir: Path) -> None:
         return None   # the trace's addresses are physical
 
-    def finish(self, spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float,
-               prepared: tuple[kernel.Built, Path]) -> Manifest:
+    def finish(self, spec: RunSpec, tmp: Path, roi: dict, prepared: tuple[kernel.Built, Path]) -> Finished:
         built, ckpt = prepared
         if roi.get("error"):
             raise CohtbError(f"{spec.id}: {roi['error']}")
@@ -292,21 +290,18 @@ class FSRunner:
             workload["layout_map"] = physical_layout(workload, f"{spec.id}: gem5/{RESULT}")
             how = "guest-pagemap"
         boot = json.loads((ckpt / "boot.json").read_text())
-        manifest = manifest_of(
-            spec, tmp, roi, cmd, t0, workload, initramfs.GUEST_BUILD / spec.workload, None, layout_how=how,
-            files={"console": f"gem5/{CONSOLE}"},
-            kernel={**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
-            checkpoint={"path": str(ckpt), **{k: boot[k] for k in ("host_seconds", "cpu_seconds", "simulated_seconds",
-                                                                   "bytes") if k in boot}},
-            # The set-up on atomic CPUs, from the checkpoint to the switch to timing ones.
-            atomic_setup={"simulated_seconds": round(roi["switch_tick"] / 1e12 - boot["simulated_seconds"], 9)})
-        # The kernel's globals and per-CPU variables among the trace's lines, by name (the reported objects'
-        # fields are the layout); the per-CPU areas are where the checkpoint's boot put them.
-        _, recs = events.read_all(tmp / manifest.files.events)
+        # The kernel's globals and per-CPU variables, by name (the reported objects' fields are the layout): the
+        # recorder names the trace's lines they are on. The per-CPU areas are where the checkpoint's boot put them.
         named = symbols.kernel_symbols(built.vmlinux, ckpt / "ckpt" / PMEM, spec.sockets * spec.cores_per_socket)
         threads = workload.get("threads") if spec.workload in THREAD_REPORTS else None
         named = sorted(named + thread_symbols(workload.get("kernel_objects", []), built.vmlinux, threads,
                                               f"{spec.id}: gem5/{RESULT} kernel_objects"), key=lambda x: x.paddr)
-        manifest.kernel_symbols = [LineSymbols.model_validate(x) for x in
-                                   symbols.name_lines(set(recs["line"].tolist()), named)]
-        return manifest
+        return Finished(workload, initramfs.GUEST_BUILD / spec.workload, None, layout_how=how,
+                        files={"console": f"gem5/{CONSOLE}"},
+                        facts={"kernel": {**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
+                               "checkpoint": {"path": str(ckpt), **{k: boot[k] for k in (
+                                   "host_seconds", "cpu_seconds", "simulated_seconds", "bytes") if k in boot}},
+                               # the set-up on atomic CPUs, from the checkpoint to the switch to timing ones
+                               "atomic_setup": {"simulated_seconds": round(
+                                   roi["switch_tick"] / 1e12 - boot["simulated_seconds"], 9)}},
+                        symbols=named)

@@ -12,28 +12,19 @@ by the allocators)."""
 
 from __future__ import annotations
 
-import bisect
 import gzip
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
-from cohtb.contract import DEFAULT_LINE_SIZE
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf
+from cohtb.run.line_names import Symbol
 
 DATA_TYPES = set("bBdDrRvV")   # nm: bss, data, read-only data, weak objects
 # x86-64's direct map of physical memory with 4-level paging and no KASLR (kernel/config-fragment turns
 # RANDOMIZE_BASE, and with it RANDOMIZE_MEMORY, and X86_5LEVEL off): a per-CPU area is allocated there.
 DIRECT_MAP = 0xffff888000000000
-
-
-@dataclass(frozen=True)
-class Symbol:
-    paddr: int
-    size: int
-    name: str
 
 
 def _run(cmd: list[str]) -> str:
@@ -188,14 +179,3 @@ def kernel_symbols(vmlinux: Path, pmem: Path, cpus: int) -> list[Symbol]:
     template, offsets = cpu_areas(vmlinux, image, pmem, cpus)
     placed = percpu_symbols(template, offsets, str(pmem))
     return sorted(image + placed + futex_buckets(vmlinux, image, pmem), key=lambda s: s.paddr)
-
-
-def name_lines(lines: set[int], symbols: list[Symbol], line_size: int = DEFAULT_LINE_SIZE) -> list[dict]:
-    """[{line, symbols}] for each of `lines` (paddr // line_size) holding bytes of at least one symbol."""
-    wanted = sorted(lines)
-    names: dict[int, list[str]] = {}
-    for s in symbols:
-        first, last = s.paddr // line_size, (s.paddr + max(s.size, 1) - 1) // line_size
-        for k in range(bisect.bisect_left(wanted, first), bisect.bisect_right(wanted, last)):
-            names.setdefault(wanted[k], []).append(s.name)
-    return [{"line": line, "symbols": names[line]} for line in sorted(names)]

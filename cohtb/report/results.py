@@ -22,7 +22,7 @@ from cohtb.report.turns_summary import turns_summary
 from cohtb.report.lister_table import lister_table
 from cohtb.experiments import method_changes, power
 from cohtb.experiments.method_changes import changed_inputs
-from cohtb.fs.kernel import built_label
+from cohtb.run.kernels import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread
@@ -609,7 +609,7 @@ def readme_block(history: dict[str, list[SeedResult]]) -> str:
 
 
 def _kernel_label(variant_name: str, runs: list[RunMetrics]) -> str:
-    """A kernel variant as its runs' builds had it (cohtb/fs/kernel.py: built_label)."""
+    """A kernel variant as its runs' builds had it (cohtb/run/kernels.py: built_label)."""
     return " / ".join(sorted({built_label(variant_name, m.run.manifest.kernel or {})
                               for m in runs}))
 

@@ -245,6 +245,12 @@ def load(path: Path) -> Manifest:
     by_core = {c.core for c in m.controllers.l1}
     if by_core != set(range(len(by_core))):
         raise CohtbError(f"{path}: field 'controllers.l1': cores are not numbered 0..{len(by_core) - 1}")
+    # a timed run's window is stored twice, as asked (spec) and as the workload measured it: labels read one,
+    # throughput the other, so they must be the same window
+    measure = m.workload.measure
+    if measure is not None and measure.mode == "window" and measure.window_ns != round(m.spec.window_us * 1000):
+        raise CohtbError(f"{path}: field 'workload.measure.window_ns': {measure.window_ns} ns, where the run's spec "
+                         f"(spec.window_us) asks for a {m.spec.window_us:g} µs window")
     return m
 
 

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,10 +29,11 @@ from cohtb.errors import CohtbError
 from cohtb.monitor import live as live_monitor, ondemand, rtl
 from cohtb.run import gem5 as gem5_tool, machines, provenance
 from cohtb.run.claim import claim, left_by_the_gone, owner_tag
-from cohtb.run.manifest import MANIFEST_VERSION, DeclarationRecord, Manifest, Recorded, dump
+from cohtb.run.line_names import Symbol, name_lines
+from cohtb.run.manifest import MANIFEST_VERSION, Manifest, dump
 from cohtb.run.portable import portable, roots
 from cohtb.run.spec import RunSpec
-from cohtb.trace import ingest
+from cohtb.trace import events, ingest
 from cohtb.trace.layout import load_pagemap, translate
 
 ROI = "roi.json"   # what the gem5 config writes into the run directory: ticks, machine, controllers, exit
@@ -58,8 +59,20 @@ class Runner(Protocol):
     def pagemap(self, run_dir: Path) -> Path | None:
         """The TLB mappings that turn the trace's addresses physical (SE), or None: they are physical already."""
 
-    def finish(self, spec: RunSpec, run_dir: Path, roi: dict, cmd: list[str], t0: float, prepared: Any) -> Manifest:
-        """The manifest, from what gem5 and the workload left in the run directory (manifest_of does the common part)."""
+    def finish(self, spec: RunSpec, run_dir: Path, roi: dict, prepared: Any) -> Finished:
+        """What the workload left in the run directory, for the manifest; a run that cannot be kept is refused."""
+
+
+@dataclass
+class Finished:
+    """What a runner found in a finished run's directory, for the manifest the recorder writes."""
+    workload: dict                 # the workload's JSON result, its layout map as the run's addresses see it
+    workload_binary: Path
+    pagemap: Path | None           # the TLB mappings that turn the trace's addresses physical (SE), or None
+    layout_how: str | None = None  # how the layout map's addresses were found, when not the workload's own map
+    files: dict = field(default_factory=dict)     # the run's files beside the common ones (manifest "files")
+    facts: dict = field(default_factory=dict)     # manifest fields of this kind of run only (kernel, checkpoint)
+    symbols: list[Symbol] = field(default_factory=list)   # named address ranges: the trace lines they hold are named
 
 
 @dataclass
@@ -173,14 +186,12 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
                              f"{tail(tmp / 'workload.stderr') or tail(tmp / 'gem5' / 'workload.stderr')}\n"
                              f"{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
-        manifest = runner.finish(spec, tmp, roi, cmd, t0, prepared)
-        manifest.gem5.cpu_seconds = cpu_seconds   # the host's measure of gem5, beside what gem5 itself reported
-        if declaration:
-            manifest.declaration = DeclarationRecord(**declaration)
-        manifest.recorded = Recorded(host=provenance.host(), started=started, ended=provenance.now())
+        finished = runner.finish(spec, tmp, roi, prepared)
         if provenance.checkout().changed:   # recorded with --allow-dirty: the code that made it, kept beside it
             (tmp / provenance.DIFF).write_text(provenance.checkout().diff)
-            manifest.files.cohtb_diff = provenance.DIFF
+        manifest = manifest_of(spec, tmp, roi, cmd, t0, finished, {
+            "cpu_seconds": cpu_seconds, "declaration": declaration,
+            "recorded": {"host": provenance.host(), "started": started, "ended": provenance.now()}})
         write_json_atomic(tmp / "manifest.json", portable(dump(manifest), roots(tmp, Path(cmd[0]))))
         # Over an incomplete leftover (no manifest), replacing only what cohtb wrote there; the manifest last, since
         # it is what says the run is whole.
@@ -219,11 +230,12 @@ def run_gem5(cmd: list[str], timeout: float, session=None) -> tuple[int, str, fl
         return proc.returncode, err.read(), cpu
 
 
-def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, workload: dict,
-                workload_binary: Path, pagemap: Path | None, layout_how: str | None = None, files: dict | None = None,
-                **extra) -> Manifest:
-    """What every run does with gem5's output: the trace ingested (pagemap: the TLB mappings of an SE run; None:
-    the trace's addresses are physical already), the layout map placed, the trace kept, and the manifest."""
+def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, finished: Finished,
+                recording: dict) -> Manifest:
+    """The run's manifest, written once: the trace ingested (through the runner's pagemap, if any), the layout map
+    placed, the trace's lines named by the runner's symbols, the trace kept. `recording`: gem5's CPU seconds, the
+    declaration's record (or None), and the host and UTC times of the recording."""
+    workload = finished.workload
     if workload.get("ops") == 0:   # a throughput of nothing: no ratio can be taken, so the run is not kept
         raise CohtbError(f"{spec.id}: no operation completed in the measured window (the workload's ops is 0; per "
                          f"thread: {workload.get('per_thread_ops')}; the guest console: gem5/board.pc.com_1.device)")
@@ -239,25 +251,34 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
         counts = {"traced": False}   # gem5 ran without ProtocolTrace: no events, nothing for the monitor
     else:
         t_ingest = time.monotonic()
-        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=pagemap,
+        counts = ingest.ingest(trace, tmp / "events.cohtb", socket_of_core, source, pagemap=finished.pagemap,
                                l1d_versions=ingest.l1d_versions_of(roi.get("protocol", ""), roi["controllers"]))
         counts["host_seconds"] = round(time.monotonic() - t_ingest, 2)
+    pagemap = finished.pagemap
     fields = translate(workload["layout_map"], load_pagemap(pagemap) if pagemap else None, f"{spec.id}: layout map")
-    if layout_how:
-        fields = [replace(f, how=layout_how) for f in fields]
+    if finished.layout_how:
+        fields = [replace(f, how=finished.layout_how) for f in fields]
     kept_trace = trace.exists()   # a live run keeps it only with --keep-trace
     if kept_trace:
         shutil.move(str(trace), tmp / "trace.gz")
+    named = []
+    if finished.symbols and spec.traced:
+        _, recs = events.read_all(tmp / "events.cohtb")
+        named = name_lines(set(recs["line"].tolist()), finished.symbols)
     return _validated({
         "cohtb_run": MANIFEST_VERSION,
         "id": spec.id,
         "spec": spec.to_json(),
-        **extra,
-        "workload_binary": {"path": str(workload_binary), "sha256": file_sha256(workload_binary)},
+        **finished.facts,
+        "workload_binary": {"path": str(finished.workload_binary), "sha256": file_sha256(finished.workload_binary)},
         "gem5": {"binary": cmd[0], "version": gem5_version(tmp / "gem5" / "simout.txt"), "command": cmd,
                  "host_seconds": round(time.monotonic() - t0, 2), "exit_cause": roi.get("exit_cause"),
+                 # the host's measure of gem5, beside what gem5 itself reported
+                 "cpu_seconds": recording["cpu_seconds"],
                  "build": gem5_tool.identity(Path(cmd[0])), **({"protocol": roi["protocol"]} if "protocol" in roi else {})},
         "cohtb": provenance.checkout().record(),
+        "recorded": recording["recorded"],
+        **({"declaration": recording["declaration"]} if recording["declaration"] else {}),
         "system": {**{k: roi[k] for k in ("sockets", "cores_per_socket", "cores", "cpu", "clock", "params")},
                    **{k: roi[k] for k in ("topology", "machine", "hierarchy", "machine_file") if k in roi}},
         "controllers": roi["controllers"],
@@ -266,8 +287,10 @@ def manifest_of(spec: RunSpec, tmp: Path, roi: dict, cmd: list[str], t0: float, 
         "ingest": counts,
         "files": {"events": "events.cohtb" if spec.traced else None, **({"trace": "trace.gz"} if kept_trace else {}),
                   **({"pagemap": "pagemap.txt"} if pagemap else {}),
-                  **({"live": "live.json"} if (tmp / "live.json").exists() else {}), **(files or {}), "gem5": "gem5/"},
+                  **({"live": "live.json"} if (tmp / "live.json").exists() else {}), **finished.files, "gem5": "gem5/",
+                  **({"cohtb_diff": provenance.DIFF} if (tmp / provenance.DIFF).exists() else {})},
         "layout": [f.to_json() for f in fields],
+        **({"kernel_symbols": named} if named else {}),
     })
 
 

@@ -38,7 +38,7 @@ class RunSpec:
     interval_us: NonNegativeInt = 0
     seed: NonNegativeInt = 0
     skew_ns: NonNegativeInt = 0          # largest start skew with a seed; 0: the workload's default
-    # A full-system run: the guest kernel variant (cohtb/fs/kernel.py); for the guest benchmark (stat_file) its
+    # A full-system run: the guest kernel variant (cohtb/run/kernels.py); for the guest benchmark (stat_file) its
     # lockref policy and dentry layout are `policy` and `layout`. "": an SE run.
     kernel: str = ""
     # Which socket is every line's home: line L's L2 bank and directory sit in socket (L + home_socket) mod S

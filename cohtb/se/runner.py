@@ -10,8 +10,7 @@ from pathlib import Path
 from cohtb.errors import CohtbError
 from cohtb.places import ROOT
 from cohtb.run import gem5
-from cohtb.run.manifest import Manifest
-from cohtb.run.recorder import manifest_of, tail
+from cohtb.run.recorder import Finished, tail
 from cohtb.run.spec import RunSpec
 from cohtb.se.workloads import WORKLOADS, binary
 
@@ -48,11 +47,11 @@ class SERunner:
     def pagemap(self, run_dir: Path) -> Path:
         return run_dir / "pagemap.txt"
 
-    def finish(self, spec: RunSpec, run_dir: Path, roi: dict, cmd: list[str], t0: float, prepared: None) -> Manifest:
+    def finish(self, spec: RunSpec, run_dir: Path, roi: dict, prepared: None) -> Finished:
         try:
             workload = json.loads((run_dir / "workload.stdout").read_text())
         except (OSError, json.JSONDecodeError):
             raise CohtbError(f"the workload printed no JSON result:\n{tail(run_dir / 'workload.stderr')}") from None
         # An untraced run logged no TLB mappings: its layout keeps virtual addresses only, as a native run's.
         pagemap = self.pagemap(run_dir) if spec.traced else None
-        return manifest_of(spec, run_dir, roi, cmd, t0, workload, binary(spec.workload), pagemap)
+        return Finished(workload, binary(spec.workload), pagemap)
