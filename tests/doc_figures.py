@@ -43,9 +43,15 @@ def allowed() -> dict[str, set[str]]:
     return out
 
 
+def results_pages() -> str:
+    """What `cohtb results` writes as pages: docs/results.md and every seed's page under docs/results/."""
+    return "\n".join(p.read_text() for p in [ROOT / "docs" / "results.md",
+                                              *sorted((ROOT / "docs" / "results").glob("*.md"))])
+
+
 def unbacked_figures() -> list[tuple[str, str, str]]:
     """(page, figure, its context) of every figure nothing backs."""
-    generated = (ROOT / "docs" / "results.md").read_text()
+    generated = results_pages()
     pages = {}
     for page in PAGES:
         pages[page], blocks = _split_generated(page.read_text())

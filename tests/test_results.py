@@ -19,7 +19,7 @@ from cohtb.report.queue_table import queue_table
 from cohtb.toolchain import ROOT
 
 import doc_figures
-from doc_figures import unbacked_figures
+from doc_figures import results_pages, unbacked_figures
 
 
 def test_results_page_and_readme_block_are_current():
@@ -30,10 +30,15 @@ def test_results_page_and_readme_block_are_current():
 
 
 def test_the_page_names_every_seed_and_how_it_was_made():
+    """The index links every seed's page; each seed's page says what wrote it and links back."""
     page = (ROOT / "docs" / "results.md").read_text()
     assert f"Written by `{results.COMMAND}`" in page
-    for seed in ("000", "001", "002", "003", "004"):
-        assert f"## Seed {seed}:" in page
+    for seed in HISTORY:
+        name = f"{results.SEED_PAGES}/{results.seed_page_name(seed)}"
+        assert f"]({name})" in page, seed
+        seed_page = (ROOT / "docs" / name).read_text()
+        assert seed_page.startswith(f"# Seed {seed}:") and f"Written by `{results.COMMAND}`" in seed_page
+        assert "](../results.md)" in seed_page
     readme = (ROOT / "README.md").read_text()
     assert results.BEGIN in readme and "docs/results.md" in readme.split(results.BEGIN, 1)[1]
 
@@ -218,14 +223,14 @@ def test_the_queue_table_gives_each_counted_arm_its_queued_acquisitions_per_oper
 def test_every_complete_experiment_on_the_page_holds_its_runs_against_gem5():
     """Every declaration the page gives results for, the latest of each experiment or an earlier one, has its
     runs-against-gem5 table."""
-    page = (ROOT / "docs" / "results.md").read_text()
+    page = results_pages()
     shown = [(e.seed, e.declaration.id) for e in EXPERIMENTS.values()
              if f"Not run yet under {e.declaration.id}" not in page
              and f"Incomplete under {e.declaration.id}:" not in page
              and f"No verdict under {e.declaration.id}" not in page]
-    for section in page.split("### Under declaration ")[1:]:   # an earlier declaration: kept, or not
+    for section in page.split("## Under declaration ")[1:]:   # an earlier declaration: kept, or not
         declaration, text = section.split(" (earlier)", 1)
-        text = text.split("###", 1)[0]
+        text = text.split("##", 1)[0]
         if "of its runs are not kept" not in text and f"No verdict under {declaration}" not in text:
             shown.append((declaration.rsplit("v", 1)[0], declaration))
     assert ("002-fs", "002-fsv1") in shown   # kept in reference-runs, with a verdict

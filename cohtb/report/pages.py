@@ -23,7 +23,7 @@ MACHINE_DOC = "docs/machine.md"
 @dataclass
 class Pages:
     root: Path                         # the checkout they are written into
-    page: str                          # docs/results.md
+    pages: dict[Path, str]             # docs/results.md and each seed's page under docs/results/
     blocks: list[tuple[Path, str]]     # (page, its generated block)
     history: dict[str, list[SeedResult]]
     verdicts: tuple[Path, str]          # (the file, every declaration's judgement of the bundled runs)
@@ -32,8 +32,7 @@ class Pages:
 
     def stale(self) -> list[Path]:
         """The pages that are not what the kept runs give."""
-        page = self.root / RESULTS
-        out = [] if page.exists() and page.read_text() == self.page else [page]
+        out = [p for p, text in self.pages.items() if not (p.exists() and p.read_text() == text)]
         path, text = self.verdicts
         out += [] if path.exists() and path.read_text() == text else [path]
         return out + [p for p, b in self.blocks if not results.write_block(p, b, check=True)]
@@ -43,7 +42,8 @@ class Pages:
         with writing(figures):   # the figures are written by their own means
             seed_plots.write_all([r for r in map(shown, self.history.values()) if r is not None], figures,
                                  self.history)
-        write_text_atomic(self.root / RESULTS, self.page)
+        for path, text in self.pages.items():
+            write_text_atomic(path, text)
         write_text_atomic(*self.verdicts)
         for path, block in self.blocks:
             with writing(path):
@@ -94,9 +94,10 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     history = seed_history(ms, failed)
     drawn = [r for r in map(shown, history.values()) if r is not None]
     checks = [r for r in (discover([calibration_runs]) if calibration_runs.is_dir() else []) if r.spec.kernel]
-    page = results.page(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history),
-                        results.machine_check_text(checks))
+    written = results.pages(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history),
+                            results.machine_check_text(checks))
+    pages = {root / "docs" / name: text for name, text in written.items()}
     blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms)),
               (root / MACHINE_DOC, machine_block(calibration_runs, runs))]
-    return Pages(root, page, blocks, history, (reference_runs / VERDICTS, verdicts_text(history)), len(runs),
+    return Pages(root, pages, blocks, history, (reference_runs / VERDICTS, verdicts_text(history)), len(runs),
                  len(missing))

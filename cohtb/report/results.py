@@ -190,7 +190,7 @@ def headline(history: dict[str, list[SeedResult]]) -> Table:
                  "verdict stands until the current one's runs are recorded. A version that judges runs again after "
                  "they were seen stands below the verdict declared before them (docs/results.md, 'Method "
                  "changes'). A rule without power (one of its answers no simulated outcome could give) says so. "
-                 "Each verdict's figures are in its seed's section.")
+                 "Each verdict's figures are on its seed's page (docs/results/).")
 
 
 def on_hierarchy(versions: list[SeedResult], hierarchy: str) -> SeedResult | None:
@@ -415,7 +415,7 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
         out.append(queued.markdown())
     series_from = len(figures) - len(res.series)   # figure_names' order: the series' figures come last
     for i, name in enumerate(figures):
-        out += [f"![seed {e.seed}](results/{name})", ""]
+        out += [f"![seed {e.seed}]({name})", ""]
         if name == shape_figure_name(e.seed):
             out += [textwrap.fill(
                 "Per curve, the simulated speed-up at each socket count (mean; whisker: the extremes over the pairs "
@@ -546,20 +546,39 @@ def machine_check_text(runs: list) -> str:
                          "machine with its repetitions.", 100)
 
 
-def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms: list[RunMetrics],
-         declaration_figures: dict[str, str] | None = None, machine_checks: str = "") -> str:
+SEED_PAGES = "results"   # beside the index (docs/results.md): one page per seed, with its figures
+
+
+def seed_page_name(seed: str) -> str:
+    return f"seed-{seed}.md"
+
+
+def pages(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms: list[RunMetrics],
+          declaration_figures: dict[str, str] | None = None, machine_checks: str = "") -> dict[str, str]:
+    """The results pages by path under docs/: the index (docs/results.md: the headline, how to read, the method
+    changes, the seeds) and one page per seed under docs/results/, beside its figures."""
+    out = {"results.md": index(history, ms, machine_checks)}
+    for seed, versions in history.items():
+        out[f"{SEED_PAGES}/{seed_page_name(seed)}"] = seed_page(versions, figures.get(seed, []),
+                                                                (declaration_figures or {}).get(seed))
+    return out
+
+
+def index(history: dict[str, list[SeedResult]], ms: list[RunMetrics], machine_checks: str = "") -> str:
     out = ["# Results: the seeds, simulated", "",
            f"Written by `{COMMAND}` from the kept runs ({provenance(ms)}; `cohtb seeds --seed S --launch` records "
-           "them); `tests/test_results.py` fails when this page is not what the runs give. Every number below is "
-           "computed from those runs.", "",
+           "them); `tests/test_results.py` fails when this page or a seed's page is not what the runs give. Every "
+           "number below is computed from those runs.", "",
            "## Headline", "", headline(history).markdown(), machine_table(history).markdown(),
-           *([machine_checks, ""] if machine_checks else []), "## How to read", "",
+           *([machine_checks, ""] if machine_checks else []), "## The seeds", "",
+           *[f"- [Seed {seed}: {versions[-1].experiment.title}]({SEED_PAGES}/{seed_page_name(seed)})"
+             for seed, versions in history.items()], "", "## How to read", "",
            textwrap.fill("Every experiment is declared before its runs (cohtb/experiments/declared/, docs/experiments.md): "
                          "machine, lock "
                          "model, windows, repetitions and what varies between them, the minimum effect, the verdict "
                          "rule and the magnitude prediction. A run is judged only by the declaration it was recorded "
                          "under; a change to a declaration is a new version, and the verdicts of every version whose "
-                         "runs are kept stay on this page. A change is new/base throughput - 1; its range is over "
+                         "runs are kept stay on the seed's page. A change is new/base throughput - 1; its range is over "
                          "every pair of repetitions. No simulation parameter was set to approach a published number.",
                          100, break_on_hyphens=False), "",
            "The rules (cohtb/experiments/rules.py):", "", "```", RULES.split("\n\n", 1)[1].rstrip(), "```", "",
@@ -572,40 +591,47 @@ def page(history: dict[str, list[SeedResult]], figures: dict[str, list[str]], ms
                          "with the verdict under the declaration before and after it, each computed from the runs "
                          "kept under that declaration.", 100), "",
            method_change_table(history).markdown()]
-    for seed, versions in history.items():
-        res = versions[-1]
-        e = res.experiment
-        out += [f"## Seed {e.seed}: {e.title}", "", f"**Change.** {e.change}.", "",
-                f"**Published.** {e.published_setup}.", "", *sources(e), f"**Simulated.** {e.simulated_setup}.", "",
-                f"**What differs.** {e.differences}.", "", declaration_table(res.declaration).markdown(),
-                *power_tables(e)]
-        if seed in (declaration_figures or {}):
-            out += [f"![seed {e.seed}: every declaration](results/{declaration_figures[seed]})", ""]
-        drawn = shown(versions)
-        if res.complete:
-            out += [recording_text(res), "", *result_sections(res, figures.get(seed, []))]
-        else:
-            out += [verdict_rows(res)[0][-1][0].upper() + verdict_rows(res)[0][-1][1:] + "." if res.failed else
-                    not_complete(res)[0].upper() + not_complete(res)[1:] +
-                    f" (`cohtb seeds --seed {e.seed} --launch` records the missing ones).", "",
-                    *([recording_text(res), ""] if recording_text(res) else [])]
-        for earlier in reversed(versions[:-1]):
-            if not earlier.complete:
-                out += [f"### Under declaration {earlier.declaration.id} (earlier)", "",
-                        f"{len(earlier.missing)} of {len(earlier.experiment.specs())} of its runs are not kept.", "",
-                        *([recording_text(earlier), ""] if recording_text(earlier) else [])]
-                continue
-            out += [f"### Under declaration {earlier.declaration.id} (earlier)", "", earlier.experiment.simulated_setup
-                    + ".", "", declaration_table(earlier.declaration).markdown(),
-                    *power_tables(earlier.experiment), recording_text(earlier), "",
-                    *result_sections(earlier, figures.get(seed, []) if earlier is drawn else [])]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def seed_page(versions: list[SeedResult], figures: list[str], declaration_figure: str | None = None) -> str:
+    """One seed's page: the experiment, its current declaration and result, then every earlier declaration's."""
+    res = versions[-1]
+    e = res.experiment
+    out = [f"# Seed {e.seed}: {e.title}", "",
+           f"Written by `{COMMAND}` from the kept runs; the headline, how to read these pages and the method changes "
+           f"are on [the results page](../results.md).", "",
+           f"**Change.** {e.change}.", "",
+           f"**Published.** {e.published_setup}.", "", *sources(e), f"**Simulated.** {e.simulated_setup}.", "",
+           f"**What differs.** {e.differences}.", "", declaration_table(res.declaration).markdown(),
+           *power_tables(e)]
+    if declaration_figure:
+        out += [f"![seed {e.seed}: every declaration]({declaration_figure})", ""]
+    drawn = shown(versions)
+    if res.complete:
+        out += [recording_text(res), "", *result_sections(res, figures)]
+    else:
+        out += [verdict_rows(res)[0][-1][0].upper() + verdict_rows(res)[0][-1][1:] + "." if res.failed else
+                not_complete(res)[0].upper() + not_complete(res)[1:] +
+                f" (`cohtb seeds --seed {e.seed} --launch` records the missing ones).", "",
+                *([recording_text(res), ""] if recording_text(res) else [])]
+    for earlier in reversed(versions[:-1]):
+        if not earlier.complete:
+            out += [f"## Under declaration {earlier.declaration.id} (earlier)", "",
+                    f"{len(earlier.missing)} of {len(earlier.experiment.specs())} of its runs are not kept.", "",
+                    *([recording_text(earlier), ""] if recording_text(earlier) else [])]
+            continue
+        out += [f"## Under declaration {earlier.declaration.id} (earlier)", "", earlier.experiment.simulated_setup
+                + ".", "", declaration_table(earlier.declaration).markdown(),
+                *power_tables(earlier.experiment), recording_text(earlier), "",
+                *result_sections(earlier, figures if earlier is drawn else [])]
     return "\n".join(out).rstrip() + "\n"
 
 
 def readme_block(history: dict[str, list[SeedResult]]) -> str:
     return "\n".join([BEGIN, "", headline(history).markdown().strip(), "",
                       "Per seed: the declared experiment, published vs simulated with spread, the attribution to lines "
-                      "and fields, plots, and every method change: [docs/results.md](docs/results.md).", END])
+                      "and fields, plots, and every method change: [docs/results.md](docs/results.md) and its seed pages.", END])
 
 
 def _kernel_label(variant_name: str, runs: list[RunMetrics]) -> str:
