@@ -1,8 +1,10 @@
-"""The measured figures in README.md and docs/*.md that nothing backs (tests/test_results.py holds the docs to it):
-a figure (a time, a share, a ratio) outside the blocks `cohtb results` writes is backed when each of its numbers is
-in a generated table (docs/results.md or a generated block), in a seed's published lines, when its section shows the
-command that prints it, or when docs/figures-allowed.toml lists it with why (a parameter, a published hardware
-figure with its source, a measurement kept as the history of a decision)."""
+"""The measured figures in README.md, docs/*.md and docs/decisions/*.md that nothing backs (tests/test_results.py
+holds the docs to it): a figure (a time, a share, a ratio) outside the blocks `cohtb results` writes is backed when
+each of its numbers is in a generated table (docs/results.md or a generated block), in a seed's published lines,
+when its section shows the command that prints it, or when docs/figures-allowed.toml lists it with why (a
+parameter, a published hardware figure with its source, a measurement kept as the history of a decision). A page is
+named there by its path under docs/ (`machine.md`, `decisions/0003-calibration-on-sosp13-table.md`), the README
+as `README.md`."""
 
 from __future__ import annotations
 
@@ -17,7 +19,16 @@ from cohtb.report import results
 FIGURE = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?:-(\d[\d,]*(?:\.\d+)?))? ?(?:ns|µs|ms|s|%|x)(?![\w])")
 COMMAND = re.compile(r"`(?:\.venv/bin/)?(?:cohtb |make |python|benchmarks/|gem5-configs/build/)")
 ALLOWED = ROOT / "docs" / "figures-allowed.toml"
-PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "results.md")]
+DOCS = ROOT / "docs"
+# The pages held to it: the README, the reference pages and the decision records (docs/results.md and its seed pages
+# are what `cohtb results` writes).
+PAGES = [ROOT / "README.md", *sorted(p for p in DOCS.glob("*.md") if p.name != "results.md"),
+         *sorted((DOCS / "decisions").glob("*.md"))]
+
+
+def key(page: Path) -> str:
+    """How docs/figures-allowed.toml names a page: its path under docs/, or its name outside it."""
+    return page.relative_to(DOCS).as_posix() if page.is_relative_to(DOCS) else page.name
 
 
 def _split_generated(text: str) -> tuple[str, str]:
@@ -66,7 +77,7 @@ def unbacked_figures() -> list[tuple[str, str, str]]:
                 continue
             for m in FIGURE.finditer(section):
                 numbers = [n for n in m.groups() if n]
-                if all(n in known for n in numbers) or m.group(0) in allow.get(page.name, ()):
+                if all(n in known for n in numbers) or m.group(0) in allow.get(key(page), ()):
                     continue
-                found.append((page.name, m.group(0), " ".join(section[max(0, m.start() - 80):m.end() + 40].split())))
+                found.append((key(page), m.group(0), " ".join(section[max(0, m.start() - 80):m.end() + 40].split())))
     return found

@@ -1,6 +1,6 @@
-"""The `cohtb launch` commands printed in the README and docs/ record what the experiments declare: a plan of a
-seed is exactly that seed's runs, and a one-off run measures (warm-up, window, interval, skew) as the declaration
-of the seed it stands for. Each command is run as printed, with --dry-run, beside a stand-in gem5."""
+"""The `cohtb launch` commands printed in the README, docs/ and docs/decisions/ record what the experiments declare:
+a plan of a seed is exactly that seed's runs, and a one-off run measures (warm-up, window, interval, skew) as the
+declaration of the seed it stands for. Each command is run as printed, with --dry-run, beside a stand-in gem5."""
 
 import re
 import shlex
@@ -16,7 +16,8 @@ from cohtb.places import ROOT
 from cohtb.run.spec import RunSpec
 
 FAKE = Path(__file__).with_name("fake_gem5.py")
-PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "results.md")]
+PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "results.md"),
+         *sorted((ROOT / "docs" / "decisions").glob("*.md"))]
 MEASURE = ("warmup_us", "window_us", "interval_us", "skew_ns")
 
 

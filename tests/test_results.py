@@ -56,12 +56,13 @@ def _outside_generated(text: str) -> str:
 
 
 def test_no_run_derived_number_in_the_docs_but_from_cohtb_results():
-    """A speed-up, a throughput or an 'Nx the published' figure in README.md or docs/*.md is written by `cohtb
-    results` from kept runs (docs/results.md, or the generated blocks of README.md and docs/fs.md), or is a seed's
-    own published figure. One typed by hand (the 'MEAN41%' and the 4x4 '+10%' that no run held) fails here."""
+    """A speed-up, a throughput or an 'Nx the published' figure in README.md, docs/*.md or docs/decisions/*.md is
+    written by `cohtb results` from kept runs (docs/results.md, or the generated blocks of README.md and docs/fs.md),
+    or is a seed's own published figure. One typed by hand (the 'MEAN41%' and the 4x4 '+10%' that no run held) fails here."""
     published = {q for seed in PUBLISHED.values() for pub in seed.values() for q in pub.quote}
     published_text = " ".join(published)
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             *sorted((ROOT / "docs" / "decisions").glob("*.md"))]
     found = []
     for page in pages:
         if page.name == "results.md":
@@ -75,12 +76,13 @@ def test_no_run_derived_number_in_the_docs_but_from_cohtb_results():
 
 
 def test_every_figure_in_the_docs_is_backed():
-    """A time, share or ratio in README.md or docs/*.md is in a table `cohtb results` writes, in a seed's published
-    lines, beside the command that prints it, or in docs/figures-allowed.toml with why (tests/doc_figures.py)."""
+    """A time, share or ratio in README.md, docs/*.md or docs/decisions/*.md is in a table `cohtb results` writes, in
+    a seed's published lines, beside the command that prints it, or in docs/figures-allowed.toml with why
+    (tests/doc_figures.py)."""
     found = unbacked_figures()
     assert not found, "\n".join(" | ".join(f) for f in found)
     allowed = {(page, fig) for page, figs in doc_figures.allowed().items() for fig in figs}
-    pages = {p.name: p.read_text() for p in doc_figures.PAGES}
+    pages = {doc_figures.key(p): p.read_text() for p in doc_figures.PAGES}
     assert all(fig in pages.get(page, "") for page, fig in allowed)   # an allowance outlives no figure
 
 
