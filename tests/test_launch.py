@@ -25,7 +25,7 @@ from cohtb.run import gem5 as gem5_tool
 from cohtb.run import machines
 from cohtb.run import claim as claim_module
 from cohtb.run.claim import claim
-from cohtb.run import scheduler
+from cohtb.run import cost
 from cohtb.run.scheduler import Progress
 from cohtb.run.manifest import MANIFEST_VERSION, Manifest, load as load_manifest
 from cohtb.run.spec import RunSpec
@@ -347,10 +347,10 @@ def test_progress_estimates_what_is_left_from_the_runs_host_times():
 
 def test_progress_weighs_what_is_left_by_the_runs_sizes():
     big, small = (RunSpec("lockref", "locked", "split", n, 4, 0, warmup_us=500, window_us=1000) for n in (8, 1))
-    assert scheduler.simulated_work(big) == 32 * 1500 and scheduler.simulated_work(small) == 4 * 1500
+    assert cost.simulated_work(big) == 32 * 1500 and cost.simulated_work(small) == 4 * 1500
     p = Progress(total=3, slots=1, stream=io.StringIO(),
-                 work={big.id: scheduler.simulated_work(big), "other-big": scheduler.simulated_work(big),
-                       small.id: scheduler.simulated_work(small)})
+                 work={big.id: cost.simulated_work(big), "other-big": cost.simulated_work(big),
+                       small.id: cost.simulated_work(small)})
     p.start()
     p.finish(launch.Outcome(big, "done", 800.0))
     assert p.eta() == ", about 900 s left"   # another 8-socket run (800 s) and one of an eighth its size (100 s)
@@ -362,7 +362,7 @@ def test_progress_fits_a_fixed_cost_per_run_once_two_sizes_are_done():
     def spec(sockets: int, seed: int = 1) -> RunSpec:
         return RunSpec("lockref", "locked", "split", sockets, 4, 0, warmup_us=500, window_us=1000, seed=seed)
     small, mid, big, failed, there = spec(1), spec(4), spec(8), spec(8, 2), spec(4, 2)
-    work = {s.id: scheduler.simulated_work(s) for s in (small, mid, big, failed, there)}
+    work = {s.id: cost.simulated_work(s) for s in (small, mid, big, failed, there)}
     p = Progress(total=5, slots=1, stream=io.StringIO(), work=work)
     p.start()
     p.finish(launch.Outcome(small, "done", 100 + 0.01 * work[small.id]))
@@ -375,8 +375,8 @@ def test_progress_fits_a_fixed_cost_per_run_once_two_sizes_are_done():
     p.finish(launch.Outcome(big, "done", 100 + 0.01 * work[big.id]))
     assert p.eta() == f", about {100 + 0.01 * work[mid.id]:.0f} s left"
     # where the line through the runs would have a negative part, proportional to the size again
-    assert scheduler.cost_per_run([(1.0, 50.0), (2.0, 10.0)]) == (0.0, 20.0)
-    assert scheduler.cost_per_run([(1.0, 10.0), (2.0, 50.0)]) == (0.0, 20.0)
+    assert cost.cost_per_run([(1.0, 50.0), (2.0, 10.0)]) == (0.0, 20.0)
+    assert cost.cost_per_run([(1.0, 10.0), (2.0, 50.0)]) == (0.0, 20.0)
     with pytest.raises(ValueError, match="2 runs have a size, of 3"):
         Progress(total=3, stream=io.StringIO(), work={small.id: 1.0, mid.id: 2.0})
 

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
+from pathlib import Path
 
+from cohtb.run import cost
+from cohtb.run.runs import discover
+from cohtb.run.spec import RunSpec
 from cohtb.tables import TERMINAL_WIDTH
 
 RUNS_HELP = "run directories, directories of runs, or run ids (looked up in results/runs/ and reference-runs/)"
@@ -41,3 +46,27 @@ def report_failures(outcomes) -> int:
     for o in failed:
         print(f"FAILED {o.spec.id}: {o.error}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def duration(seconds: float) -> str:
+    """A length of time as people read it: 40 s, 20 min, 2.9 h."""
+    return (f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200
+            else f"{seconds / 3600:,.1f} h")
+
+
+def print_cost(specs: list[RunSpec], dirs: list[Path], slots: int | None) -> None:
+    """Each run's predicted gem5 CPU time (cohtb/run/cost.py: from the kept runs in `dirs`, saying from which), and
+    the whole set's CPU time and wall time on `slots` parallel slots (default: this machine's cores)."""
+    kept = cost.kept_costs(discover([d for d in dict.fromkeys(dirs) if d.is_dir()]))
+    slots = slots or os.cpu_count() or 1
+    predicted = [(s, cost.predict(s, kept)) for s in specs]
+    for s, p in predicted:
+        print(f"{s.id}: " + (f"{duration(p.seconds)} of gem5 CPU ({p.basis})" if p.seconds is not None
+                             else f"no prediction ({p.basis})"))
+    known = [p.seconds for _, p in predicted if p.seconds is not None]
+    unknown = len(specs) - len(known)
+    print(wrap(f"predicted: {duration(sum(known))} of gem5 CPU for {len(known)} run{'s' if len(known) != 1 else ''}"
+               + (f" ({unknown} without a prediction)" if unknown else "")
+               + f"; about {duration(cost.wall_seconds(known, slots))} of wall time on {slots} slot"
+               f"{'s' if slots != 1 else ''} (from the kept runs' measured gem5 CPU seconds; a full-system kernel "
+               "build and boot checkpoint not yet cached come on top)"))

@@ -8,11 +8,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from cohtb.atomic import writable_dir
-from cohtb.commands._shared import ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures
+from cohtb.commands._shared import ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, print_cost, report_failures
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations, plans, power
 from cohtb.launch import check, launch
-from cohtb.places import RUNS
+from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, RUNS
 from cohtb.run import executors, gem5, provenance
 from cohtb.run.machines import known
 from cohtb.run.recorder import Live
@@ -62,7 +62,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "monitor, which takes a snapshot every --interval-us of simulated time (live.json); no "
                         "trace file is kept")
     p.add_argument("--keep-trace", action="store_true", help="with --live: keep gem5's trace too (trace.gz)")
-    p.add_argument("--dry-run", action="store_true", help="print the ids of the runs it would record, and stop")
+    p.add_argument("--dry-run", action="store_true", help="print the runs it would record, each with its predicted "
+                   "gem5 CPU time, and the whole set's CPU hours and wall time on --jobs slots, and stop")
     p.add_argument("--allow-dirty", action="store_true", help=ALLOW_DIRTY_HELP)
 
 
@@ -113,8 +114,7 @@ def run(args: argparse.Namespace) -> int:
     specs = specs_of(args)
     if args.dry_run:
         check(specs)
-        for s in specs:
-            print(s.id)
+        print_cost(specs, [Path(args.runs), RUNS, REFERENCE_RUNS, CALIBRATION_RUNS], args.jobs)
         return 0
     power.refuse_without_power(specs)   # before anything is written: the rule, gem5, then the code
     for machine in dict.fromkeys(s.machine for s in specs):

@@ -6,13 +6,14 @@ import argparse
 from pathlib import Path
 
 from cohtb.atomic import writable_dir
-from cohtb.commands._shared import ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, report_failures, wrap
+from cohtb.commands._shared import (ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, print_cost, report_failures,
+                                    wrap)
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations, power
 from cohtb.experiments.rules import curve_verdicts
 from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.launch import launch
-from cohtb.places import REFERENCE_RUNS, RUNS
+from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, RUNS
 from cohtb.experiments.judging import history_in, latest_complete
 from cohtb.report.results import point_table, verdict_rows
 from cohtb.run import executors, gem5, provenance
@@ -30,6 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--insecure", action="store_true", help=INSECURE_HELP)
     p.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     p.add_argument("--allow-dirty", action="store_true", help=ALLOW_DIRTY_HELP)
+    p.add_argument("--dry-run", action="store_true", help="with --launch: print the missing runs, each with its "
+                   "predicted gem5 CPU time, and their CPU hours and wall time on --jobs slots, and stop")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"seed {e.seed}: {e.title} — {e.base_name} vs {e.new_name}; declaration {e.declaration.id}; "
                   f"{len(runs)}/{len(e.specs())} runs kept")
         return 0
+    if args.dry_run and not args.launch:
+        raise CohtbError("--dry-run goes with --launch: it prints what the launch would record and cost")
     if args.seed == "all":   # every seed in turn, the full-system one last (its boots are the longest)
         return max(one_seed(k, args, dirs) for k in EXPERIMENTS)
     if args.seed not in EXPERIMENTS:
@@ -55,6 +60,11 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
         if e.declaration.rejudges and missing:   # its runs were seen before it was written: none may be added now
             raise CohtbError(f"--launch: declaration {e.declaration.id} judges {e.declaration.runs_id}'s runs again "
                              f"and records none; {len(missing)} of them are missing")
+        if args.dry_run:
+            print(f"cohtb seeds: seed {e.seed}, declaration {e.declaration.id}: {len(missing)} of {len(e.specs())} "
+                  "runs to record")
+            print_cost([s for s in e.specs() if s.id in missing], [Path(args.runs), *dirs, CALIBRATION_RUNS], args.jobs)
+            return 0
         for machine in dict.fromkeys(s.machine for s in e.specs()):   # the builds of its own machines, only
             if gem5.find(machine) is None:
                 raise CohtbError(f"--launch needs gem5: {gem5.why_missing(machine)}")

@@ -30,7 +30,7 @@ from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO, curve_verdic
 from cohtb.experiments.judging import SeedResult, judge, latest_complete, main_point, shown
 from cohtb.experiments.seeds import Experiment
 from cohtb.places import ROOT
-from cohtb.run import gem5 as gem5_tool
+from cohtb.run import cost, gem5 as gem5_tool
 from cohtb.run.machines import hierarchy_of
 from cohtb.tables import Table
 
@@ -293,6 +293,33 @@ def conclusion(verdict: str) -> str:
         if depth == 0 and verdict.startswith("; ", i):
             return verdict[:i]
     return verdict
+
+
+def cost_table(history: dict[str, list[SeedResult]], ms: list[RunMetrics]) -> Table:
+    """What each seed's current declaration costs in gem5 CPU time: measured for its kept runs, predicted for the
+    missing ones from the kept runs (cohtb/run/cost.py), as `cohtb seeds --seed S --launch --dry-run` prints it."""
+    kept = cost.kept_costs([m.run for m in ms])
+    measured = {k.spec.id: k.seconds for k in kept}
+    rows, total = [], [0.0, 0.0]
+    for seed, versions in history.items():
+        e = versions[-1].experiment
+        specs = e.specs()
+        have = [measured[s.id] for s in specs if s.id in measured]
+        guesses = [cost.predict(s, kept) for s in specs if s.id not in measured]
+        predicted = sum(p.seconds for p in guesses if p.seconds is not None)
+        unknown = sum(p.seconds is None for p in guesses)
+        total[0] += sum(have)
+        total[1] += predicted
+        rows.append([seed, e.declaration.id, f"{len(specs)}", f"{len(have)}", f"{sum(have) / 3600:,.1f}",
+                     f"{predicted / 3600:,.1f}" + (f" ({unknown} runs unpredicted)" if unknown else "")])
+    rows.append(["all", "", "", "", f"{total[0] / 3600:,.1f}", f"{total[1] / 3600:,.1f}"])
+    return Table("The seeds' cost in gem5 CPU hours, current declarations",
+                 ["seed", "declaration", "runs", "kept", "kept: measured", "missing: predicted"], rows,
+                 "Measured: the kept runs' gem5 CPU seconds (host seconds for runs recorded before those were kept). "
+                 "Predicted: each missing run from the kept runs nearest to it (cohtb/run/cost.py: of its "
+                 "configuration, else fitted over its workload's); `cohtb seeds --seed S --launch --dry-run` prints "
+                 "it per run, with the wall time on a number of slots. A full-system kernel build and boot "
+                 "checkpoint not yet cached come on top.")
 
 
 def method_change_table(history: dict[str, list[SeedResult]]) -> Table:
@@ -590,7 +617,7 @@ def index(history: dict[str, list[SeedResult]], ms: list[RunMetrics], machine_ch
                          "first simulated (cohtb/experiments/method_changes.toml, from the repository's history), "
                          "with the verdict under the declaration before and after it, each computed from the runs "
                          "kept under that declaration.", 100), "",
-           method_change_table(history).markdown()]
+           method_change_table(history).markdown(), "## Cost", "", cost_table(history, ms).markdown()]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -12,10 +12,9 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
-
 from cohtb.errors import CohtbError
 from cohtb.run import gem5 as gem5_tool
+from cohtb.run.cost import cost_per_run, simulated_work
 from cohtb.run.executors import LocalPool
 from cohtb.run.provenance import checkout
 from cohtb.run.recorder import Live, Outcome, Runner, build_live_monitors, record
@@ -111,25 +110,6 @@ class Progress:
             print(file=self.stream)
         elif self.logged != self.done + self.failed + self.skipped:   # runs found recorded since the last line
             self._redraw()
-
-
-def simulated_work(spec: RunSpec) -> float:
-    """What a run asks of gem5, to weigh runs' host times by: its CPUs times its simulated span (a timed run's
-    warm-up and window) or times its operations per thread (fixed work)."""
-    return spec.cores * (spec.ops or spec.warmup_us + spec.window_us)
-
-
-def cost_per_run(sized: list[tuple[float, float]]) -> tuple[float, float]:
-    """(fixed seconds per run, seconds per unit of work) from runs done: (size, host seconds). Each run also pays
-    a cost its size does not set (a restore, the set-up), which a small run feels most, so once runs of two sizes
-    are done the line through them is fitted (least squares); until then, or where the fit would give a negative
-    part, the host time is taken as proportional to the size."""
-    sizes, seconds = np.array(sized).T
-    proportional = (0.0, float(seconds.sum() / sizes.sum()))
-    if np.ptp(sizes) == 0:
-        return proportional
-    per_work, fixed = np.polyfit(sizes, seconds, 1)
-    return (float(fixed), float(per_work)) if fixed >= 0 and per_work >= 0 else proportional
 
 
 def check(specs: list[RunSpec], runners: Mapping[str, Runner]) -> None:

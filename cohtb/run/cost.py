@@ -1,0 +1,98 @@
+"""What runs cost before they run: each run's gem5 CPU seconds predicted from the kept runs' measured ones, and the
+wall time of a set of runs on a number of slots.
+
+A run's cost depends most on what it simulates (machine, full system or not, workload, kernel) and then on its size
+(CPUs times the simulated span, or times the operations of a fixed-work run). So a run is predicted from the kept
+runs nearest to it: the mean of those of its very configuration (every field but what only varies between
+repetitions), else a fixed cost per run plus a cost per unit of size fitted over the kept runs of its workload and
+kernel, of its workload, or of its machine and mode, the first of these that has any. Each prediction says which it
+used. A kept run's cost is gem5's CPU seconds (the host's measure of gem5 alone, which a loaded host does not
+stretch); a run recorded before they were kept gives its host seconds."""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from cohtb.run.runs import Run
+from cohtb.run.spec import RunSpec
+
+# What varies between a configuration's repetitions and not the work asked of gem5.
+REPETITION_FIELDS = {"seed": 0, "home_socket": 0, "placement": 0, "declaration": ""}
+
+
+def simulated_work(spec: RunSpec) -> float:
+    """What a run asks of gem5, to weigh runs' costs by: its CPUs times its simulated span (a timed run's warm-up
+    and window) or times its operations per thread (fixed work)."""
+    return spec.cores * (spec.ops or spec.warmup_us + spec.window_us)
+
+
+def cost_per_run(sized: list[tuple[float, float]]) -> tuple[float, float]:
+    """(fixed seconds per run, seconds per unit of work) from runs done: (size, seconds). Each run also pays a
+    cost its size does not set (a restore, the set-up), which a small run feels most, so once runs of two sizes are
+    done the line through them is fitted (least squares); until then, or where the fit would give a negative part,
+    the cost is taken as proportional to the size."""
+    sizes, seconds = np.array(sized).T
+    proportional = (0.0, float(seconds.sum() / sizes.sum()))
+    if np.ptp(sizes) == 0:
+        return proportional
+    per_work, fixed = np.polyfit(sizes, seconds, 1)
+    return (float(fixed), float(per_work)) if fixed >= 0 and per_work >= 0 else proportional
+
+
+@dataclass(frozen=True)
+class KeptCost:
+    spec: RunSpec
+    seconds: float   # gem5's CPU seconds, else the run's host seconds
+
+
+@dataclass(frozen=True)
+class Prediction:
+    seconds: float | None   # None: no kept run to predict from
+    basis: str
+
+
+def kept_costs(runs: list[Run]) -> list[KeptCost]:
+    out = []
+    for run in runs:
+        gem5 = run.manifest.gem5
+        seconds = gem5.cpu_seconds if gem5.cpu_seconds is not None else gem5.host_seconds
+        if seconds:
+            out.append(KeptCost(run.spec, float(seconds)))
+    return out
+
+
+def configuration(spec: RunSpec) -> RunSpec:
+    return replace(spec, **REPETITION_FIELDS)
+
+
+# The groups a run is predicted from when its configuration was never kept, nearest first: each a name and the
+# fields its runs share with the one predicted. Timed and fixed-work runs never share a group (their sizes are in
+# different units).
+GROUPS = (("its workload and kernel", lambda s: (s.machine, s.cpu, s.traced, bool(s.ops), s.workload, s.kernel)),
+          ("its workload", lambda s: (s.machine, s.cpu, s.traced, bool(s.ops), s.workload, bool(s.kernel))),
+          ("its machine and mode", lambda s: (s.machine, s.cpu, s.traced, bool(s.ops), bool(s.kernel))))
+
+
+def predict(spec: RunSpec, kept: list[KeptCost]) -> Prediction:
+    same = [k.seconds for k in kept if configuration(k.spec) == configuration(spec)]
+    if same:
+        return Prediction(float(np.mean(same)), f"mean of {len(same)} kept run{'s' if len(same) > 1 else ''} of "
+                                                "its configuration")
+    for name, key in GROUPS:
+        group = [(simulated_work(k.spec), k.seconds) for k in kept if key(k.spec) == key(spec)]
+        if group:
+            fixed, per_work = cost_per_run(group)
+            return Prediction(fixed + per_work * simulated_work(spec),
+                              f"fitted over {len(group)} kept run{'s' if len(group) > 1 else ''} of {name}")
+    return Prediction(None, "no kept run on its machine in its mode")
+
+
+def wall_seconds(costs: list[float], slots: int) -> float:
+    """The time `costs` take on `slots` parallel slots, longest first, each to the slot free soonest."""
+    free = [0.0] * max(1, slots)
+    for c in sorted(costs, reverse=True):
+        heapq.heapreplace(free, free[0] + c)
+    return max(free)
