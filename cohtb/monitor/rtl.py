@@ -9,6 +9,7 @@ hardware would.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import hashlib
 import platform
 import subprocess
@@ -58,12 +59,18 @@ def build_library(variant: str = "default", quiet: bool = True) -> Path:
     if out.exists() and stamp.exists() and stamp.read_text() == digest:
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    env = verilator_env()
-    env["MAKEFLAGS"] += " OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2"
-    proc = subprocess.run(cmd, env=env, capture_output=quiet, text=True)
-    if proc.returncode != 0:
-        raise CohtbError(f"building the Verilated monitor ({variant}) failed:\n" + (proc.stderr or "")[-3000:])
-    stamp.write_text(digest)
+    # One build at a time on this machine: a large monitor's C++ takes gigabytes per compiler, so parallel replays
+    # that each need a new variant would run out of memory together; a process that waited finds it built.
+    with open(out.parent.parent / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if out.exists() and stamp.exists() and stamp.read_text() == digest:
+            return out
+        env = verilator_env()
+        env["MAKEFLAGS"] += " OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2"
+        proc = subprocess.run(cmd, env=env, capture_output=quiet, text=True)
+        if proc.returncode != 0:
+            raise CohtbError(f"building the Verilated monitor ({variant}) failed:\n" + (proc.stderr or "")[-3000:])
+        stamp.write_text(digest)
     return out
 
 
