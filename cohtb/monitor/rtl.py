@@ -54,7 +54,9 @@ def build_library(variant: str = "default", quiet: bool = True) -> Path:
            "--noassert", "-DSYNTHESIS", "-Wno-fatal", "-Wno-lint", "--top-module", "CoherenceMonitor", "-Mdir", str(out.parent / "obj"),
            "-o", str(out), "-CFLAGS", cflags, "-LDFLAGS", "-shared -Wl,-Bsymbolic", *map(str, sources), str(LIB_SRC)]
     inputs = b"".join(p.read_bytes() for p in sources + [LIB_SRC, CONTRACT_H])
-    digest = hashlib.sha256(inputs + " ".join(cmd).encode() + host_cpu().encode()).hexdigest()
+    # The command's paths relative to the checkout: another checkout (a worktree whose build/ is this one's) with the
+    # same sources finds the library built, instead of building it again over this one's.
+    digest = hashlib.sha256(inputs + " ".join(cmd).replace(str(ROOT), "").encode() + host_cpu().encode()).hexdigest()
     stamp = out.parent / "sources.sha256"
     if out.exists() and stamp.exists() and stamp.read_text() == digest:
         return out
