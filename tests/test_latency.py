@@ -8,6 +8,7 @@ import pytest
 from cohtb import cli, launch
 from cohtb.analysis.latency import LatencyCell, cells
 from cohtb.errors import CohtbError
+from cohtb.report import latency
 from cohtb.report.latency import Part, distances_table, parts, table
 from cohtb.run.runs import discover
 from cohtb.run.spec import RunSpec
@@ -111,3 +112,36 @@ def test_the_distances_table_counts_cells_within_the_tolerance_and_names_rows_ou
                         part, "t")
     assert t.rows == [["M", "load", "110 / 100 (1.10)", "300 / 200 (1.50)"], ["M", "store", "90 / 100 (0.90)", "80"]]
     assert "2 of 3 published cells within 25%" in t.note and "not M store" in t.note
+
+
+def test_the_additive_model_predicts_from_the_calibration_cells_alone_and_loses_or_wins_per_cell():
+    """A model with no simulator (a cell's same-socket time of its kind plus the M load's hop increment) beside the
+    simulation, on the cells the calibration was not solved from; the fitted cells cannot tell the two apart."""
+    fitted = {("S", "load", 0): 20.0, ("M", "load", 0): 50.0, ("M", "load", 1): 130.0, ("I", "load", 0): 160.0}
+    published = {**fitted, ("S", "load", 1): 110.0, ("M", "store", 1): 150.0, ("I", "load", 1): 230.0,
+                 ("E", "load", 0): 40.0}
+    part = Part("p", "a part", "a source", published, {}, frozenset(fitted))
+    model = latency.additive(part)
+    assert model[("S", "load", 1)] == 20 + 80 and model[("M", "store", 1)] == 50 + 80
+    assert model[("I", "load", 1)] == 160 + 80 and model[("E", "load", 0)] == 50
+    assert latency.additive(Part("p", "a part", "", published, {})) == {}   # no calibration cells named: no model
+
+    def cell(state, op, hops, ns):
+        return LatencyCell(state, op, hops, hops, 50, ns, ns, ns, 1.0, "r")
+
+    measured = [cell("S", "load", 0, 20), cell("S", "load", 1, 110), cell("M", "store", 1, 120),
+                cell("E", "load", 0, 41), cell("I", "load", 1, 220)]
+    t = latency.discrimination_table(measured, part, "t")
+    assert [r[:3] + [r[-1]] for r in t.rows] == [["E", "load", "0", "simulation"],
+                                                  ["M", "store", "1", "additive model"],
+                                                  ["S", "load", "1", "simulation"], ["I", "load", "1", "tie"]]
+    assert "the simulation in 2, the additive model in 1, a tie (within 1%) in 1" in t.note
+    assert "additive model, no simulator" in distances_table(measured, part, "t").note
+
+
+def test_calibration_cells_that_are_not_cells_of_the_part_are_refused(tmp_path):
+    bad = tmp_path / "hw.toml"
+    bad.write_text('[p]\npart = "x"\ncells = [{ state = "M", operation = "load", hops = 0, ns = 50 }]\n'
+                   'calibrated_on = [{ state = "S", operation = "load", hops = 0 }]\n')
+    with pytest.raises(CohtbError, match=r"hw.toml: field 'p.calibrated_on'"):
+        parts(bad)
