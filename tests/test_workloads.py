@@ -61,6 +61,9 @@ def test_runs_and_keeps_its_invariants(name, policy, layout):
             (s, o) for s in "MESI" for o in ("load", "store", "cas", "fai", "tas", "swap")]
         for c in doc["cells"]:
             assert c["n"] == ops and 0 < c["min"] <= c["p10"] <= c["median"] <= c["p90"] <= c["max"]
+    if name == "contention":   # every update counted once; a lock's handoffs are fewer than its acquisitions
+        assert doc["invariants"] == "ok" and doc["count"] == expected_ops
+        assert (doc["handoffs"] == 0) == (policy in ("xadd", "cmpxchg")) and doc["handoffs"] < expected_ops
     if name == "atomicity":   # every increment counted once
         assert doc["invariants"] == "ok" and doc["count"] == expected_ops and doc["lost_increments"] == 0
         assert doc["lost_tickets"] == 0

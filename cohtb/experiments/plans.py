@@ -51,6 +51,19 @@ def handoff_plan(machine: str) -> list[RunSpec]:
     return [replace(s, traced=True) for s in atomicity_plan(machine) if s.sockets == 2 and s.policy in ("xadd", "xchg")]
 
 
+# The contention benchmark's sizes: threads on one socket, then 4 per socket on 2 to 8 sockets.
+CONTENTION_SIZES = ((1, 2), (1, 4), (1, 8), (1, 16), (2, 4), (4, 4), (8, 4))
+
+
+def contention_plan(machine: str) -> list[RunSpec]:
+    """The contention benchmark (workloads/contention.c): every thread updates one line by lock xadd, a load + lock
+    cmpxchg loop, a ticket lock or a queued spinlock, at each size of CONTENTION_SIZES, timed as the SE seeds are
+    (seed 000's declaration) and traced, so each run's transfers per update sit beside its throughput."""
+    return [RunSpec("contention", p, "line", sockets, cores, machine=machine,
+                    **_measure(declarations.current(SE_SEED), None, None, None, None))
+            for sockets, cores in CONTENTION_SIZES for p in ("xadd", "cmpxchg", "ticket", "qspinlock")]
+
+
 def seeds_plan(*seeds: str) -> list[RunSpec]:
     """The runs of the seed experiments (cohtb/experiments/seeds.py), all or the ones named."""
     return [s for k, e in EXPERIMENTS.items() if not seeds or k in seeds for s in e.specs()]
@@ -74,6 +87,8 @@ PLANS = {
     **{f"atomicity-{m}": (lambda m=m: atomicity_plan(m)) for m in known() if hierarchy_of(m) == "socket"},
     # The same runs traced on every socket machine: line moves per increment (docs/machine.md, question 7).
     **{f"handoff-{m}": (lambda m=m: handoff_plan(m)) for m in known() if hierarchy_of(m) == "socket"},
+    # One line under contention on every machine (docs/machine.md): throughput and transfers per update by size.
+    **{f"contention-{m}": (lambda m=m: contention_plan(m)) for m in known()},
     # A quick check of the whole path.
     "smoke": lambda: lockref_plan(2, 2, 100, ("locked", "cmpxchg"), ("shared",), False),
 }
