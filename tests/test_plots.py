@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from matplotlib.colors import LogNorm, to_rgb
 from matplotlib.legend import Legend
+from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 from cohtb.analysis import compare, line_chain
@@ -27,6 +28,7 @@ from cohtb.report import html as report
 from cohtb.experiments import judging
 from cohtb.experiments.reproduce import point_results
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
+from cohtb.run.kernels import VARIANTS
 from cohtb.report import palette, plots, seed_plots
 from cohtb.tables import csv_cell, slug
 from cohtb.run.runs import discover
@@ -148,7 +150,7 @@ def bar_panels(fig, ms) -> list:
     return [(ax, g) for ax, (_, g) in zip(axes, parts)]
 
 
-def test_throughput_one_bar_per_configuration_in_its_policy_colour(ms, drawn):
+def test_throughput_one_bar_per_configuration_in_its_policy_or_kernel_colour(ms, drawn):
     fig = drawn["all", "throughput"]
     reps = plots.repetitions(ms)
     several = 0
@@ -160,16 +162,40 @@ def test_throughput_one_bar_per_configuration_in_its_policy_colour(ms, drawn):
             every = reps[plots.config_key(m)]
             several += len(every) > 1
             assert b.get_height() == pytest.approx(np.mean([r.throughput / 1e6 for r in every]))
-            assert np.allclose(b.get_facecolor()[:3], to_rgb(palette.POLICY_COLOURS[m.spec.policy]))
-            assert (b.get_hatch() or "") == palette.LAYOUT_HATCH.get(m.spec.layout, "")   # another layout: none
+            assert np.allclose(b.get_facecolor()[:3], to_rgb(palette.spec_colour(m.spec)))
+            assert (b.get_hatch() or "") == palette.LAYOUT_HATCH[plots.run_layout(m)]
     assert several >= 2     # the rwsem pair: three repetitions each, one bar each
     texts = legend_texts(fig)
-    assert {m.spec.policy for m in ms} <= set(texts) and {"layout shared", "layout split"} <= set(texts)
+    assert {m.spec.policy for m in ms if not palette.is_kernels(m.spec)} <= set(texts)
+    assert {f"kernel {m.spec.kernel}" for m in ms if palette.is_kernels(m.spec)} <= set(texts)
+    assert {"layout shared", "layout pre611", "layout split"} <= set(texts)
     # each panel its own scale: stat_counter's percpu runs (~200 ops/µs) do not flatten the lockref panels
     tops = [ax.get_ylim()[1] for ax, _ in bar_panels(fig, ms)]
     assert max(tops) / min(tops) > 20
     for ax, runs in bar_panels(fig, ms):
         assert ax.get_ylim()[1] < 1.5 * max(b.get_height() for b in ax.patches) + 1e-9
+
+
+def test_a_kernel_s_bars_are_its_colour_and_its_dentry_s_hatch(ms, drawn):
+    """Full-system stat_file bars were retry100's green (their spec's policy is the kernel's) and a pre611 kernel's
+    hatched as layout shared (its spec's word for a dentry before 6.11), where SE stat_path's pre611, the same
+    dentry, is hatched \\\\: a kernel's bars take its own colour, no policy's, and the hatch of the dentry it was
+    built with."""
+    fig = drawn["all", "throughput"]
+    bars = {m.label: b for ax, runs in bar_panels(fig, ms) for b, m in zip(ax.patches, runs)}
+    kernels = [m for m in plots.first_repetitions(ms) if palette.is_kernels(m.spec)]
+    assert {"stock-6.12", "pre611"} <= {m.spec.kernel for m in kernels}
+    policies = [to_rgb(c) for c in palette.POLICY_COLOURS.values()]
+    for m in kernels:
+        colour = tuple(bars[m.label].get_facecolor()[:3])
+        assert np.allclose(colour, to_rgb(palette.KERNEL_COLOURS[m.spec.kernel])) and colour not in policies
+    built = {plots.run_layout(m): m for m in kernels if m.spec.kernel == "pre611"}
+    se = next(m for m in ms if m.spec.workload == "stat_path" and m.spec.layout == "pre611")
+    assert "pre611" in built and built["pre611"].spec.layout == "shared"
+    assert bars[built["pre611"].label].get_hatch() == bars[se.label].get_hatch() == palette.LAYOUT_HATCH["pre611"]
+    # a pre611 built with the 184-byte dentry says so in its label and its hatch
+    for layout, m in built.items():
+        assert (layout == "hybrid184") == ("built as hybrid184" in m.label)
 
 
 def test_pingpong_panels_with_their_legend(ms, drawn):
@@ -201,10 +227,38 @@ def test_scaling_ticks_are_sockets_and_every_series_is_drawn(ms, drawn):
             # each line is its series' (full-system runs are named by kernel, the others by policy/layout)
             assert (kernel or f"{policy}/{layout}") in line.get_label()
             assert f"[{declaration}]" in line.get_label() + "[]"
-            assert line.get_color() == palette.policy_colour(policy)
+            assert line.get_color() == palette.spec_colour(v[0].spec)
+            dashes = Line2D([], [], linestyle=palette.layout_line(plots.run_layout(v[0]))).get_linestyle()
+            assert line.get_linestyle() == dashes
             xs = [m.spec.sockets for m in v]
             assert list(line.get_xdata()) == xs and len(set(xs)) == len(xs) > 1   # one point per size, two or more
     assert any(len(l.get_xdata()) == len(sockets) for l in fig.axes[0].get_lines())
+
+
+def looks(line) -> tuple:
+    """What tells a line (or a legend's line) from another: colour, dashes, marker and its fill."""
+    return (to_rgb(line.get_color()), line.get_linestyle(), line.get_marker(), str(line.get_markerfacecolor()))
+
+
+def test_scaling_tells_every_line_apart_and_draws_compared_ones_alike_but_for_their_arm(ms, drawn):
+    """15 lines had 5 identical orange and 5 identical blue legend entries (colour by policy, line by layout, and
+    both runs' configurations differing only in lock model or declaration): each line its own look, in the legend
+    too; the lines of one compared configuration (locked and cmpxchg of one lock model and declaration) share a
+    marker, which no other configuration's lines have."""
+    fig = drawn["all", "scaling"]
+    series = plots.scaling_series(ms)
+    lines = fig.axes[0].get_lines()
+    assert len(lines) == len(series) >= 10
+    assert len({looks(line) for line in lines}) == len(lines)
+    (legend,) = fig.legends
+    assert len({looks(h) for h in legend.legend_handles}) == len(legend.legend_handles) == len(lines)
+    markers: dict[tuple, set] = {}
+    for line, (k, v) in zip(lines, series.items()):
+        hollow = str(line.get_markerfacecolor()) == "white"
+        markers.setdefault(plots.compared_configuration(k, v[0]), set()).add((line.get_marker(), hollow))
+    assert all(len(m) == 1 for m in markers.values())
+    assert len({m for ms_ in markers.values() for m in ms_}) == len(markers)
+    assert any(len([k for k in series if plots.compared_configuration(k, series[k][0]) == c]) > 1 for c in markers)
 
 
 def test_scaling_leaves_out_a_configuration_run_at_one_size_and_says_so(ms):
@@ -269,21 +323,17 @@ def test_intervals_colour_by_policy_and_every_line_told_apart(ms, drawn):
     assert [ax.get_title() for ax in axes] == [name.replace(", ", "\n", 1) for name, _ in panels_]
     for ax, (_, group) in zip(axes, panels_):
         lines = ax.get_lines()
-        assert [l.get_color() for l in lines] == [palette.policy_colour(m.spec.policy) for m, _ in group]
+        assert [l.get_color() for l in lines] == [palette.spec_colour(m.spec) for m, _ in group]
         looks = [(l.get_color(), l.get_linestyle(), l.get_marker()) for l in lines]
         assert len(set(looks)) == len(looks) <= len(plots.MARKERS)
     assert "least" not in fig.get_suptitle() and "total" in fig.get_suptitle()
 
 
-def test_one_colour_per_policy_for_every_policy():
-    """Every policy a workload offers (workloads/*.c: its binary's --describe, where cohtb reads them), a kernel
-    variant stands for or a seed runs has a colour of its own, far enough from every other policy's (CIELAB
-    distance) to be told apart."""
-    from cohtb.experiments.seeds import EXPERIMENTS
-    from cohtb.run.kernels import VARIANTS
-
+def offered(flag: str) -> set[str]:
+    """The choices of a flag (policy, layout) every workload drawn as throughput offers (workloads/*.c: its binary's
+    --describe, where cohtb reads them)."""
     root = Path(__file__).resolve().parent.parent
-    offered = set()
+    out = set()
     for src in (root / "workloads").glob("*.c"):   # stat_file.c is built for the guest only, and has no --policy
         binary = root / "build" / "workloads" / src.stem
         if binary.exists():
@@ -291,22 +341,47 @@ def test_one_colour_per_policy_for_every_policy():
                                               check=True).stdout)["flags"]
             if next(f["default"] for f in flags if f["name"] == "ops") != "0":
                 continue   # fixed work only (cclat's latency cells): never drawn as throughput, no policy colours
-            offered |= {c for f in flags if f["name"] == "policy" for c in f["choices"]}
-    used = {s.policy for e in EXPERIMENTS.values() for s in e.specs()} | {v.policy for v in VARIANTS.values()}
+            out |= {c for f in flags if f["name"] == flag for c in f["choices"]}
+    return out
+
+
+def lab(colour) -> np.ndarray:
+    c = np.array(to_rgb(colour))
+    c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ c
+    f = np.cbrt(xyz / np.array([0.95047, 1.0, 1.08883]))
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_one_colour_per_policy_and_per_kernel():
+    """Every policy a workload offers or a seed runs, and every kernel variant, has a colour of its own, far enough
+    from every other's (CIELAB distance) to be told apart; a kernel's is no policy's (full-system runs were drawn in
+    retry100's), nor like the figures' other inks (ping-pong's and the checks' parts, the fields' lines)."""
+    policies = offered("policy")
+    used = {s.policy for e in EXPERIMENTS.values() for s in e.specs() if not palette.is_kernels(s)}
     assert {"locked", "cmpxchg", "retry100", "trywait", "unified", "batched", "sleep", "spin", "shared",
-            "percpu"} <= offered
-    assert offered | used <= set(palette.POLICY_COLOURS)
-
-    def lab(colour):
-        c = np.array(to_rgb(colour))
-        c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
-        xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ c
-        f = np.cbrt(xyz / np.array([0.95047, 1.0, 1.08883]))
-        return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
-
-    colours = [*palette.POLICY_COLOURS.values(), palette.UNKNOWN]
+            "percpu"} <= policies
+    assert policies | used <= set(palette.POLICY_COLOURS)
+    assert set(VARIANTS) <= set(palette.KERNEL_COLOURS)
+    colours = [*palette.POLICY_COLOURS.values(), *palette.KERNEL_COLOURS.values(), palette.UNKNOWN]
     for a, b in itertools.combinations(colours, 2):
         assert np.linalg.norm(lab(a) - lab(b)) >= 25, (a, b)
+    others = [c for *_, c in (*plots.PINGPONG_PARTS, *plots.CHECK_PARTS)] + list(plots.LINE_COLOURS)
+    for a, b in itertools.product(palette.KERNEL_COLOURS.values(), others):
+        assert np.linalg.norm(lab(a) - lab(b)) >= 25, (a, b)
+
+
+def test_one_hatch_and_one_line_style_per_layout():
+    """Every layout a workload offers, and every kernel's dentry, has a hatch and a line style no other layout has
+    ("layout private" had split's plain swatch; an unknown layout had pre611's dash-dot), and no layout has the seed
+    figures' base-arm hatch."""
+    layouts = offered("layout") | set(plots.DENTRY_LAYOUTS.values())
+    assert {"shared", "pre611", "split", "padded", "packed", "private"} <= layouts
+    assert layouts <= set(palette.LAYOUT_HATCH) and layouts <= set(palette.LAYOUT_LINE)
+    hatches = [*palette.LAYOUT_HATCH.values(), palette.UNKNOWN_HATCH]
+    assert len(set(hatches)) == len(hatches) and seed_plots.BASE_HATCH not in hatches
+    styles = [str(ls) for ls in (*palette.LAYOUT_LINE.values(), palette.UNKNOWN_LINE)]
+    assert len(set(styles)) == len(styles), styles
 
 
 def overlaps(a, b) -> bool:
@@ -351,6 +426,30 @@ def test_nothing_clipped_at_the_size_the_page_shows(drawn, runs, kind, tmp_path)
     path = tmp_path / "f.png"
     fig.savefig(path, dpi=plots.DPI)
     assert int.from_bytes(path.read_bytes()[16:20], "big") <= HTML_COLUMN_PX
+
+
+def swatch(handle) -> tuple:
+    """What a legend entry shows: a line's colour, dashes and marker (looks), or a patch's fill and hatch."""
+    if isinstance(handle, Line2D):
+        return ("line", *looks(handle))
+    return ("patch", tuple(np.round(handle.get_facecolor(), 3)), handle.get_hatch() or "")
+
+
+@pytest.mark.parametrize("runs", ["all", "one"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_legend_shows_two_alike_entries(drawn, runs, kind):
+    """A legend's entries stand for different things, so none looks like another (scaling had five identical orange
+    lines, throughput a plain white swatch for two layouts) or repeats another's name."""
+    fig = drawn[runs, kind]
+    if fig is None:
+        return
+    legends = [*fig.legends, *(lg for sf in fig.subfigs for lg in sf.legends),
+               *(c for ax in fig.axes for c in ax.get_children() if isinstance(c, Legend))]
+    for lg in legends:
+        shown = [swatch(h) for h in lg.legend_handles]
+        names = [t.get_text() for t in lg.get_texts()]
+        assert len(set(shown)) == len(shown), (kind, runs, names)
+        assert len(set(names)) == len(names), (kind, runs, names)
 
 
 def drawn_at_page_dpi(fig):

@@ -26,8 +26,9 @@ from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from cohtb.analysis.metrics import RunMetrics, extra_text  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
-from cohtb.report.palette import (EDGE, LAYOUT_HATCH, LAYOUT_LINE, LAYOUT_MARKER, LAYOUT_ORDER, POLICY_ORDER,  # noqa: E402
-                                  hatch_colour, policy_colour)
+from cohtb.report.palette import (EDGE, LAYOUT_ORDER, POLICY_ORDER, hatch_colour, is_kernels, layout_hatch,  # noqa: E402
+                                  layout_line, spec_colour)
+from cohtb.run.kernels import DENTRY_68, DENTRY_611, DENTRY_HYBRID184, recorded_dentry  # noqa: E402
 
 DPI = 110
 WIDTH = 10.5          # inches: 1155 px at DPI, inside the HTML page's 1168 px column (html.CSS)
@@ -133,18 +134,46 @@ def _whiskers(ax, x, spreads: list[tuple[float, float, float]]) -> None:
                     fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
 
 
-def _policies(ms: list[RunMetrics]) -> list[str]:
-    return sorted({m.spec.policy for m in ms}, key=lambda p: _rank(POLICY_ORDER, p))
+# The layout a kernel build's struct dentry is, by the name stat_path gives the same dentry (workloads/common/vfs.h
+# mirrors 6.8's and 6.11's); the 184-byte one is no workload's. A guest benchmark run's spec says "shared" for a
+# pre611 kernel (the lockref workloads' word for any dentry before 6.11), which is not stat_path's shared (6.1's).
+DENTRY_LAYOUTS = {DENTRY_611.name: "split", DENTRY_68.name: "pre611", DENTRY_HYBRID184.name: "hybrid184"}
+
+
+def run_layout(m: RunMetrics) -> str:
+    """The layout a run's bar or line shows: for the guest benchmark, the dentry its kernel was built with (a
+    bundled pre611 was built as hybrid184: its label says so, and so does its hatch); otherwise the run's own."""
+    if is_kernels(m.spec):
+        dentry = recorded_dentry(m.run.manifest.kernel or {})
+        return DENTRY_LAYOUTS.get(dentry.name, m.spec.layout)
+    return m.spec.layout
+
+
+def meaning(m: RunMetrics) -> str:
+    """What a run's colour stands for, as the legend names it: its policy, or "kernel X" (palette.spec_colour)."""
+    return f"kernel {m.spec.kernel}" if is_kernels(m.spec) else m.spec.policy
+
+
+def _colour_handles(ms: list[RunMetrics]) -> list:
+    """One swatch per colour the runs are drawn in: the policies, then the guest benchmark's kernels."""
+    firsts = {}
+    for m in sorted(ms, key=lambda m: (is_kernels(m.spec), _rank(POLICY_ORDER, m.spec.policy), m.spec.kernel)):
+        firsts.setdefault(meaning(m), m)
+    return [Patch(facecolor=spec_colour(m.spec), edgecolor=EDGE, linewidth=0.6, label=name)
+            for name, m in firsts.items()]
 
 
 def _layouts(ms: list[RunMetrics]) -> list[str]:
-    return sorted({m.spec.layout for m in ms}, key=lambda l: _rank(LAYOUT_ORDER, l))
+    return sorted({run_layout(m) for m in ms}, key=lambda l: _rank(LAYOUT_ORDER, l))
+
+
+def layout_name(layout: str) -> str:
+    return f"layout {layout}" + (" (a kernel's dentry)" if layout == "hybrid184" else "")
 
 
 def _policy_layout_handles(ms: list[RunMetrics]) -> list:
-    handles = [Patch(facecolor=policy_colour(p), edgecolor=EDGE, linewidth=0.6, label=p) for p in _policies(ms)]
-    return handles + [Patch(facecolor="white", edgecolor=EDGE, linewidth=0.6, hatch=LAYOUT_HATCH.get(l, ""),
-                            label=f"layout {l}") for l in _layouts(ms)]
+    return _colour_handles(ms) + [Patch(facecolor="white", edgecolor=EDGE, linewidth=0.6, hatch=layout_hatch(l),
+                                        label=layout_name(l)) for l in _layouts(ms)]
 
 
 def figure_wrap(text: str, fig_width: float, fontsize: float) -> str:
@@ -245,30 +274,32 @@ def _bar_x(ax, g: list[RunMetrics], label=short_label) -> np.ndarray:
     return x
 
 
-def _policy_bars(ax, x, vals, g: list[RunMetrics], width: float = 0.75, bottom=None):
-    bars = ax.bar(x, vals, width, bottom=bottom, color=[policy_colour(m.spec.policy) for m in g], edgecolor=EDGE,
+def _run_bars(ax, x, vals, g: list[RunMetrics], width: float = 0.75, bottom=None):
+    bars = ax.bar(x, vals, width, bottom=bottom, color=[spec_colour(m.spec) for m in g], edgecolor=EDGE,
                   linewidth=0.6)
     for b, m in zip(bars, g):
-        b.set_hatch(LAYOUT_HATCH.get(m.spec.layout, ""))
-        b.set_hatchcolor(hatch_colour(policy_colour(m.spec.policy)))
+        b.set_hatch(layout_hatch(run_layout(m)))
+        b.set_hatchcolor(hatch_colour(spec_colour(m.spec)))
     return bars
 
 
 REPS = "bar: mean of a configuration's repetitions, whisker: their range"
+# What a run's colour says (palette.spec_colour), in every figure's title that colours runs
+COLOUR_KEY = "colour: policy (a full-system stat_file run: its kernel)"
 
 
 def draw_throughput(ms: list[RunMetrics]):
     """One bar per configuration (mean of its repetitions, whisker: their range) in panels by workload and machine
-    size, each panel on its own scale; colour: policy; hatch: layout."""
+    size, each panel on its own scale; colour: policy or kernel (palette.spec_colour); hatch: layout (run_layout)."""
     reps = repetitions(ms)
     fig, panels = _bar_figure(first_repetitions(ms), "Throughput: operations per simulated µs (each workload's own "
                               "operation, docs/workloads.md); one panel per workload and machine size, each on its own "
-                              f"scale; colour: policy, hatch: layout; {REPS}", _policy_layout_handles(ms),
+                              f"scale; {COLOUR_KEY}, hatch: layout; {REPS}", _policy_layout_handles(ms),
                               "operations per simulated µs")
     for ax, g in panels:
         x = _bar_x(ax, g)
         spreads = [_spread(reps[config_key(m)], lambda r: r.throughput / 1e6) for m in g]
-        _policy_bars(ax, x, [s[0] for s in spreads], g)
+        _run_bars(ax, x, [s[0] for s in spreads], g)
         _whiskers(ax, x, spreads)
         for xi, (mean, _, hi) in zip(x, spreads):     # the mean above the whisker, not through it
             ax.annotate(f"{mean:.3g}", (xi, hi), xytext=(0, 2), textcoords="offset points", ha="center",
@@ -559,7 +590,8 @@ def scaling_series(ms: list[RunMetrics]) -> dict[tuple[str, str, str, str, str, 
     kernel, extra flags and window, declaration), each in order of machine size, for the series run at more than
     one size; {} if none is. A declaration's runs are a series of their own: two declarations may measure one
     configuration differently, and a line through both would mix them; so are a kernel's (full-system runs
-    differ by kernel, not by policy). A series at one size says nothing of scaling (the throughput figure has it)."""
+    differ by kernel, not by policy). A series at one size says nothing of scaling (the throughput figure has it).
+    The series of one compared configuration (compared_configuration) come together."""
     return more_than_one_size(_series_by_configuration(ms))
 
 
@@ -576,31 +608,60 @@ def _series_by_configuration(ms: list[RunMetrics]) -> dict[tuple[str, str, str, 
                    m.spec.declaration)
             # one run per size: a repetition that varies the placement or the home socket is not another point
             series.setdefault(key, {}).setdefault(m.spec.sockets, m)
-    return {k: ordered(list(v.values())) for k, v in series.items()}
+    out = {k: ordered(list(v.values())) for k, v in series.items()}
+    # the series one configuration compares next to each other (the legend lists them in this order)
+    configurations = list(dict.fromkeys(compared_configuration(k, v[0]) for k, v in out.items()))
+    return dict(sorted(out.items(), key=lambda kv: configurations.index(compared_configuration(kv[0], kv[1][0]))))
+
+
+# The scaling figure's markers, each drawn filled and hollow: 24 configurations told apart beyond colour and line.
+SCALING_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
+
+
+def compared_configuration(key: tuple[str, str, str, str, str, str], m: RunMetrics) -> tuple[str, ...]:
+    """A scaling series' key less what its colour and line say (policy or kernel, layout): the series of one
+    configuration that differ only in those share it, and so their marker. A kernel's own workload (rwsem in the
+    guest) is coloured by its policy, so its kernel stays in."""
+    workload, _, _, kernel, extra, declaration = key
+    return workload, "" if is_kernels(m.spec) else kernel, extra, declaration
+
+
+def scaling_styles(series: dict) -> dict[tuple, dict]:
+    """Each series' colour (policy or kernel), line (layout) and marker (compared_configuration, one marker filled or
+    hollow each, in order): the series compared at one configuration share a marker and differ in colour or line."""
+    configurations = list(dict.fromkeys(compared_configuration(k, v[0]) for k, v in series.items()))
+    out = {}
+    for k, v in series.items():
+        i = configurations.index(compared_configuration(k, v[0])) % (2 * len(SCALING_MARKERS))
+        colour = spec_colour(v[0].spec)
+        out[k] = dict(color=colour, linestyle=layout_line(run_layout(v[0])),
+                      marker=SCALING_MARKERS[i % len(SCALING_MARKERS)], markeredgecolor=colour,
+                      markerfacecolor=colour if i < len(SCALING_MARKERS) else "white")
+    return out
 
 
 def draw_scaling(ms: list[RunMetrics]):
-    """Throughput and transfers per operation against sockets: a line per configuration run at more than one size;
-    how many were run at one size only is said under the panels. None if no configuration has runs at more than
-    one size."""
+    """Throughput and transfers per operation against sockets: a line per configuration run at more than one size
+    (colour: policy or kernel, line: layout, marker: what else the configuration is, shared by the lines it
+    compares), named in the legend; how many were run at one size only is said at the legend's head. None if no
+    configuration has runs at more than one size."""
     every = _series_by_configuration(ms)
     series = more_than_one_size(every)
     if not series:
         return None
-    # the legend beside the panels, a line of 8-point text per series: the figure grows to hold it
-    fig = _figure(WIDTH, max(4.4, 0.16 * len(series) + 1.0))
+    # the legend under the panels, two series a line of 8-point text: the figure grows to hold it
+    fig = _figure(WIDTH, 4.2 + 0.17 * math.ceil(len(series) / 2))
     a1, a2 = fig.subplots(1, 2)
     sockets = sorted({m.spec.sockets for v in series.values() for m in v})
     cores = {m.spec.cores_per_socket for v in series.values() for m in v}
     workloads = {k[0] for k in series}
-    for (workload, policy, layout, *_), v in series.items():
+    styles = scaling_styles(series)
+    for k, v in series.items():
         xs = [m.spec.sockets for m in v]
         # the run's own label less its size (it names the lock model, which the flags may leave implicit)
-        label = short_label(v[0]) if workloads == {"lockref"} else f"{workload} {short_label(v[0])}"
-        kw = dict(color=policy_colour(policy), linestyle=LAYOUT_LINE.get(layout, "-."),
-                  marker=LAYOUT_MARKER.get(layout, "o"), markersize=5, label=label)
-        a1.plot(xs, [m.throughput / 1e6 for m in v], **kw)
-        a2.plot(xs, [m.per_op["transfers"] for m in v], **kw)
+        label = short_label(v[0]) if workloads == {"lockref"} else f"{k[0]} {short_label(v[0])}"
+        a1.plot(xs, [m.throughput / 1e6 for m in v], markersize=5, label=label, **styles[k])
+        a2.plot(xs, [m.per_op["transfers"] for m in v], markersize=5, label=label, **styles[k])
     xlabel = f"sockets ({cores.pop()} cores each)" if len(cores) == 1 else "sockets"
     for a, label in ((a1, "operations per simulated µs"), (a2, "ownership transfers per operation")):
         a.set_xscale("log", base=2)
@@ -613,14 +674,15 @@ def draw_scaling(ms: list[RunMetrics]):
         a.grid(alpha=0.3)
     a1.set_title("Throughput", fontsize=10)
     a2.set_title("Ownership transfers per operation\n(same- and cross-socket)", fontsize=10)
-    fig.suptitle("Scaling with the number of sockets (runs without an intruder); colour: policy, line: layout",
-                 fontsize=11)
+    fig.suptitle(figure_wrap(f"Scaling with the number of sockets (runs without an intruder); {COLOUR_KEY}, line: "
+                             "layout, marker: the configuration compared (the lines that share one differ only in "
+                             "colour or line)", WIDTH, 11), fontsize=11)
     one_size = len(every) - len(series)
     # what is not drawn is said where the lines are named
-    note = (textwrap.fill(f"not drawn: {one_size} configuration{'s' * (one_size > 1)} run at one size only (the "
-                          "throughput figure has them)", 48) if one_size else "")
-    fig.legend(handles=a1.get_legend_handles_labels()[0], loc="outside right center", fontsize=8, title=note,
-               title_fontsize=8)
+    note = (f"not drawn: {one_size} configuration{'s' * (one_size > 1)} run at one size only (the throughput "
+            "figure has them)" if one_size else "")
+    fig.legend(handles=a1.get_legend_handles_labels()[0], loc="outside lower center", fontsize=8, title=note,
+               title_fontsize=8, ncol=min(2, len(series)))
     return fig
 
 
@@ -684,7 +746,7 @@ def interval_panels(ms: list[RunMetrics]) -> list[tuple[str, list]]:
 def draw_intervals(ms: list[RunMetrics]):
     """Timed runs only: ops per interval over the window (will-it-scale's `total:` line, all threads), each
     configuration's first repetition, one panel per workload and machine size (at most four configurations a panel,
-    each with its own marker; colour: policy, line: layout). Per-thread least and most per interval are in the
+    each with its own marker; colour: policy or kernel, line: layout). Per-thread least and most per interval are in the
     runs' data, not drawn. None when no run is timed."""
     panels = interval_panels(ms)
     if not panels:
@@ -696,8 +758,8 @@ def draw_intervals(ms: list[RunMetrics]):
     for ax, (name, group) in zip(axes.flat, panels):
         for marker, (m, s) in zip(MARKERS, group):
             t = np.array(s.starts_us) + s.interval_us / 2
-            ax.plot(t, np.array(s.total) / s.interval_us, color=policy_colour(m.spec.policy),
-                    ls=LAYOUT_LINE.get(m.spec.layout, "-."), marker=marker, markersize=4,
+            ax.plot(t, np.array(s.total) / s.interval_us, color=spec_colour(m.spec), ls=layout_line(run_layout(m)),
+                    marker=marker, markersize=4,
                     label=textwrap.fill(short_label(m), 36))
         ax.set_title(name.replace(", ", "\n", 1), fontsize=9)   # workload over size: fits a third of the width
         ax.set_xlabel("µs into the window", fontsize=8)
@@ -710,8 +772,8 @@ def draw_intervals(ms: list[RunMetrics]):
         ax.axis("off")
     fig.suptitle(figure_wrap(
         "Ops per interval over the window, all threads (will-it-scale's per-interval total), the first "
-        "repetition of each configuration; colour: policy, line: layout, marker: the run within its "
-        "panel", WIDTH, 10), fontsize=10)
+        f"repetition of each configuration; {COLOUR_KEY}, line: layout, marker: the run within its panel", WIDTH,
+        10), fontsize=10)
     return fig
 
 
@@ -742,14 +804,14 @@ def monitor_series(m: RunMetrics) -> tuple[np.ndarray, dict[str, np.ndarray]] | 
 
 def draw_monitor(ms: list[RunMetrics]):
     """Live runs only: the coherence monitor's snapshots over simulated time, one panel per count, one line per
-    run (colour: policy, line: layout). None when no run was live."""
+    run (colour: policy or kernel, line: layout). None when no run was live."""
     got = [(m, s) for m in ordered(ms) if (s := monitor_series(m)) is not None and len(s[0])]
     if not got:
         return None
     fig, axes = plt.subplots(2, 2, figsize=(WIDTH, 6.4), squeeze=False, layout="constrained", sharex=True)
     for ax, (name, _) in zip(axes.flat, MONITOR_SERIES):
         for i, (m, (t, rates)) in enumerate(got):
-            ax.plot(t, rates[name], color=policy_colour(m.spec.policy), ls=LAYOUT_LINE.get(m.spec.layout, "-."), marker=".",
+            ax.plot(t, rates[name], color=spec_colour(m.spec), ls=layout_line(run_layout(m)), marker=".",
                     label=f"{short_label(m)}, {size_name(m)}")
         ax.set_title(name, fontsize=9)
         ax.set_ylabel("per simulated µs", fontsize=8)
@@ -759,7 +821,7 @@ def draw_monitor(ms: list[RunMetrics]):
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", fontsize=7, ncol=min(3, len(labels)))   # off the data
     fig.suptitle(figure_wrap("The coherence monitor live: its snapshots over simulated time (CSR snapshot every "
-                       "interval); colour: policy, line: layout", WIDTH, 10), fontsize=10)
+                       f"interval); {COLOUR_KEY}, line: layout", WIDTH, 10), fontsize=10)
     return fig
 
 
