@@ -31,6 +31,9 @@ POLICY_COLOURS = {
     "percpu": "#444444",     # dark grey
     "pause": "#661100",      # dark brown (the PAUSE calibration: a poll with cpu_relax)
     "plain": "#ee3377",      # magenta (the same poll without it)
+    "xadd": "#f0e442",       # yellow (the contention benchmark's lock xadd)
+    "ticket": "#aa4499",     # purple (its ticket lock)
+    "qspinlock": "#17becf",  # cyan (its queued spinlock)
 }
 # The kernel variants: picked at least 25 from every policy's colour and from the other inks of the figures (the
 # parts of the ping-pong and checks bars, the fields' lines, the seed figures' greys and pale yellow), and at least
