@@ -312,8 +312,32 @@ def test_fields_grouped_by_object_busy_lines_only(ms, drawn):
     texts = [t.replace("\n", " ") for t in legend_texts(fig)]
     # (which objects share a row, and so carry their name in it, depends on how many runs are bundled)
     assert any(t.split(": ")[-1].startswith("line of d_lockref") for t in texts)
-    assert any(t.split(": ")[-1] == "line of d_iname" for t in texts)
+    assert any(t.split(": ")[-1] == "line of d_iname (part 2 of 2), d_lockref, d_sb" for t in texts)
     assert {"transfers (solid)", "dirty reads (HITM) (dotted)"} <= set(texts)
+
+
+def test_each_line_is_drawn_once_and_a_field_on_two_is_named_on_both(ms):
+    """d_iname, across two lines, had a bar of its own ("line of d_iname") as tall as the bar of the line it shares
+    with d_lockref: that line counted twice. Each line once, named by every field on it; a field's counts are its
+    lines' together."""
+    straddling = 0
+    for m in plots.first_repetitions(ms):
+        lines = plots.field_lines(m)
+        named = [n for names, _ in lines for n in names]
+        assert len(named) == sum(len(f.get("lines") or []) for f in m.fields.values())   # each field on each line
+        for name, f in m.fields.items():
+            if len(f.get("lines") or []) < 2:
+                continue
+            straddling += 1
+            parts = [(names, c) for names, c in lines if any(n.startswith(f"{name} (part ") for n in names)]
+            assert len(parts) == len(f["lines"])
+            for key in ("transfers", "dirtyReads"):
+                assert sum(c[key] for _, c in parts) == pytest.approx(f[key])
+        for names, c in lines:   # a field alone on one line: the line's counts are the field's
+            for n in names:
+                if "(part " not in n:
+                    assert c["transfers"] == pytest.approx(m.fields[n]["transfers"])
+    assert straddling
 
 
 def test_intervals_colour_by_policy_and_every_line_told_apart(ms, drawn):

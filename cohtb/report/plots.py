@@ -24,7 +24,7 @@ from matplotlib.colors import ListedColormap, LogNorm  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
-from cohtb.analysis.metrics import RunMetrics, extra_text  # noqa: E402
+from cohtb.analysis.metrics import FIELD_COUNTS, RunMetrics, extra_text, per_op  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.report.palette import (EDGE, LAYOUT_ORDER, POLICY_ORDER, hatch_colour, is_kernels, layout_hatch,  # noqa: E402
                                   layout_line, spec_colour)
@@ -358,14 +358,31 @@ def obj(field: str) -> str:
 
 
 def field_lines(m: RunMetrics) -> list[tuple[tuple[str, ...], dict]]:
-    """The run's lines that hold fields, in the order of their first field: (the fields on the line, by their full
-    names, the line's per-operation counts). Fields on one line have the same counts (coherence is per line), so
-    one entry per line."""
-    out: dict[tuple[int, ...], tuple[list[str], dict]] = {}
-    for name, f in m.fields.items():
-        if f.get("lines"):
-            out.setdefault(tuple(f["lines"]), ([], f))[0].append(name)
-    return [(tuple(names), f) for names, f in out.values()]
+    """The run's lines that hold fields, each once: (the fields on the line by their full names, in address order,
+    a field on several lines named on each with its part, "file.d_iname (part 2 of 2)"; the line's per-operation
+    counts). Fields on one line have the same counts (coherence is per line), so one entry per line; a field's own
+    counts add up all its lines'. In address order of their first field: runs that list their fields in another
+    order name a line alike."""
+    names: dict[int, list[str]] = {}
+    for field in sorted(m.run.fields, key=lambda f: f.vaddr):
+        lines = m.fields[field.label].get("lines") or []
+        for i, line in enumerate(lines):
+            names.setdefault(line, []).append(field.label if len(lines) == 1 else
+                                              f"{field.label} (part {i + 1} of {len(lines)})")
+    regions = m.analysis.region_of_line()
+    return [(tuple(n), line_counts(m, line, regions)) for line, n in names.items()]
+
+
+def line_counts(m: RunMetrics, line: int, regions: dict) -> dict[str, float]:
+    """One line's counts per operation, from where metrics.compute takes a field's: the monitor's region for the
+    line, or the unbounded model's count of it when the monitor had none."""
+    r = regions.get(line)
+    if r is not None:
+        counts = m.analysis.rtl.regions[r.index]
+    else:
+        st = m.analysis.ideal.lines.get(line)
+        counts = st.to_json() if st else {}
+    return per_op({k: counts.get(k, 0) for k in FIELD_COUNTS}, m.run.region_ops)
 
 
 def busy(f: dict) -> bool:
@@ -382,10 +399,16 @@ def object_lines(m: RunMetrics) -> dict[str, list[tuple[tuple[str, ...], dict]]]
     return out
 
 
+LINE_NAMES = 8   # fields a legend names on one line
+
+
 def line_name(names: tuple[str, ...], of: str) -> str:
-    """The fields of a line as its legend names them: bare for the panel's object, with theirs for another's."""
+    """The fields of a line as its legend names them: bare for the panel's object, with theirs for another's; past
+    LINE_NAMES fields, the first and a count (two lines that differ only in the ones left out would read alike:
+    a dentry's 6.8 and hybrid184 lines differ in their last field's part)."""
     short = [n.split(".", 1)[1] if obj(n) == of and "." in n else n for n in names]
-    text = ", ".join(short if len(short) <= 6 else [*short[:5], f"{len(short) - 5} more"])
+    text = ", ".join(short if len(short) <= LINE_NAMES else [*short[:LINE_NAMES - 1],
+                                                             f"{len(short) - LINE_NAMES + 1} more"])
     return textwrap.fill(f"line of {text}", 44)
 
 
