@@ -348,9 +348,42 @@ def test_intervals_colour_by_policy_and_every_line_told_apart(ms, drawn):
     for ax, (_, group) in zip(axes, panels_):
         lines = ax.get_lines()
         assert [l.get_color() for l in lines] == [palette.spec_colour(m.spec) for m, _ in group]
-        looks = [(l.get_color(), l.get_linestyle(), l.get_marker()) for l in lines]
-        assert len(set(looks)) == len(looks) <= len(plots.MARKERS)
+        looks_ = [(l.get_color(), l.get_linestyle(), l.get_marker()) for l in lines]
+        assert len(set(looks_)) == len(looks_) <= len(plots.MARKERS)
     assert "least" not in fig.get_suptitle() and "total" in fig.get_suptitle()
+
+
+def test_intervals_keep_the_arms_of_a_declared_comparison_in_one_panel(ms, drawn):
+    """Panels of a workload and size were filled round-robin: seed 000's locked and cmpxchg runs of one declaration
+    landed in different panels. The arms of one point (or series) of a declaration, at one home socket and
+    placement, are in one panel, and the figure's panels hold more than one arm of some."""
+    arms = plots.declared_arms()
+    where: dict[tuple, list[int]] = {}
+    for i, (_, group) in enumerate(plots.interval_panels(ms)):
+        for m, _ in group:
+            where.setdefault(plots.comparison(m, arms), []).append(i)
+    declared = {k: v for k, v in where.items() if len(k) == 3}   # (declaration and point, home socket, placement)
+    # one panel each, but a comparison of more runs than a panel holds
+    assert all(len(set(v)) == 1 for v in declared.values() if len(v) <= len(plots.MARKERS))
+    assert sum(len(v) > 1 for v in declared.values()) >= 5
+    # seed 000's open_close arms, one declaration and size: locked beside cmpxchg
+    locked = next(m for m in plots.first_repetitions(ms) if m.spec.declaration == "000v3" and m.spec.policy == "locked"
+                  and m.spec.sockets == 2 and not m.spec.home_socket)
+    panel = next(g for _, g in plots.interval_panels(ms) if locked in [m for m, _ in g])
+    assert {m.spec.policy for m, _ in panel if m.spec.declaration == "000v3"} == {"locked", "cmpxchg"}
+
+
+def test_an_interval_legend_sits_below_its_panel_s_x_label(drawn):
+    """The legend under each panel touched the panel's x label when the panel was short."""
+    for runs in ("all", "one"):
+        fig = drawn[runs, "intervals"]
+        r = drawn_at_page_dpi(fig)
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is None:
+                continue
+            label = ax.xaxis.label.get_window_extent(r)
+            assert legend.get_window_extent(r).y1 < label.y0 - 2, (runs, ax.get_title())
 
 
 def offered(flag: str) -> set[str]:

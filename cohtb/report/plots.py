@@ -23,9 +23,11 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap, LogNorm  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
+from matplotlib.transforms import ScaledTranslation  # noqa: E402
 
 from cohtb.analysis.metrics import FIELD_COUNTS, RunMetrics, extra_text, per_op  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
+from cohtb.experiments.seeds import HISTORY  # noqa: E402
 from cohtb.report.palette import (EDGE, LAYOUT_ORDER, POLICY_ORDER, hatch_colour, is_kernels, layout_hatch,  # noqa: E402
                                   layout_line, spec_colour)
 from cohtb.run.kernels import DENTRY_68, DENTRY_611, DENTRY_HYBRID184, recorded_dentry  # noqa: E402
@@ -751,52 +753,106 @@ def checks(ms: list[RunMetrics], path: Path) -> Path:
     return _save(draw_checks(ms), path)
 
 
+def declared_arms() -> dict[tuple[str, str], tuple[str, str]]:
+    """(the declaration tag runs are recorded under, a configuration's repetition_of) -> the declaration and its
+    point or series the configuration is an arm of (("004-fsv5", "8 sockets")), for every declared version. Runs of
+    a version recorded before versions were tagged have no tag: the first version that declares their configuration
+    names it (the point's label alone may be another version's too, with another lock model)."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for versions in HISTORY.values():
+        for e in versions:
+            tag = e.declaration.runs_id if e.declaration.tagged else ""
+            for p in e.points:
+                for t in (p.base, p.new):
+                    out.setdefault((tag, t.repetition_of), (e.declaration.id, p.label))
+            for x in e.series:
+                for t in x.runs:
+                    out.setdefault((tag, t.repetition_of), (e.declaration.id, x.label))
+    return out
+
+
+def comparison(m: RunMetrics, arms: dict[tuple[str, str], tuple[str, str]]) -> tuple:
+    """What the intervals figure keeps in one panel: the arms of one declared point or series (base and new, side by
+    side), of one repetition's home socket and placement (which a declaration varies with the repetition); a run no
+    declaration compares, on its own."""
+    found = arms.get((m.spec.declaration, m.spec.repetition_of))
+    return (found, m.spec.home_socket, m.spec.placement) if found else (config_key(m),)
+
+
+def _fill(groups: list[list], most: int) -> list[list]:
+    """Consecutive groups into panels of at most `most` runs, a group never split between panels unless it alone is
+    larger (then cut into consecutive parts)."""
+    panels: list[list] = [[]]
+    for g in groups:
+        for part in (g[i:i + most] for i in range(0, len(g), most)):
+            if panels[-1] and len(panels[-1]) + len(part) > most:
+                panels.append([])
+            panels[-1].extend(part)
+    return panels if panels[0] else []
+
+
 def interval_panels(ms: list[RunMetrics]) -> list[tuple[str, list]]:
     """Timed runs' first repetitions with their series, by workload and machine size, at most len(MARKERS)
-    configurations a panel (a panel cut into parts "(1 of 3)"): [(title, [(run, series)])]."""
-
+    configurations a panel, the arms of a declared comparison in one (comparison); a panel cut into parts ("(1 of
+    3)"): [(title, [(run, series)])]."""
     timed = [(m, s) for m in ordered(first_repetitions(ms)) if (s := series(m.run)) is not None]
-    groups: dict[str, list] = {}
+    arms = declared_arms()
+    groups: dict[str, dict[tuple, list]] = {}
     for m, s in timed:
-        groups.setdefault(panel_name(m), []).append((m, s))
+        groups.setdefault(panel_name(m), {}).setdefault(comparison(m, arms), []).append((m, s))
     out = []
-    for name, g in groups.items():
-        k = math.ceil(len(g) / len(MARKERS))
-        out += [(name if k == 1 else f"{name} ({i + 1} of {k})", g[i::k]) for i in range(k)]
+    for name, compared in groups.items():
+        parts = _fill(list(compared.values()), len(MARKERS))
+        k = len(parts)
+        out += [(name if k == 1 else f"{name} ({i + 1} of {k})", part) for i, part in enumerate(parts)]
     return out
+
+
+LEGEND_DROP = 34   # points from an axes' bottom to below its tick labels and x label (7 and 8 point text)
+
+
+def _legend_below(ax, **kw):
+    """ax's legend under its x label: anchored LEGEND_DROP points below the axes, not a share of its height, which
+    put it on the label when the panel was short."""
+    drop = ScaledTranslation(0, -LEGEND_DROP / 72, ax.figure.dpi_scale_trans)
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=ax.transAxes + drop,
+                     frameon=False, **kw)
 
 
 def draw_intervals(ms: list[RunMetrics]):
     """Timed runs only: ops per interval over the window (will-it-scale's `total:` line, all threads), each
     configuration's first repetition, one panel per workload and machine size (at most four configurations a panel,
-    each with its own marker; colour: policy or kernel, line: layout). Per-thread least and most per interval are in the
-    runs' data, not drawn. None when no run is timed."""
+    the arms of a declared comparison side by side, each with its own marker; colour: policy or kernel, line:
+    layout). Per-thread least and most per interval are in the runs' data, not drawn. None when no run is timed."""
     panels = interval_panels(ms)
     if not panels:
         return None
     cols = min(3, len(panels))
     rows = math.ceil(len(panels) / cols)
-    fig = _figure(WIDTH, 0.7 + 2.9 * rows)
-    axes = fig.subplots(rows, cols, squeeze=False)
+    labels = {id(m): textwrap.fill(short_label(m), 36 if cols > 2 else 48) for _, g in panels for m, _ in g}
+    # each row as tall as its longest legend (one entry a line of 6.5-point text per wrapped line) under its panels
+    lines = [max(sum(labels[id(m)].count("\n") + 1 for m, _ in g) for _, g in panels[r * cols:(r + 1) * cols])
+             for r in range(rows)]
+    heights = [2.1 + 0.115 * n for n in lines]
+    fig = _figure(WIDTH, 0.7 + sum(heights))
+    axes = fig.subplots(rows, cols, squeeze=False, gridspec_kw={"height_ratios": heights})
     for ax, (name, group) in zip(axes.flat, panels):
         for marker, (m, s) in zip(MARKERS, group):
             t = np.array(s.starts_us) + s.interval_us / 2
             ax.plot(t, np.array(s.total) / s.interval_us, color=spec_colour(m.spec), ls=layout_line(run_layout(m)),
-                    marker=marker, markersize=4,
-                    label=textwrap.fill(short_label(m), 36))
+                    marker=marker, markersize=4, label=labels[id(m)])
         ax.set_title(name.replace(", ", "\n", 1), fontsize=9)   # workload over size: fits a third of the width
         ax.set_xlabel("µs into the window", fontsize=8)
         ax.set_ylabel("ops per simulated µs", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=1 if cols > 2 else 2,
-                  frameon=False)
+        _legend_below(ax, fontsize=6.5, ncol=1)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     fig.suptitle(figure_wrap(
         "Ops per interval over the window, all threads (will-it-scale's per-interval total), the first "
-        f"repetition of each configuration; {COLOUR_KEY}, line: layout, marker: the run within its panel", WIDTH,
-        10), fontsize=10)
+        f"repetition of each configuration, the arms of a declared comparison in one panel; {COLOUR_KEY}, line: "
+        "layout, marker: the run within its panel", WIDTH, 10), fontsize=10)
     return fig
 
 
