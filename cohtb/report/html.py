@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cohtb.report import plots
+from cohtb.report import figure_cache, plots
 from cohtb.atomic import atomic_dir
 from cohtb.analysis.compare import TURNS_TITLE
 from cohtb.analysis.metrics import RunMetrics
@@ -172,6 +172,16 @@ def fields_details(ms: list[RunMetrics]) -> Details:
     return Details(f"Per field, per run: {len(shown)} table{'s' if len(shown) != 1 else ''}{note}", shown, zeros)
 
 
+FIGURES = {"throughput": plots.throughput, "pingpong": plots.pingpong, "intervals": plots.intervals,
+           "monitor": plots.monitor, "scaling": plots.scaling, "fields": plots.fields, "matrices": plots.matrices,
+           "checks": plots.checks}
+
+
+def draw_figures(ms: list[RunMetrics], d: Path) -> dict[str, Path | None]:
+    """Every figure of the report into d, by name (None: nothing to draw): d/<name>.png."""
+    return {name: draw(ms, d / f"{name}.png") for name, draw in FIGURES.items()}
+
+
 def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_tables: list[Table] | None = None,
           subtitle: str | None = None) -> Path:
     """Writes report.md, report.json, report.html, plots/ and tables/ (every table as CSV) into out, atomically
@@ -180,22 +190,23 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
     with atomic_dir(out) as tmp:
         d = tmp / "plots"
         d.mkdir()
+        drawn, _ = figure_cache.drawn(ms, d, draw_figures)
         summary: list[Table | Figure] = [
             summary_table(ms),
             Figure("Throughput per configuration (mean of its repetitions, whisker: their range), one panel per "
                    "workload and machine size, each on its own scale; colour: policy, hatch: layout",
-                   plots.throughput(ms, d / "throughput.png")),
+                   drawn["throughput"]),
             Figure("Ping-pong per operation per configuration (means of its repetitions): local and cross-socket "
-                   "transfers, local and remote dirty reads (HITM)", plots.pingpong(ms, d / "pingpong.png"))]
-        iv = plots.intervals(ms, d / "intervals.png")
+                   "transfers, local and remote dirty reads (HITM)", drawn["pingpong"])]
+        iv = drawn["intervals"]
         if iv:
             summary.append(Figure("Ops per interval over the window (timed runs): will-it-scale's per-interval total "
                                   "of all threads, the first repetition of each configuration", iv))
-        mon = plots.monitor(ms, d / "monitor.png")
+        mon = drawn["monitor"]
         if mon:
             summary.append(Figure("The monitor live (runs launched with --live): transfers, cross-socket transfers, "
                                   "dirty reads (HITM) and invalidations per interval of simulated time", mon))
-        sc = plots.scaling(ms, d / "scaling.png")
+        sc = drawn["scaling"]
         if sc:
             summary.append(Figure("Scaling: throughput and transfers per operation against the number of sockets", sc))
         sections: list[tuple[str, list[Table | Figure]]] = [("Summary", summary)]
@@ -203,15 +214,15 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
             sections.append(("Comparisons", fold_pairs(extra_tables)))
         sections.append(("Fields", [Figure("Per object, transfers and dirty reads (HITM) per operation on each of its "
                                            "lines that had traffic (one bar per line), the first repetition of each "
-                                           "configuration", plots.fields(ms, d / "fields.png")), fields_details(ms)]))
+                                           "configuration", drawn["fields"]), fields_details(ms)]))
         sections.append(("Sockets", [Figure("Socket x socket transfers per operation, one colour scale for all runs, "
                                             "the first repetition of each configuration",
-                                            plots.matrices(ms, d / "matrices.png"))]))
+                                            drawn["matrices"])]))
         sections.append(("Hot lines", [Details(f"Hottest lines, per run: {len(ms)} table{'s' if len(ms) > 1 else ''}",
                                                [hot_table(m) for m in ms])]))
         sections.append(("Checks", [check_table(ms), Figure("The monitor's transfers and dirty reads (HITM) against "
                                                             "gem5's evidence, per configuration (means of its checked "
-                                                            "repetitions)", plots.checks(ms, d / "checks.png")),
+                                                            "repetitions)", drawn["checks"]),
                                     bounds_table(ms)]))
         render(tmp, title, sections, [], [m.to_json() for m in ms], subtitle=subtitle)
     return out / "report.html"
