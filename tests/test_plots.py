@@ -97,9 +97,9 @@ def test_run_labels_are_unique(ms):
 
 def test_each_matrix_panel_is_the_runs_own_size(ms, drawn):
     p = panels(drawn["all", "matrices"])
-    firsts = plots.first_repetitions(ms)
-    assert set(p) == {m.label for m in firsts} and len(firsts) < len(ms)
-    for m in firsts:
+    drawn_runs, _ = plots.matrix_runs(ms)
+    assert set(p) == {m.label for m in drawn_runs} and len(drawn_runs) < len(ms)
+    for m in drawn_runs:
         sockets = m.run.manifest.system.sockets
         arr = p[m.label].images[0].get_array()
         assert arr.shape == (sockets, sockets), m.label
@@ -110,7 +110,38 @@ def test_each_matrix_panel_is_the_runs_own_size(ms, drawn):
         assert arr.mask[np.eye(sockets, dtype=bool)].all()
         # and nothing was left outside the run's own sockets
         assert full.sum() == pytest.approx(full[:sockets, :sockets].sum())
-    assert any(arr.shape == (2, 2) for arr in (ax.images[0].get_array() for ax in p.values()))
+    assert {arr.shape for arr in (ax.images[0].get_array() for ax in p.values())} >= {(2, 2), (4, 4), (8, 8)}
+
+
+def test_matrices_of_many_runs_are_capped_and_the_figure_says_which_are_left_out(ms, drawn):
+    """All the bundled runs' matrices were 256 panels, 14,000 px tall, their 8-socket diagonals unreadable: at most
+    MATRIX_PANELS are drawn, every machine size and every workload, policy or kernel and layout at least once when
+    they fit, and the figure counts the rest. A few runs are all drawn."""
+    firsts = plots.first_repetitions(ms)
+    drawn_runs, left = plots.matrix_runs(ms)
+    assert len(firsts) > plots.MATRIX_PANELS >= len(drawn_runs) and left
+    families = {plots.matrix_family(m) for m in firsts if m.spec.sockets > 1}
+    assert families == {plots.matrix_family(m) for m in drawn_runs}
+    note = drawn["all", "matrices"].subfigs[0].get_supxlabel().replace("\n", " ")
+    assert "Not drawn: " in note and all(part in note for part in left)
+    one = sum(m.spec.sockets == 1 for m in firsts)
+    assert f"{one} one-socket configurations" in note
+    some = firsts[:plots.MATRIX_PANELS]
+    assert plots.matrix_runs(some) == (plots.ordered(some), [])
+    assert "Not drawn" not in drawn["one", "matrices"].subfigs[0].get_supxlabel()
+
+
+def test_a_matrix_cell_is_as_large_as_its_value(drawn):
+    """The 8-socket matrices' cells held their diagonal values in 5.5-point text, past their edges: each cell at
+    least as wide as its text at the page's size."""
+    fig = drawn["all", "matrices"]
+    r = drawn_at_page_dpi(fig)
+    for ax in panels(fig).values():
+        n = ax.images[0].get_array().shape[0]
+        cell = ax.get_window_extent(r).width / n
+        assert cell >= 30   # px: 0.27 in at DPI
+        for t in ax.texts:
+            assert t.get_window_extent(r).width < cell - 4, (ax.get_title(), t.get_text())
 
 
 def test_matrices_share_one_log_scale_that_holds_every_cell(ms, drawn):
@@ -126,16 +157,22 @@ def test_matrices_share_one_log_scale_that_holds_every_cell(ms, drawn):
 def test_matrix_diagonal_is_annotated_and_explained(ms, drawn):
     fig = drawn["all", "matrices"]
     p = panels(fig)
-    for m in plots.first_repetitions(ms):
+    for m in plots.matrix_runs(ms)[0]:
         mat = plots.socket_matrix(m)
         texts = {t.get_position(): t.get_text() for t in p[m.label].texts}
         assert all(texts[(k, k)] == plots._diag_text(mat[k, k]) for k in range(len(mat))), m.label
         assert "same socket" in p[m.label].get_title()
         assert p[m.label].get_xlabel() == "to socket" and p[m.label].get_ylabel() == "from socket"
-    # one colour bar, labelled with its unit
-    bars = [ax for ax in fig.axes if not ax.images and "per operation" in ax.get_ylabel()]
-    assert len(bars) == 1 and "cross-socket transfers per operation" in bars[0].get_ylabel()
-    assert "same-socket" in fig.get_supxlabel() and "log scale" in fig.get_supxlabel()
+    # one colour bar, labelled with its unit, its ticks apart
+    bars = [ax for ax in fig.axes if not ax.images and "per operation" in ax.get_xlabel()]
+    assert len(bars) == 1 and "cross-socket transfers per operation" in bars[0].get_xlabel()
+    assert "log scale" in bars[0].get_xlabel()
+    assert "same-socket" in fig.subfigs[0].get_supxlabel()
+    r = drawn_at_page_dpi(fig)
+    ticks = [t for t in bars[0].get_xticklabels() if t.get_text()]
+    assert len(ticks) >= 2
+    for a, b in zip(ticks, ticks[1:]):
+        assert not overlaps(a.get_window_extent(r), b.get_window_extent(r)), (a.get_text(), b.get_text())
 
 
 def bar_panels(fig, ms) -> list:

@@ -194,14 +194,16 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
         summary: list[Table | Figure] = [
             summary_table(ms),
             Figure("Throughput per configuration (mean of its repetitions, whisker: their range), one panel per "
-                   "workload and machine size, each on its own scale; colour: policy, hatch: layout",
+                   "workload and machine size, each on its own scale; colour: policy (a full-system stat_file run: its "
+                   "kernel), hatch: layout",
                    drawn["throughput"]),
             Figure("Ping-pong per operation per configuration (means of its repetitions): local and cross-socket "
                    "transfers, local and remote dirty reads (HITM)", drawn["pingpong"])]
         iv = drawn["intervals"]
         if iv:
             summary.append(Figure("Ops per interval over the window (timed runs): will-it-scale's per-interval total "
-                                  "of all threads, the first repetition of each configuration", iv))
+                                  "of all threads, the first repetition of each configuration, the arms of a declared "
+                                  "comparison in one panel", iv))
         mon = drawn["monitor"]
         if mon:
             summary.append(Figure("The monitor live (runs launched with --live): transfers, cross-socket transfers, "
@@ -216,7 +218,8 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
                                            "lines that had traffic (one bar per line), the first repetition of each "
                                            "configuration", drawn["fields"]), fields_details(ms)]))
         sections.append(("Sockets", [Figure("Socket x socket transfers per operation, one colour scale for all runs, "
-                                            "the first repetition of each configuration",
+                                            "the first repetition of each configuration (at most "
+                                            f"{plots.MATRIX_PANELS}: the figure says which are left out)",
                                             drawn["matrices"])]))
         sections.append(("Hot lines", [Details(f"Hottest lines, per run: {len(ms)} table{'s' if len(ms) > 1 else ''}",
                                                [hot_table(m) for m in ms])]))

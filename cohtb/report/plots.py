@@ -73,14 +73,6 @@ def size_name(m: RunMetrics) -> str:
     return f"{n} socket{'s' if n > 1 else ''} x {m.spec.cores_per_socket} cores"
 
 
-def size_groups(ms: list[RunMetrics]) -> list[tuple[str, list[RunMetrics]]]:
-    """The runs in order, grouped by machine size: [("2 sockets x 4 cores", [...]), ...]."""
-    groups: dict[str, list[RunMetrics]] = {}
-    for m in ordered(ms):
-        groups.setdefault(size_name(m), []).append(m)
-    return list(groups.items())
-
-
 def panel_name(m: RunMetrics) -> str:
     workload = f"{m.spec.workload} (full system)" if m.spec.kernel else m.spec.workload
     return f"{workload}, {size_name(m)}"
@@ -552,57 +544,132 @@ def _diag_text(v: float) -> str:
     return f"{v:.1f}" if v >= 9.95 else f"{v:.2f}"
 
 
+MATRIX_PANELS = 30   # at most this many matrices in the figure: more made it thousands of px tall and slow to draw
+MATRIX_SIDE = {1: 0.9, 2: 1.2, 4: 1.6, 8: 2.4}   # inches a matrix of that many sockets takes: cells of 0.3 in or more
+
+
+def matrix_side(sockets: int) -> float:
+    return MATRIX_SIDE.get(sockets, 0.3 * sockets)
+
+
+def matrix_family(m: RunMetrics) -> tuple:
+    """What a drawn matrix stands for when not every one fits: the workload, the policy or kernel, the layout and
+    the machine size."""
+    return m.spec.workload, meaning(m), run_layout(m), m.spec.sockets, m.spec.cores_per_socket
+
+
+def matrix_runs(ms: list[RunMetrics]) -> tuple[list[RunMetrics], list[str]]:
+    """The configurations (first repetitions) whose matrices are drawn, in the figures' order, and what is left out,
+    said as the figure says it. Up to MATRIX_PANELS, every one; beyond, the one-socket configurations are left out
+    first (a single same-socket cell, the summary table's transfers/op), then all but the first configuration of
+    each matrix_family, then the last families."""
+    runs = ordered(first_repetitions(ms))
+    left = []
+    if len(runs) > MATRIX_PANELS:
+        one = [m for m in runs if m.spec.sockets == 1]
+        if one:
+            runs = [m for m in runs if m.spec.sockets > 1]
+            left.append(f"{count(len(one), 'one-socket configuration')} (a single same-socket cell: the summary "
+                        "table's transfers/op)")
+    if len(runs) > MATRIX_PANELS:
+        firsts = {}
+        for m in runs:
+            firsts.setdefault(matrix_family(m), m)
+        alike = len(runs) - len(firsts)
+        runs = list(firsts.values())
+        left.append(f"{count(alike, 'configuration')} of the same workload, policy or kernel, layout and size as one "
+                    "drawn (another lock model, declaration, home socket, placement or flags; its totals: the summary "
+                    "table's transfers/op and x-socket/op)")
+    if len(runs) > MATRIX_PANELS:
+        left.append(f"{count(len(runs) - MATRIX_PANELS, 'configuration')} after the first {MATRIX_PANELS} drawn (their "
+                    "totals: the summary table's transfers/op and x-socket/op)")
+        runs = runs[:MATRIX_PANELS]
+    return runs, left
+
+
+def count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' * (n != 1)}"
+
+
+def matrix_rows(runs: list[RunMetrics]) -> list[tuple[list[RunMetrics], int]]:
+    """The drawn matrices in rows of (runs, columns): the runs of one socket count in rows of their own, as many
+    panels a row as fit their matrices' side."""
+    by_sockets: dict[int, list[RunMetrics]] = {}
+    for m in runs:
+        by_sockets.setdefault(m.spec.sockets, []).append(m)
+    rows = []
+    for sockets, g in by_sockets.items():
+        cols = max(1, int((WIDTH - 0.3) / (matrix_side(sockets) + 0.75)))
+        rows += [(g[i:i + cols], cols) for i in range(0, len(g), cols)]
+    return rows
+
+
+def _colour_ticks(lo: float, hi: float) -> list[float]:
+    """A colour bar's ticks: the 1-2-5 steps, or only the powers of ten when those would crowd it (over nine)."""
+    steps = _steps(lo, hi)
+    return steps if len(steps) <= 9 else [t for t in steps if math.log10(t) == round(math.log10(t))]
+
+
+def _matrix_title(m: RunMetrics, mat: np.ndarray, width: float) -> str:
+    """The run's label wrapped to its panel's width (6.5-point text), then its same- and cross-socket totals."""
+    diag = np.eye(len(mat), dtype=bool)
+    label = textwrap.fill(m.label, max(20, int(width * 72 / (6.5 * 0.58))), break_on_hyphens=False)
+    return f"{label}\nsame socket {np.trace(mat):.2f}, cross {mat[~diag].sum():.2f} /op"
+
+
+def _matrix_panel(ax, m: RunMetrics, mat: np.ndarray, norm, width: float) -> None:
+    n = len(mat)
+    diag = np.eye(n, dtype=bool)
+    ax.imshow(np.ma.masked_array(mat, mask=diag | (mat <= 0)), cmap=MATRIX_CMAP, norm=norm)
+    for k in range(n):
+        ax.add_patch(Rectangle((k - 0.5, k - 0.5), 1, 1, facecolor="#d9d9d9", edgecolor="none"))
+        ax.text(k, k, _diag_text(mat[k, k]), ha="center", va="center", fontsize=7 if n <= 4 else 6.5)
+    ax.set_xticks(range(n))
+    ax.set_yticks(range(n))
+    ax.tick_params(labelsize=6, length=2)
+    ax.set_xlabel("to socket", fontsize=7)
+    ax.set_ylabel("from socket", fontsize=7)
+    ax.set_title(_matrix_title(m, mat, width), fontsize=6.5)
+
+
 def draw_matrices(ms: list[RunMetrics]):
-    """One panel per run at its own number of sockets, grouped by machine size. The colour is cross-socket
-    transfers per operation on one log scale for every panel; the diagonal (same-socket transfers) is grey with
-    its value written in, since a socket's cores passing the line among themselves would swamp the scale."""
-    ms = first_repetitions(ms)
-    groups = size_groups(ms)
-    mats = {id(m): socket_matrix(m) for m in ms}
-    off = np.concatenate([mats[id(m)][~np.eye(len(mats[id(m)]), dtype=bool)] for m in ms] or [np.zeros(0)])
+    """One panel per configuration drawn (matrix_runs) at its own number of sockets, in rows by socket count, each
+    row of panels as tall as its titles and matrices. The colour is cross-socket transfers per operation on one log
+    scale for every panel (the colour bar under the title); the diagonal (same-socket transfers) is grey with its
+    value written in, since a socket's cores passing the line among themselves would swamp the scale. What is not
+    drawn is said under the colour bar."""
+    runs, left = matrix_runs(ms)
+    mats = {id(m): socket_matrix(m) for m in runs}
+    off = np.concatenate([mats[id(m)][~np.eye(len(mats[id(m)]), dtype=bool)] for m in runs] or [np.zeros(0)])
     pos = off[off > 0]
     norm = LogNorm(*_log_range(float(pos.min()), float(pos.max())) if pos.size else (0.1, 1.0))
-    cols = min(5, max(len(g) for _, g in groups))
-    rows = sum(math.ceil(len(g) / cols) for _, g in groups)
-    fig = _figure(min(WIDTH, 2.1 * cols + 1.6), 2.4 * rows + 1.4)
-    axes = fig.subplots(rows, cols, squeeze=False)
-    used = []
-    r = 0
-    for _, g in groups:
-        for i, m in enumerate(g):
-            ax = axes[r + i // cols, i % cols]
-            used.append(ax)
-            mat = mats[id(m)]
-            n = len(mat)
-            diag = np.eye(n, dtype=bool)
-            ax.imshow(np.ma.masked_array(mat, mask=diag | (mat <= 0)), cmap=MATRIX_CMAP, norm=norm)
-            for k in range(n):
-                ax.add_patch(Rectangle((k - 0.5, k - 0.5), 1, 1, facecolor="#d9d9d9", edgecolor="none"))
-                ax.text(k, k, _diag_text(mat[k, k]), ha="center", va="center", fontsize=7 if n <= 4 else 5.5)
-            ax.set_xticks(range(n))
-            ax.set_yticks(range(n))
-            ax.tick_params(labelsize=6, length=2)
-            ax.set_xlabel("to socket", fontsize=7)
-            ax.set_ylabel("from socket", fontsize=7)
-            ax.set_title(f"{textwrap.fill(m.label, 28, break_on_hyphens=False)}\nsame socket {np.trace(mat):.2f}, "
-                         f"cross {mat[~diag].sum():.2f} /op", fontsize=6.5)
-        for i in range(len(g), math.ceil(len(g) / cols) * cols):
-            axes[r + i // cols, i % cols].axis("off")
-        r += math.ceil(len(g) / cols)
-    sm = plt.cm.ScalarMappable(norm=norm, cmap=MATRIX_CMAP)
-    cb = fig.colorbar(sm, ax=used, shrink=0.9 if rows == 1 else 0.5, aspect=25 if rows == 1 else 35,
-                      ticks=_steps(norm.vmin, norm.vmax), format="%g")
+    rows = matrix_rows(runs)
+    widths = [(WIDTH - 0.3) / cols for _, cols in rows]   # each panel's share of the figure's width
+    heights = [matrix_side(row[0].spec.sockets) + 0.5 + 0.12 * max(
+        _matrix_title(m, mats[id(m)], w).count("\n") + 1 for m in row) for (row, _), w in zip(rows, widths)]
+    note = figure_wrap("Grey diagonal, with its value: same-socket transfers (between cores of one socket), left out "
+                       "of the colour scale since they would swamp it; white: no cross-socket transfer."
+                       + (f" Not drawn: {'; '.join(left)}." if left else ""), WIDTH, 8)
+    fig = _figure(WIDTH, 1.0)
+    title = figure_wrap("Ownership transfers per operation (each workload's own), from socket (row) to socket "
+                        "(column), counted by the coherence monitor RTL; the first repetition of each configuration",
+                        WIDTH, 10)
+    head = 0.75 + 0.17 * (title.count("\n") + 1) + 0.15 * (note.count("\n") + 1)
+    fig.set_figheight(head + sum(heights))
+    top, *subs = fig.subfigures(len(rows) + 1, 1, height_ratios=[head, *heights])
+    top.suptitle(title, fontsize=10)
+    cax = top.add_subplot(top.add_gridspec(1, 3, width_ratios=[1, 2, 1])[0, 1])   # the middle half of the width
+    cb = top.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=MATRIX_CMAP), cax=cax, orientation="horizontal",
+                      ticks=_colour_ticks(norm.vmin, norm.vmax), format="%g")
     cb.minorticks_off()
-    cb.set_label("cross-socket transfers per operation (log scale)", fontsize=8)
+    cb.set_label("cross-socket transfers per operation (log scale), one scale for every panel", fontsize=8)
     cb.ax.tick_params(labelsize=7)
-    width = fig.get_figwidth()
-    fig.suptitle(figure_wrap("Ownership transfers per operation (each workload's own), from socket (row) to socket "
-                       "(column), counted by the coherence monitor RTL; the first repetition of each configuration",
-                       width, 10), fontsize=10)
-    fig.supxlabel(figure_wrap(
-        "Colour: cross-socket transfers per operation, one log scale for every panel; white: none. "
-        "Grey diagonal, with its value: same-socket transfers (between cores of one socket), left out of "
-        "the colour scale since they would swamp it.", width, 8), fontsize=8)
+    top.supxlabel(note, fontsize=8)
+    for sub, (row, cols), width in zip(subs, rows, widths):
+        for ax, m in zip(sub.subplots(1, cols, squeeze=False)[0], row):
+            _matrix_panel(ax, m, mats[id(m)], norm, width)
+        for ax in sub.axes[len(row):]:
+            ax.axis("off")
     return fig
 
 
@@ -829,7 +896,8 @@ def draw_intervals(ms: list[RunMetrics]):
         return None
     cols = min(3, len(panels))
     rows = math.ceil(len(panels) / cols)
-    labels = {id(m): textwrap.fill(short_label(m), 36 if cols > 2 else 48) for _, g in panels for m, _ in g}
+    labels = {id(m): textwrap.fill(short_label(m), 36 if cols > 2 else 48, break_on_hyphens=False)
+              for _, g in panels for m, _ in g}
     # each row as tall as its longest legend (one entry a line of 6.5-point text per wrapped line) under its panels
     lines = [max(sum(labels[id(m)].count("\n") + 1 for m, _ in g) for _, g in panels[r * cols:(r + 1) * cols])
              for r in range(rows)]
