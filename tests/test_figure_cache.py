@@ -7,7 +7,8 @@ from cohtb.run.runs import discover
 from run_fixtures import make_run
 
 
-def test_the_same_runs_draw_their_figures_once_and_other_runs_draw_again(tmp_path):
+def test_the_same_runs_draw_their_figures_once_and_other_runs_draw_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("COHTB_CACHE", str(tmp_path / "cache"))   # no figures another test drew of the same runs
     calls = []
 
     def draw(ms, d):

@@ -562,7 +562,7 @@ def assert_inside(fig, r, axes, where) -> None:
 
 def test_seed_figures_keep_every_text_and_marker_inside(every):
     """docs/results.md's figures: text within the figure, the legend over no panel, every speed-up marker and its
-    range inside its axes, and bars in their policy's colour."""
+    range inside its axes, and bars in their policy's or kernel's colour."""
     history = judging.seed_history(every)
     done = [r for r in (judging.shown(v) for v in history.values()) if r is not None]
     assert {r.experiment.seed for r in done} >= {"000", "003", "004", "004-fs"}
@@ -600,8 +600,9 @@ def assert_seed_figures(res) -> None:
                 px, py = speedup.transData.transform((x, y))
                 inner = speedup.get_window_extent(r)
                 assert inner.x0 + 4 <= px <= inner.x1 - 4 and inner.y0 + 4 <= py <= inner.y1 - 4, (res.experiment.seed, x, y)
+    meanings = [*palette.POLICY_COLOURS.values(), *palette.KERNEL_COLOURS.values()]   # a kernel's run: its kernel's
     for b in bars.patches:
-        assert b.get_facecolor()[:3] in [to_rgb(c) for c in palette.POLICY_COLOURS.values()]
+        assert b.get_facecolor()[:3] in [to_rgb(c) for c in meanings]
     plt.close("all")
 
 

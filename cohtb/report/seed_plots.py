@@ -23,8 +23,9 @@ from cohtb.analysis.compare import CHAIN_ROWS, turns_per_op  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
 from cohtb.experiments.rules import curve_verdicts  # noqa: E402
-from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, policy_colour  # noqa: E402
-from cohtb.report.plots import DPI, figure_wrap  # noqa: E402
+from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, is_kernels, spec_colour  # noqa: E402
+from cohtb.report.plots import DENTRY_LAYOUTS, DPI, figure_wrap  # noqa: E402
+from cohtb.run.kernels import variant, variant_dentry  # noqa: E402
 from cohtb.experiments.judging import SeedResult  # noqa: E402
 from cohtb.report.results import shape_figure_name, turns_figure_name  # noqa: E402
 from cohtb.tables import slug  # noqa: E402
@@ -81,6 +82,14 @@ def _speedup_axis(ax, which: str, values: list[float], most: int) -> None:
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}x"))
 
 
+def spec_layout(spec) -> str:
+    """The layout a run template's bar shows: for the guest benchmark, the dentry its kernel builds (plots.run_layout
+    does the same for a recorded run, from the dentry its build had)."""
+    if not is_kernels(spec):
+        return spec.layout
+    return DENTRY_LAYOUTS.get(variant_dentry(variant(spec.kernel)).name, spec.layout)
+
+
 def _throughput_bars(res: SeedResult, points: list, ax, grouped: bool = False) -> list[Patch]:
     """Base and new throughput per point (bar: mean; whisker: min-max of the repetitions) into ax; the legend's
     handles. grouped: the points labelled by their sockets under their curve's name."""
@@ -94,19 +103,20 @@ def _throughput_bars(res: SeedResult, points: list, ax, grouped: bool = False) -
         mean = np.array([s.mean for s in spreads]) / 1e6
         lo = mean - np.array([s.lo for s in spreads]) / 1e6
         hi = np.array([s.hi for s in spreads]) / 1e6 - mean
-        # colour: the run's policy, hatch: its layout (the base and new of a layout change share a colour)
+        # colour: the run's policy, or its kernel's (palette.spec_colour); hatch: its layout, a kernel's the dentry it
+        # builds (the base and new of a layout change share a colour), as in the report's figures
         bars = ax.bar(x + (k - 0.5) * 0.38, mean, 0.38, yerr=[lo, hi], capsize=3, edgecolor=EDGE,
-                      color=[policy_colour(s.policy) for s in specs])
+                      color=[spec_colour(s) for s in specs])
         for b, spec in zip(bars, specs):
-            b.set_hatch(LAYOUT_HATCH.get(spec.layout, ""))
-            b.set_hatchcolor(hatch_colour(policy_colour(spec.policy)))
+            b.set_hatch(LAYOUT_HATCH.get(spec_layout(spec), ""))
+            b.set_hatchcolor(hatch_colour(spec_colour(spec)))
         first = specs[0]
         # the name the seed gives, with what the colour and hatch stand for unless the name says it
         # a kernel's run: the kernel is its layout too (the spec's layout is not what its dentry has)
         what = ([] if name in (first.policy, first.kernel) else [first.policy]) + (
             [] if name == first.layout or first.kernel else [f"layout {first.layout}"])
         label = f"layout {name}" if name == first.layout else name
-        handles.append(Patch(facecolor=policy_colour(first.policy), edgecolor=EDGE, hatch=LAYOUT_HATCH.get(first.layout, ""),
+        handles.append(Patch(facecolor=spec_colour(first), edgecolor=EDGE, hatch=LAYOUT_HATCH.get(spec_layout(first), ""),
                              label=f"{label} ({', '.join(what)})" if what else label))
     if grouped:   # each point by its sockets, each curve's name under its group
         ax.set_xticks(x, [f"{n} socket{'s' * (n > 1)}" for n in (p.point.base.sockets for p in points)], fontsize=8)
@@ -316,7 +326,7 @@ def draw_series(s: SeriesResult):
         n = min(len(w.total) for _, w, _ in got)
         ops = np.array([w.total[:n] for _, w, _ in got], dtype=float)
         t = (np.arange(n) + 0.5) * interval_us
-        colour = policy_colour(templates[label].policy)   # a kernel's colour is its lockref policy's
+        colour = spec_colour(templates[label])   # a kernel's run: its kernel's colour
         # dashed: a control without the intruder (in the kernel's runs the lister is there, its first listing
         # after the run's end: only the series' controls say which they are)
         style = "--" if label in controls or not templates[label].intruder_period_us else "-"
