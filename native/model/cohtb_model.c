@@ -22,8 +22,9 @@ struct line_state {                /* LineState: the last writer, whether its co
   uint8_t owner_valid, dirty;
   uint16_t owner;
   uint16_t owner_socket;
-  uint64_t holders;                /* bit c: core c holds a copy (cores <= 64) */
+  uint64_t holders;                /* bit c: core c holds a copy: HOLDER_BITS cores at most */
 };
+#define HOLDER_BITS (8 * (unsigned)sizeof(uint64_t))   /* the holders mask's width bounds the cores it can follow */
 
 struct effects {                   /* Effects: what one event adds to the counters */
   uint8_t transfer, cross_socket, dirty_read_local, dirty_read_remote;
@@ -254,7 +255,7 @@ void cohtb_model_free(struct cohtb_model *m) {
 }
 
 struct cohtb_model *cohtb_model_new(const struct cohtb_model_params *p) {
-  if (p->cores > 64 || !p->ways || !p->sets || !p->hot_entries || p->regions > 32 || p->counter_width > 64)
+  if (p->cores > HOLDER_BITS || !p->ways || !p->sets || !p->hot_entries || p->regions > 32 || p->counter_width > 64)
     return NULL;
   struct cohtb_model *m = calloc(1, sizeof *m);
   if (!m) return NULL;
