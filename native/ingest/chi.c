@@ -1,5 +1,6 @@
 /* The CHI reader of cohtb-ingest: a core's L1D transitions in gem5's CHI ProtocolTrace -> completion-time
- * events with the same meaning as MESI_Two_Level's (docs/gem5.md, "CHI (the socket machine): which transitions are events").
+ * events with the same meaning as MESI_Two_Level's (docs/gem5.md, "CHI (the socket machine): which transitions are
+ * events").
  *
  * CHI names every controller `Cache` and logs a transaction, not a transition: the request opens it from a
  * stable state (`Store SC>BUSY_BLKD`), its steps follow in BUSY_BLKD/BUSY_INTR, and `Final BUSY_x>S` closes it in
