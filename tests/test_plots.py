@@ -439,14 +439,6 @@ def offered(flag: str) -> set[str]:
     return out
 
 
-def lab(colour) -> np.ndarray:
-    c = np.array(to_rgb(colour))
-    c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
-    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ c
-    f = np.cbrt(xyz / np.array([0.95047, 1.0, 1.08883]))
-    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
-
-
 def test_one_colour_per_policy_and_per_kernel():
     """Every policy a workload offers or a seed runs, and every kernel variant, has a colour of its own, far enough
     from every other's (CIELAB distance) to be told apart; a kernel's is no policy's (full-system runs were drawn in
@@ -459,10 +451,10 @@ def test_one_colour_per_policy_and_per_kernel():
     assert set(VARIANTS) <= set(palette.KERNEL_COLOURS)
     colours = [*palette.POLICY_COLOURS.values(), *palette.KERNEL_COLOURS.values(), palette.UNKNOWN]
     for a, b in itertools.combinations(colours, 2):
-        assert np.linalg.norm(lab(a) - lab(b)) >= 25, (a, b)
+        assert np.linalg.norm(palette.cielab(a) - palette.cielab(b)) >= 25, (a, b)
     others = [c for *_, c in (*plots.PINGPONG_PARTS, *plots.CHECK_PARTS)] + list(plots.LINE_COLOURS)
     for a, b in itertools.product(palette.KERNEL_COLOURS.values(), others):
-        assert np.linalg.norm(lab(a) - lab(b)) >= 25, (a, b)
+        assert np.linalg.norm(palette.cielab(a) - palette.cielab(b)) >= 25, (a, b)
 
 
 def test_one_hatch_and_one_line_style_per_layout():

@@ -100,18 +100,9 @@ def legend_swatches(fig) -> list[tuple[str, tuple | None, str]]:
             for lg in legends for h, t in zip(lg.legend_handles, lg.get_texts())]
 
 
-def lab(colour) -> np.ndarray:
-    """CIELAB, as tests/test_plots.py measures how far apart the palette's colours are."""
-    c = np.array(to_rgb(colour))
-    c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
-    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ c
-    f = np.cbrt(xyz / np.array([0.95047, 1.0, 1.08883]))
-    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
-
-
 def alike(a, b, apart: float = 25) -> bool:
     """Closer than palette.py keeps its policies (25): a reader could take one for the other across figures."""
-    return np.linalg.norm(lab(a) - lab(b)) < apart
+    return np.linalg.norm(palette.cielab(a) - palette.cielab(b)) < apart
 
 
 def meaning_colours() -> list[str]:

@@ -10,6 +10,7 @@ a layout has no ink here or two colours are too alike."""
 
 from __future__ import annotations
 
+import numpy as np
 from matplotlib.colors import to_rgb
 
 from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
@@ -94,3 +95,12 @@ def hatch_colour(colour: str) -> str:
     """A layout's hatch drawn on a bar: dark lines vanish on the dark policies' bars, so those get white ones."""
     r, g, b = to_rgb(colour)
     return "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.4 else EDGE
+
+
+def cielab(colour: str) -> np.ndarray:
+    """A colour in CIELAB (D65), where the palette keeps its meanings apart by a distance of at least 25."""
+    c = np.array(to_rgb(colour))
+    c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ c
+    f = np.cbrt(xyz / np.array([0.95047, 1.0, 1.08883]))
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
