@@ -21,6 +21,7 @@ VERBS = {
     "ingest": "convert a gem5 ProtocolTrace (plain, .gz or - for a pipe) to a cohtb event file",
     "bundle": "copy finished runs (manifest + compressed events) into reference-runs/",
     "native": "run the workload matrix on this machine and print ops/s per policy and layout",
+    "profile": "where each run's simulated time went: its functions' share of the window, as perf report shows it",
     "latency": "the calibration table: what one operation on a line held elsewhere took in cclat runs, beside a "
                "published part's figures",
     "soak": "a long random stream (workload contention patterns mixed in) through the RTL and the bit-exact model, "

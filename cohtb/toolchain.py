@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from cohtb.errors import CohtbError
@@ -55,3 +56,13 @@ def monitor_dir(variant: str = "default") -> Path:
 
 def find_tool(name: str) -> str | None:
     return shutil.which(name)
+
+
+def tool_output(cmd: list[str]) -> str:
+    """A binutils tool's standard output (nm, readelf: what reads the guest's ELF files); its failure in one line."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    except FileNotFoundError:
+        raise CohtbError(f"{cmd[0]} not found (binutils: `make kernel` installs it)") from None
+    except subprocess.CalledProcessError as e:
+        raise CohtbError(f"{' '.join(cmd)}: {e.stderr.strip().splitlines()[-1] if e.stderr.strip() else 'failed'}") from None

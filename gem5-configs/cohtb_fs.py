@@ -38,6 +38,7 @@ from gem5.simulate.simulator import Simulator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory  # noqa: E402
+from multisocket.pc_profile import attach as attach_profile  # noqa: E402
 from multisocket.region import Region  # noqa: E402
 
 HZ = 100   # the guest's CONFIG_HZ (kernel/config-fragment)
@@ -50,6 +51,8 @@ ap.add_argument("--checkpoint", required=True, help="boot: the directory to save
 ap.add_argument("--payload", help="run: the tar the guest unpacks and runs (run/run.sh; gem5's readfile)")
 ap.add_argument("--kernel-arg", action="append", default=[], help="one more kernel command-line argument")
 ap.add_argument("--max-seconds", type=float, default=5.0, help="simulated-time safety limit")
+ap.add_argument("--profile", action="store_true",
+                help="run: profile the window's cores (multisocket/pc_profile.py: a gem5 built with the pc-profile patch)")
 ap.add_argument("--out", required=True, help="run directory for roi.json")
 opts = ap.parse_args()
 check_machine(opts, "cohtb_fs.py")
@@ -85,7 +88,10 @@ if opts.mode == "run":
     board._checkpoint = Path(opts.checkpoint).absolute()
 
 os.makedirs(opts.out, exist_ok=True)
-region = Region(mode=opts.mode, kernel_args=kernel_args)   # the work-begins and -end as in SE
+# The window's cores are the timing ones the run switches to (the stdlib keeps them by their key only).
+timing_cores = [c.get_simobject() for c in processor._switchable_cores[processor._switch_key]]
+region = Region(mode=opts.mode, kernel_args=kernel_args,   # the work-begins and -end as in SE
+                profile=attach_profile(board, timing_cores) if opts.profile else None)
 
 
 def on_checkpoint():
@@ -110,5 +116,5 @@ simulator.run()
 error = {"error": "the benchmark never asked for switchcpu: the whole run was atomic"} \
     if opts.mode == "run" and "switch_tick" not in region.roi else {}
 roi = region.write(opts.out, simulator, opts, hierarchy, "atomic" if opts.mode == "boot" else "timing",
-                   {k: v for k, v in vars(opts).items() if k not in ("out", "machine_file")}, **error)
+                   {k: v for k, v in vars(opts).items() if k not in ("out", "machine_file", "profile")}, **error)
 print(f"cohtb_fs.py: {opts.mode}: exit '{roi['exit_cause']}' at tick {roi['final_tick']}")

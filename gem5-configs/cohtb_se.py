@@ -24,6 +24,7 @@ from gem5.simulate.simulator import Simulator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory  # noqa: E402
+from multisocket.pc_profile import attach as attach_profile  # noqa: E402
 from multisocket.region import Region  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__)
@@ -32,6 +33,8 @@ ap.add_argument("--cpu", choices=["timing", "o3"], default="timing")
 ap.add_argument("--max-seconds", type=float, default=1.0, help="simulated-time safety limit")
 ap.add_argument("--no-trace", action="store_true",
                 help="no ProtocolTrace and no TLB log: the untraced baseline of benchmarks/live_overhead.py")
+ap.add_argument("--profile", action="store_true",
+                help="profile the window's cores (multisocket/pc_profile.py: a gem5 built with the pc-profile patch)")
 ap.add_argument("--binary", required=True)
 ap.add_argument("--out", required=True, help="run directory for roi.json and the workload's output")
 ap.add_argument("args", nargs=argparse.REMAINDER, help="workload arguments (after --)")
@@ -50,7 +53,8 @@ board.set_se_binary_workload(BinaryResource(local_path=os.path.abspath(opts.bina
 
 # The first work-begin: the workload's objects are set up (their page mappings are logged); the TLB log stops
 # before thread creation and the start barrier flood it.
-region = Region(trace=not opts.no_trace, on_setup=lambda: debug.flags["TLB"].disable())
+region = Region(trace=not opts.no_trace, on_setup=lambda: debug.flags["TLB"].disable(),
+                profile=attach_profile(board, [c.get_simobject() for c in processor.get_cores()]) if opts.profile else None)
 if not opts.no_trace:
     debug.flags["TLB"].enable()
 simulator = Simulator(board=board, on_exit_event={ExitEvent.WORKBEGIN: region.work_begin(), ExitEvent.WORKEND: region.work_end()},
@@ -58,5 +62,5 @@ simulator = Simulator(board=board, on_exit_event={ExitEvent.WORKBEGIN: region.wo
 simulator.run()
 
 roi = region.write(opts.out, simulator, opts, hierarchy, opts.cpu,
-                   {k: v for k, v in vars(opts).items() if k not in ("args", "out", "machine_file")}, workload_args=workload_args)
+                   {k: v for k, v in vars(opts).items() if k not in ("args", "out", "machine_file", "profile")}, workload_args=workload_args)
 print(f"cohtb_se.py: exit '{roi['exit_cause']}' at tick {roi['final_tick']}, region {roi.get('roi_seconds')} s")

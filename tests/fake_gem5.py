@@ -6,7 +6,9 @@ FAKE_GEM5_FAIL_POLICY=<policy> makes runs of that policy fail; FAKE_GEM5_HANG_PO
 FAKE_GEM5_SLOW_SECONDS makes every SE run take that much longer.
 With cohtb_fs.py's --mode it stands in for a full-system boot (a checkpoint directory) or a restored run
 (the guest script's benchmark run natively, the kernel's object lines and the result written back); FAKE_GEM5_NO_OBJECTS=1 leaves the object lines out (a kernel without the project's patch); FAKE_GEM5_NO_OPS=1
-reports a window in which no operation completed."""
+reports a window in which no operation completed. With --profile it writes the window's profile as a gem5 built
+with the project's pc-profile patch does (and this text has that build's marker, cohtb/run/gem5.py INSTRUMENTS:
+"PcProfile: cannot write")."""
 
 import gzip
 import importlib.util
@@ -78,6 +80,11 @@ def write_trace(outdir: str, text: list[str]) -> None:
         f.writelines(text)
 
 
+def entry(binary: Path) -> int:
+    """The ELF's entry point (e_entry): an address in its code, as a profile of it would have."""
+    return int.from_bytes(binary.read_bytes()[24:32], "little")
+
+
 def machine(opts: list[str]) -> dict:
     get = lambda k: opts[opts.index(k) + 1]
     sockets, cps = int(get("--sockets")), int(get("--cores-per-socket"))
@@ -93,6 +100,24 @@ def machine(opts: list[str]) -> dict:
                                           for b in range(sockets)]}}
 
 
+def write_profile(opts: list[str], out: str, cores: int, begin: int, end: int, pcs: list[int]) -> dict:
+    """pc-profile.tsv as PcProfile dumps it when the config asks for one: each core's window split between the
+    addresses (a third each, the rest to the last) and a little unretired time; the roi.json entry that names it."""
+    if "--profile" not in opts:
+        return {}
+    lines = ["# cohtb pc-profile 1", f"# window {begin} {end}", "# core\tpc\tinstructions\tticks"]
+    for core in range(cores):
+        left = end - begin - 7
+        for i, pc in enumerate(pcs):
+            ticks = left if i == len(pcs) - 1 else (end - begin) // 3
+            left -= ticks
+            lines.append(f"{core}\t{pc:#x}\t{10 + i}\t{ticks}")
+        lines += [f"{core}\tasleep\t0\t0", f"{core}\tunretired\t0\t7"]
+    Path(out, "pc-profile.tsv").write_text("\n".join(lines) + "\n")
+    return {"profile": "pc-profile.tsv"}
+
+
+FAKE_KERNEL_PC = 0xffffffff81000010   # tests/test_fs.py's fake vmlinux has a function there
 GUEST_PAGES_AT = 0x40000000   # where the fake guest's pages are, physically, from their virtual addresses
 
 
@@ -113,6 +138,7 @@ def full_system(opts: list[str], outdir: str) -> int:
         script = next(l for l in (Path(out) / "guest" / "run" / "run.sh").read_text().splitlines()
                       if l.startswith("/run/"))
         bench = script.split(" 2> ")[0].split()
+        bench_path = Path(out) / "guest" / bench[0].lstrip("/")
         dentry, parent, inode = 0x743000, 0x357900, 0x61bab0
         res = subprocess.run([str(Path(out) / "guest" / bench[0].lstrip("/")),
                               *[a for a in bench[1:] if a not in ("--m5", "--guest")]], capture_output=True, text=True,
@@ -141,6 +167,7 @@ def full_system(opts: list[str], outdir: str) -> int:
             roi["error"] = "the benchmark never asked for switchcpu: the whole run was atomic"
         else:
             roi["switch_tick"] = 61_000_000_000
+        roi.update(write_profile(opts, out, sockets * cps, roi["begin_tick"], roi["end_tick"], [FAKE_KERNEL_PC, entry(bench_path)]))
     with open(os.path.join(out, "roi.json"), "w") as f:
         json.dump(roi, f)
     return 0
@@ -176,7 +203,8 @@ def main() -> int:
     tlb = f"   1000: board.processor.cores0.core.mmu.dtb: Mapping {page:#x} to {page + 0x100000:#x}\n"
     write_trace(outdir, [tlb, *trace_lines((obj["fields"][-1]["address"] + 0x100000) & ~63, sockets * cps)])
     roi = {"begin_tick": 2000, "end_tick": 30000, "roi_seconds": 28000 / 1e12, "exit_cause": "exiting with last active thread context",
-           "final_tick": 40000, "workload_args": wargs, **machine(opts)}
+           "final_tick": 40000, "workload_args": wargs, **machine(opts),
+           **write_profile(opts, out, sockets * cps, 2000, 30000, [entry(Path(binary))])}
     with open(os.path.join(out, "roi.json"), "w") as f:
         json.dump(roi, f)
     return 0

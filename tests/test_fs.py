@@ -19,10 +19,11 @@ import pytest
 from cohtb.analysis.compare import symbols_text
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf, initramfs, kernel, symbols
-from cohtb.run import kernels, line_names
+from cohtb.run import kernels, line_names, pc_profile
 from cohtb import launch
 from cohtb.experiments import plans
 from cohtb.fs import runner as fs_runner
+from cohtb.run.runs import load
 from cohtb.run.spec import RunSpec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kernel"
@@ -399,6 +400,10 @@ def fake_full_system(monkeypatch, tmp_path):
                         lambda vmlinux, pmem, cpus: [symbols.Symbol(0x743000 + 128 + 8, 4, "fake_global")])
     monkeypatch.setattr(symbols, "data_symbols", lambda vmlinux: [])
     monkeypatch.setattr(symbols, "cpu_areas", lambda vmlinux, image, pmem, cpus: ([], []))   # CPUs numbered as cores
+    # and no functions: one where the stand-in gem5's profile has its kernel address
+    functions = pc_profile.functions
+    monkeypatch.setattr(pc_profile, "functions", lambda code: [(0xffffffff81000000, 0xffffffff81000100, "fake_kernel_function")]
+                        if code.kernel else functions(code))
     return tmp_path
 
 
@@ -502,6 +507,11 @@ def test_launch_fs_records_runs_like_se(fake_full_system):
         assert lockref["paddr"] == want and lockref["how"] == "kernel-report"
         assert {"tmpfs_root.d_seq", "file_inode.i_mode"} <= set(fields)
         assert (runs / s.id / "gem5" / fs_runner.CONSOLE).exists() and (runs / s.id / "events.cohtb").exists()
+        # every full-system run keeps its profile, named by the kernel's and the benchmark's functions
+        profile = load(runs / s.id).profile()
+        assert m["files"]["profile"] == "profile.json" and (runs / s.id / "gem5" / "pc-profile.tsv").exists()
+        assert {(f["object"], f["symbol"]) for f in profile["functions"]} == {
+            ("[kernel.kallsyms]", "fake_kernel_function"), ("stat_file", "_start")}
     # one boot per kernel and machine, cached: a second launch of new runs boots nothing
     boots = sorted((fake_full_system / "cache" / "checkpoints").iterdir())
     assert len(boots) == 2 and all((b / "boot.json").exists() for b in boots)

@@ -458,8 +458,10 @@ def test_every_gem5_patch_has_a_marker_and_every_machine_names_patches_that_exis
     """A patch file without a marker could not be told from a build; a machine naming a missing patch could never
     be built; and a patch's marker must be text the patch adds."""
     files = {p.stem for p in gem5_tool.PATCHES.glob("*.patch")}
-    assert files == set(gem5_tool.PATCH_MARKERS)
-    for name, (marked_file, marker) in gem5_tool.PATCH_MARKERS.items():
+    assert files == set(gem5_tool.PATCH_MARKERS) | set(gem5_tool.INSTRUMENTS)
+    assert not set(gem5_tool.PATCH_MARKERS) & set(gem5_tool.INSTRUMENTS)
+    markers = {**gem5_tool.PATCH_MARKERS, **{name: ("gem5.opt", m) for name, m in gem5_tool.INSTRUMENTS.items()}}
+    for name, (marked_file, marker) in markers.items():
         if not marked_file.endswith(".cc"):   # compiled from the patched source (a SLICC marker is generated code)
             added = [line for line in (gem5_tool.PATCHES / f"{name}.patch").read_text().splitlines()
                      if line.startswith("+")]

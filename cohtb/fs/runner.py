@@ -27,6 +27,7 @@ from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool, kernels
 from cohtb.run.claim import exclusive
 from cohtb.run.manifest import object_field
+from cohtb.run.pc_profile import Code
 from cohtb.run.recorder import Finished, tail
 from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
 from cohtb.trace.layout import PAGE
@@ -245,6 +246,10 @@ class FSRunner:
         uses every core), then one boot per (kernel, machine), `workers` at a time, each by its machine's gem5."""
         if not specs:
             return {}
+        for machine in sorted({s.machine for s in specs}):
+            if not gem5_tool.has_profile(gem5[machine]):
+                raise CohtbError(f"{gem5[machine]}: built without the pc-profile patch, and every full-system run "
+                                 f"records its profile (build gem5 with gem5-configs/build/build-gem5.sh: docs/gem5.md)")
         built = prepare_kernels(specs)
         boots = {(s.kernel, *s.machine_args()): s for s in specs}
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -263,7 +268,7 @@ class FSRunner:
         initramfs.payload(guest_script(spec), spec.workload, run_dir / "payload.tar")
         return gem5_tool.command(gem5, run_dir, CONFIG, [
             "--mode", "run", *spec.machine_args(), "--kernel", str(built.vmlinux), "--checkpoint", str(ckpt / "ckpt"),
-            "--payload", str(run_dir / "payload.tar"), "--out", str(run_dir)])
+            "--payload", str(run_dir / "payload.tar"), "--out", str(run_dir), "--profile"])
 
     def pagemap(self, run_dir: Path) -> None:
         return None   # the trace's addresses are physical
@@ -297,6 +302,8 @@ class FSRunner:
         named = sorted(named + thread_symbols(workload.get("kernel_objects", []), built.vmlinux, threads,
                                               f"{spec.id}: gem5/{RESULT} kernel_objects"), key=lambda x: x.paddr)
         return Finished(workload, initramfs.GUEST_BUILD / spec.workload, None, layout_how=how,
+                        code=[Code("[kernel.kallsyms]", built.vmlinux, kernel=True),
+                              Code(spec.workload, initramfs.GUEST_BUILD / spec.workload, kernel=False)],
                         files={"console": f"gem5/{CONSOLE}"},
                         facts={"kernel": {**built.inputs, "vmlinux_sha256": file_sha256(built.vmlinux)},
                                "checkpoint": {"path": str(ckpt), **{k: boot[k] for k in (

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import gzip
 import re
-import subprocess
 from pathlib import Path
 
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf
 from cohtb.run.line_names import Symbol
+from cohtb.toolchain import tool_output
 
 DATA_TYPES = set("bBdDrRvV")   # nm: bss, data, read-only data, weak objects
 # x86-64's direct map of physical memory with 4-level paging and no KASLR (kernel/config-fragment turns
@@ -27,19 +27,10 @@ DATA_TYPES = set("bBdDrRvV")   # nm: bss, data, read-only data, weak objects
 DIRECT_MAP = 0xffff888000000000
 
 
-def _run(cmd: list[str]) -> str:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    except FileNotFoundError:
-        raise CohtbError(f"{cmd[0]} not found (binutils: `make kernel` installs it)") from None
-    except subprocess.CalledProcessError as e:
-        raise CohtbError(f"{' '.join(cmd)}: {e.stderr.strip().splitlines()[-1] if e.stderr.strip() else 'failed'}") from None
-
-
 def load_segments(vmlinux: Path) -> list[tuple[int, int, int]]:
     """(vaddr, paddr, memsz) of each PT_LOAD segment (readelf -lW)."""
     segs = []
-    for line in _run(["readelf", "-lW", str(vmlinux)]).splitlines():
+    for line in tool_output(["readelf", "-lW", str(vmlinux)]).splitlines():
         f = line.split()
         if f and f[0] == "LOAD":
             segs.append((int(f[2], 16), int(f[3], 16), int(f[5], 16)))
@@ -47,7 +38,7 @@ def load_segments(vmlinux: Path) -> list[tuple[int, int, int]]:
 
 
 def _nm(vmlinux: Path) -> str:
-    return _run(["nm", "-S", "--defined-only", str(vmlinux)])
+    return tool_output(["nm", "-S", "--defined-only", str(vmlinux)])
 
 
 def _sized(nm_text: str):

@@ -1,5 +1,5 @@
 """`cohtb bundle`: copy finished runs into reference-runs/ (manifest + gzip-compressed events), the
-runs `cohtb run` falls back to when gem5 is absent. Traces and gem5's own files stay behind."""
+runs `cohtb run` falls back to when gem5 is absent, with their profiles. Traces and gem5's own files stay behind."""
 
 from __future__ import annotations
 
@@ -48,6 +48,9 @@ def bundle(runs: list[Run], into: Path) -> int:
             (tmp / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
             if run.manifest.files.events is not None:   # an untraced run has none
                 pack_events(run, tmp / (run.manifest.files.events + ".gz"))
+            profile = (run.manifest.files.model_extra or {}).get("profile")
+            if profile:   # small (functions, not addresses) and what `cohtb profile` reads
+                shutil.copyfile(run.path / profile, tmp / profile)
             diff = (run.manifest.files.model_extra or {}).get("cohtb_diff")
             if diff:   # recorded with --allow-dirty: the code that made it goes with it
                 shutil.copyfile(run.path / diff, tmp / diff)

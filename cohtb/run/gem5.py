@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import mmap
 import os
 import shutil
 import subprocess
@@ -30,6 +31,10 @@ PATCH_MARKERS = {"chi-locked-rmw": ("mem/ruby/protocol/Cache_Wakeup.cc", "(*m_sn
                  "x86-sti-shadow": ("gem5.opt", "In the STI interrupt shadow")}
 # The socket machines built with patches, and which (build-gem5.sh SOURCE X86_CHI <these>; docs/gem5.md), and
 # those that run on stock gem5 (recorded before the first patch): a new socket machine goes in one of the two.
+# Patches that add a way to look at a run, not a change to what it simulates: build-gem5.sh applies them to every
+# build, whatever its machine, and the machine check leaves them out. pc-profile: PcProfile, the window's profile
+# (cohtb/run/pc_profile.py), which every full-system run records.
+INSTRUMENTS = {"pc-profile": "PcProfile: cannot write"}   # name -> a string the binary has when built with it
 MACHINE_PATCHES = {"westmere-ex-8s-c3": ("chi-locked-rmw",),
                    "westmere-ex-8s-c4": ("chi-locked-rmw", "x86-sti-shadow")}
 STOCK_SOCKET_MACHINES = ("socket", "westmere-ex-8s-c1", "westmere-ex-8s-c2")
@@ -73,6 +78,18 @@ def patches_in(gem5: Path) -> set[str] | None:
         if marker.encode() in text:
             found.add(name)
     return found
+
+
+@functools.cache
+def _has(path: str, size: int, mtime_ns: int, marker: bytes) -> bool:
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        return m.find(marker) >= 0
+
+
+def has_profile(gem5: Path) -> bool:
+    """Whether this gem5 was built with the pc-profile patch (read once per process and file version)."""
+    st = Path(gem5).stat()
+    return _has(str(Path(gem5).resolve()), st.st_size, st.st_mtime_ns, INSTRUMENTS["pc-profile"].encode())
 
 
 def patches_needed(machine: str) -> set[str]:

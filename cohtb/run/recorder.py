@@ -27,7 +27,7 @@ from cohtb.contract import block_socket_map
 from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.monitor import live as live_monitor, ondemand, rtl
-from cohtb.run import gem5 as gem5_tool, machines, provenance
+from cohtb.run import gem5 as gem5_tool, machines, pc_profile, provenance
 from cohtb.run.claim import claim, left_by_the_gone, owner_tag
 from cohtb.run.line_names import Symbol, name_lines
 from cohtb.run.manifest import MANIFEST_VERSION, Manifest, dump
@@ -73,6 +73,7 @@ class Finished:
     files: dict = field(default_factory=dict)     # the run's files beside the common ones (manifest "files")
     facts: dict = field(default_factory=dict)     # manifest fields of this kind of run only (kernel, checkpoint)
     symbols: list[Symbol] = field(default_factory=list)   # named address ranges: the trace lines they hold are named
+    code: list[pc_profile.Code] = field(default_factory=list)   # the binaries whose functions name profile addresses
 
 
 @dataclass
@@ -187,6 +188,10 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
                              f"{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         finished = runner.finish(spec, tmp, roi, prepared)
+        if roi.get("profile"):   # named now, while the code it ran is at hand; the raw file goes with gem5's
+            raw = tmp / "gem5" / pc_profile.RAW
+            (tmp / roi["profile"]).replace(raw)
+            finished.files["profile"] = pc_profile.keep(tmp, raw, finished.code)
         if provenance.checkout().changed:   # recorded with --allow-dirty: the code that made it, kept beside it
             (tmp / provenance.DIFF).write_text(provenance.checkout().diff)
         manifest = manifest_of(spec, tmp, roi, cmd, t0, finished, {

@@ -11,6 +11,7 @@ import numpy as np
 from cohtb.trace import events as ev
 from cohtb.errors import CohtbError
 from cohtb.trace.layout import Field
+from cohtb.run import pc_profile
 from cohtb.run.manifest import Manifest
 from cohtb.run.manifest import load as load_manifest
 from cohtb.places import REFERENCE_RUNS, ROOT, RUNS
@@ -77,6 +78,11 @@ class Run:
             if candidate.exists():
                 return candidate
         raise CohtbError(f"{self.path}: the manifest names {name}, which is missing")
+
+    def profile(self) -> dict | None:
+        """The run's kept profile (cohtb/run/pc_profile.py), or None: recorded without one."""
+        name = (self.manifest.files.model_extra or {}).get("profile")
+        return pc_profile.load(self.path / name) if name else None
 
     def events_header(self) -> ev.Header:
         return ev.header_of(self.events_file())

@@ -10,6 +10,7 @@ from pathlib import Path
 from cohtb.errors import CohtbError
 from cohtb.places import ROOT
 from cohtb.run import gem5
+from cohtb.run.pc_profile import Code
 from cohtb.run.recorder import Finished, tail
 from cohtb.run.spec import RunSpec
 from cohtb.se.workloads import WORKLOADS, binary
@@ -21,7 +22,7 @@ def command(spec: RunSpec, run_dir: Path, gem5_binary: Path, trace: str | None =
             config_args: tuple[str, ...] = ()) -> list[str]:
     """The run's gem5 command line (config_args: more of cohtb_se.py's, e.g. --no-trace)."""
     return gem5.command(gem5_binary, run_dir, CONFIG, [
-        *config_args, *spec.machine_args(), "--cpu", spec.cpu, "--binary", str(binary(spec.workload)),
+        *config_args, *(("--profile",) if gem5.has_profile(gem5_binary) else ()), *spec.machine_args(), "--cpu", spec.cpu, "--binary", str(binary(spec.workload)),
         "--out", str(run_dir), "--", *spec.workload_args()], trace)
 
 
@@ -54,4 +55,5 @@ class SERunner:
             raise CohtbError(f"the workload printed no JSON result:\n{tail(run_dir / 'workload.stderr')}") from None
         # An untraced run logged no TLB mappings: its layout keeps virtual addresses only, as a native run's.
         pagemap = self.pagemap(run_dir) if spec.traced else None
-        return Finished(workload, binary(spec.workload), pagemap)
+        return Finished(workload, binary(spec.workload), pagemap,
+                        code=[Code(binary(spec.workload).name, binary(spec.workload), kernel=False)])

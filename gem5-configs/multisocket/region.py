@@ -3,8 +3,8 @@
 how gem5 exited.
 
 The workload calls m5 work-begin twice (set up, then the window opens) and work-end once (the window closed);
-ProtocolTrace is on between the second work-begin and the work-end. gem5 runs on after work-end, untraced, so
-the workload can write its result."""
+ProtocolTrace is on between the second work-begin and the work-end, and so is the profile when there is one
+(pc_profile.py). gem5 runs on after work-end, untraced, so the workload can write its result."""
 
 import json
 import os
@@ -14,11 +14,12 @@ from m5 import debug
 from m5.defines import buildEnv
 
 from .machine import machine_record
+from .pc_profile import FILE as PROFILE_FILE
 
 
 class Region:
-    def __init__(self, trace: bool = True, on_setup=None, **record):
-        self.trace, self.on_setup = trace, on_setup
+    def __init__(self, trace: bool = True, on_setup=None, profile=None, **record):
+        self.trace, self.on_setup, self.profile = trace, on_setup, profile
         self.roi = dict(record)
 
     def mark(self, name: str) -> None:
@@ -33,16 +34,23 @@ class Region:
         self.mark("begin_tick")
         if self.trace:
             debug.flags["ProtocolTrace"].enable()
+        if self.profile is not None:
+            self.profile.start()
         yield False
 
     def work_end(self):
         self.mark("end_tick")
         debug.flags["ProtocolTrace"].disable()
+        if self.profile is not None:
+            self.profile.stop()
         yield False
 
     def write(self, out: str, simulator, opts, hierarchy, cpu: str, params: dict, **more) -> dict:
         """roi.json into out, written whole under a temporary name and renamed."""
         roi = self.roi
+        if self.profile is not None and "end_tick" in roi:
+            self.profile.dump(os.path.join(out, PROFILE_FILE))
+            roi["profile"] = PROFILE_FILE
         roi.update({"exit_cause": simulator.get_last_exit_event_cause(), "final_tick": m5.curTick(), "params": params,
                     "protocol": str(buildEnv["PROTOCOL"]), **more, **machine_record(opts, hierarchy, cpu)})
         if "begin_tick" in roi and "end_tick" in roi:

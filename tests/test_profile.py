@@ -1,0 +1,134 @@
+"""Profiles: gem5's raw per-address counts (the pc-profile patch's file) named by a real binary's functions and
+summed per function; shares as perf report shows them; `cohtb profile` and every damaged input a clear line."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from cohtb import cli
+from cohtb.analysis.profile import ASLEEP, UNRETIRED, of, share_of, shares
+from cohtb.errors import CohtbError
+from cohtb.run import pc_profile
+from cohtb.run.bundle import bundle
+from cohtb.run.runs import discover, load
+from run_fixtures import make_run
+
+PROGRAM = """
+int hot(int x) { for (int i = 0; i < 100; i++) x = x * 3 + i; return x; }
+int cold(int x) { return x + 1; }
+int main(int argc, char **argv) { return hot(argc) + cold(argc); }
+"""
+KERNEL_PC = 0xffffffff81000010
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    """A real binary and where its two functions start (nm)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed (make setup installs it)")
+    d = tmp_path_factory.mktemp("program")
+    (d / "p.c").write_text(PROGRAM)
+    subprocess.run(["gcc", "-O1", "-fno-inline", "-o", str(d / "p"), str(d / "p.c")], check=True)
+    code = pc_profile.Code("p", d / "p", kernel=False)
+    starts = {name: start for start, _, name in pc_profile.functions(code)}
+    return code, starts
+
+
+def raw_text(cells, window=(1000, 2000), cores=2, asleep=(0, 0), unretired=(0, 0)) -> str:
+    lines = ["# cohtb pc-profile 1", f"# window {window[0]} {window[1]}", "# core\tpc\tinstructions\tticks"]
+    lines += [f"{c}\t{pc:#x}\t{i}\t{t}" for c, pc, i, t in cells]
+    for c in range(cores):
+        lines += [f"{c}\tasleep\t0\t{asleep[c]}", f"{c}\tunretired\t0\t{unretired[c]}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_addresses_are_named_by_the_binarys_functions_and_summed_per_function(tmp_path, program):
+    code, starts = program
+    hot, cold = starts["hot"], starts["cold"]
+    raw = tmp_path / "pc-profile.tsv"
+    # core 0: 600 ticks in hot (two addresses), 300 in cold, 100 unretired; core 1: 900 in hot, 100 asleep
+    raw.write_text(raw_text([(0, hot, 10, 400), (0, hot + 4, 5, 200), (0, cold, 3, 300), (1, hot, 30, 900)],
+                            asleep=(0, 100), unretired=(100, 0)))
+    doc = pc_profile.named(pc_profile.read_raw(raw), [code])
+    by_name = {f["symbol"]: f for f in doc["functions"]}
+    assert set(by_name) == {"hot", "cold"} and doc["functions"][0]["symbol"] == "hot"   # most time first
+    assert by_name["hot"]["ticks"] == [600, 900] and by_name["hot"]["instructions"] == [15, 30]
+    assert by_name["cold"]["ticks"] == [300, 0] and by_name["hot"]["object"] == "p"
+    assert [a["offset"] for a in doc["addresses"] if a["symbol"] == "hot"] == [0, 4]
+    rows = shares(doc)
+    assert sum(r.share for r in rows) == pytest.approx(1.0)   # every tick of every core, once
+    assert share_of(rows, "hot") == pytest.approx(1500 / 2000)
+    [h] = [r for r in rows if r.symbol == "hot"]
+    assert (h.core_min, h.core_max) == (pytest.approx(0.6), pytest.approx(0.9))
+    assert h.ns_per_instruction == pytest.approx(1500 / 1e3 / 45)
+    assert [r.symbol for r in rows[-2:]] == [ASLEEP, UNRETIRED]
+
+
+def test_an_address_no_function_covers_is_unknown_in_its_half(tmp_path, program):
+    code, _ = program
+    raw = tmp_path / "pc-profile.tsv"
+    raw.write_text(raw_text([(0, KERNEL_PC, 1, 1000), (0, 0x10, 1, 0)], cores=1, asleep=(0,), unretired=(0,)))
+    doc = pc_profile.named(pc_profile.read_raw(raw), [code])
+    assert {(f["object"], f["symbol"], f["kernel"]) for f in doc["functions"]} == {
+        ("[unknown]", "[unknown]", True), ("p", "[unknown]", False)}
+
+
+@pytest.mark.parametrize("damage, said", [
+    (lambda t: t.replace("# cohtb pc-profile 1", "# something else"), "line 1: not a cohtb pc-profile 1 file"),
+    (lambda t: t.replace("# window 1000 2000", "# window 2000 1000"), "line 2: want '# window BEGIN END'"),
+    (lambda t: t.replace("0\t0x", "0\tzz", 1), "line 4: invalid literal"),
+    (lambda t: t.replace("\t400\n", "\t-400\n"), "line 4: a negative count"),
+    (lambda t: t.replace("\t400\n", "\t400\t9\n"), "line 4: want 4 tab-separated fields"),
+    (lambda t: t.replace("1\tunretired\t0\t0\n", ""), "want an asleep and an unretired line for each core"),
+    (lambda t: t.replace("\t400\n", "\t401\n"), "core 0's ticks sum to 1001, not to the window's 1000"),
+])
+def test_a_damaged_raw_profile_is_refused_naming_the_file_and_line(tmp_path, damage, said):
+    raw = tmp_path / "pc-profile.tsv"
+    raw.write_text(damage(raw_text([(0, 0x1000, 1, 400), (0, 0x1004, 1, 600), (1, 0x1000, 1, 1000)])))
+    with pytest.raises(CohtbError, match=f"{raw}: .*{said}" if "line" in said or "want" in said else said):
+        pc_profile.read_raw(raw)
+
+
+def profiled_run(tmp_path, program):
+    """A hand-built run with a profile kept as the recorder keeps one."""
+    code, starts = program
+    run = make_run(tmp_path / "runs", "shared", 1000, 1e-6, 3)
+    raw = tmp_path / "pc-profile.tsv"
+    raw.write_text(raw_text([(0, starts["hot"], 10, 700), (0, starts["cold"], 2, 300), (1, starts["hot"], 20, 1000)]))
+    m = json.loads((run / "manifest.json").read_text())
+    m["files"]["profile"] = pc_profile.keep(run, raw, [code])
+    (run / "manifest.json").write_text(json.dumps(m))
+    return run
+
+
+def test_cohtb_profile_prints_perf_reports_shape_and_says_which_runs_have_none(tmp_path, program, capsys):
+    run = profiled_run(tmp_path, program)
+    other = make_run(tmp_path / "more", "split", 1000, 1e-6, 3)
+    assert cli.main(["profile", str(run), str(other), "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "[.] hot" in out and "85.00%" in out and "70.0-100.0%" in out   # 1700 of 2000 ticks; 70% and 100% of a core's
+    assert "1 more" in out and "15.00%" in out   # cold, summed into the rest
+    assert f"{load(other).id}: no profile" in out
+    assert cli.main(["profile", str(other)]) == 2
+    assert "no profile in" in capsys.readouterr().err
+
+
+def test_bundling_keeps_the_profile(tmp_path, program):
+    run = load(profiled_run(tmp_path, program))
+    bundle([run], tmp_path / "bundle")
+    [again] = discover([tmp_path / "bundle"])
+    assert of(again) == of(run)
+
+
+@pytest.mark.parametrize("field, value", [("cohtb_profile", 2), ("cores", 0), ("asleep", [0]), ("unretired", "x"),
+                                          ("window_ticks", [5, 1]), ("functions", [{"symbol": "f"}])])
+def test_a_damaged_kept_profile_is_one_line_naming_its_field(tmp_path, program, capsys, field, value):
+    run = profiled_run(tmp_path, program)
+    doc = json.loads((run / "profile.json").read_text())
+    doc[field] = value
+    (run / "profile.json").write_text(json.dumps(doc))
+    assert cli.main(["profile", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"profile.json: field '{field}" in err[0]
