@@ -10,6 +10,9 @@ import pytest
 from cohtb import cli
 from cohtb.analysis.profile import ASLEEP, UNRETIRED, of, share_of, shares
 from cohtb.errors import CohtbError
+from cohtb.experiments import profile_band
+from cohtb.experiments.declarations import by_id
+from cohtb.experiments.seeds import HISTORY
 from cohtb.run import pc_profile
 from cohtb.run.bundle import bundle
 from cohtb.run.runs import discover, load
@@ -132,3 +135,26 @@ def test_a_damaged_kept_profile_is_one_line_naming_its_field(tmp_path, program, 
     assert cli.main(["profile", str(run)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"profile.json: field '{field}" in err[0]
+
+
+def test_a_declared_profile_band_can_give_both_answers_before_any_run():
+    """004-fsv6 holds its base arm to patch 2/2's perf top: the published shares reach the band, a function half a
+    point inside does, and half a point past either edge does not; every declared function is published."""
+    d = by_id("004-fsv6")
+    base = profile_band.published_for(d, "20-way stat, tmpfs", "base")
+    assert all(base.share(s) is not None for s in d.profile_functions)
+    answers = profile_band.outcomes(d, base)
+    assert answers[0] == ("the published shares", True)
+    assert {passes for _, passes in answers} == {True, False}
+    assert ("__d_lookup_rcu at 15.10% (-10.5 points)", False) in answers
+    assert ("lockref_put_return at 47.59% (+9.5 points)", True) in answers
+
+
+def test_every_declared_profile_function_is_in_its_seeds_published_profile():
+    for versions in HISTORY.values():
+        for e in versions:
+            d = e.declaration
+            for p in e.points if d.profile_functions else ():
+                for pub in p.published:
+                    base = profile_band.published_for(d, pub.configuration, "base")
+                    assert base is not None and all(base.share(s) is not None for s in d.profile_functions), d.id

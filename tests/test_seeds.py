@@ -17,7 +17,7 @@ from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.experiments.magnitude import predicted
 from cohtb.places import REFERENCE_RUNS, ROOT
-from cohtb.experiments.published import SHARES, Published
+from cohtb.experiments.published import PROFILES, SHARES, Published
 from cohtb.experiments.reproduce import Ratio, Spread, point_results, series_result
 from cohtb.experiments.rules import (SERIES_RULES, SHAPE_RULES, collapse_locked_level, collapse_trough, curve_verdicts,
                                     series_verdict, sign_2x, sign_effect_band)
@@ -117,6 +117,10 @@ def test_quotes_are_the_messages_own_lines():
         message = next(folder.glob(f"{pub.source.seed}_*.txt")).read_text()
         lines = {" ".join(line.split()) for line in message.splitlines()}
         assert set(pub.quote) <= lines, (pub.source.seed, pub.configuration, set(pub.quote) - lines)
+    for seed, profiles in PROFILES.items():
+        for p in profiles:
+            lines = {" ".join(line.split()) for line in next(folder.glob(f"{seed}_*.txt")).read_text().splitlines()}
+            assert set(p.quote) <= lines, (seed, p.arm, set(p.quote) - lines)
 
 
 def test_every_experiment_is_valid_runs_repeated_as_declared():
@@ -342,6 +346,18 @@ def test_a_time_per_op_share_comes_from_the_published_rate():
     assert v.reproduced and v.band == "+1% to +23%"
     v = verdict(pub, Ratio(20.0, 19.0, 21.0), sign_effect_band, d, seconds_per_op=3e-6)
     assert not v.reproduced and v.text.startswith("sign only")
+
+
+def test_published_profiles_are_printed_in_the_lines_they_cite():
+    """Each function's share is printed beside its name in the quoted lines, and the lines are the message's."""
+    assert {seed for seed, ps in PROFILES.items() if ps} == {"000", "004"}
+    pubs = {p.configuration for e in EXPERIMENTS.values() for pt in e.points for p in pt.published}
+    for seed, profiles in PROFILES.items():
+        for p in profiles:
+            assert p.arm in ("base", "new") and p.configuration in pubs and p.where and p.functions, seed
+            text = " ".join(p.quote)
+            for symbol, share in p.functions:
+                assert re.search(rf"{100 * share:.2f}% (\S+ )*\[?k?\]? ?{re.escape(symbol)}\b", text), (seed, symbol)
 
 
 def test_shares_are_in_the_lines_they_cite():

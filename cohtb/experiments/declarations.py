@@ -78,6 +78,8 @@ class Declaration:
     machine_why: str = ""        # why this machine, socket counts and cores per socket stand for the seed's
     magnitude_why: str = ""      # why this magnitude model stands for the seed (when it is not the seed's default)
     stands_beside: str = ""      # a machine check: the declaration (an id) this one differs from in the machine alone
+    profile_functions: tuple[str, ...] = ()   # the functions whose published shares the base arm's profile is held to
+    profile_band_points: float = 0.0         # ... within this many percentage points (cohtb/experiments/profile_band.py)
     rejudges: int = 0            # a rule-only version: judges version N's runs again by its own rule (no new runs)
     declared: dict = field(default_factory=dict, compare=False, repr=False)   # the version's table as written
 
@@ -167,6 +169,9 @@ def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
         raise CohtbError(f"{where}: field 'repetitions' or 'min_effect' out of range")
     if not 0 < d.interval_us <= d.window_us:
         raise CohtbError(f"{where}: field 'interval_us' out of range (more than 0, at most the window)")
+    if bool(d.profile_functions) != (d.profile_band_points > 0):
+        raise CohtbError(f"{where}: field 'profile_band_points': a profile band names its functions and a width "
+                         "above 0 points, or neither")
     if d.intruder_listings and not d.intruder_period_us:
         raise CohtbError(f"{where}: field 'intruder_listings' needs an 'intruder_period_us'")
     if d.intruder_period_us and d.intruder_period_us - d.warmup_us < d.interval_us:
@@ -272,7 +277,8 @@ def _check_beside(path: Path, d: Declaration) -> None:
 
 
 # what a rule-only version may change: the rule, and the band it holds the published figure to
-RULE_FIELDS = {"version", "rejudges", "rule", "collapse_rule", "magnitude", "magnitude_why"}
+RULE_FIELDS = {"version", "rejudges", "rule", "collapse_rule", "magnitude", "magnitude_why", "profile_functions",
+               "profile_band_points"}
 
 
 def _check_rejudging(path: Path, d: Declaration, earlier: list[Declaration]) -> None:

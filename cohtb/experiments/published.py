@@ -75,6 +75,32 @@ class Share:
         return self.block_bytes * self.threads / (pub.base * self.unit_bytes)
 
 
+@dataclass(frozen=True)
+class Profile:
+    """A perf profile a seed publishes for one arm ("base": without its patch, "new": with it): each function's
+    share of the samples, as printed."""
+
+    seed: str
+    arm: str
+    configuration: str
+    tool: str
+    where: str
+    quote: tuple[str, ...]
+    functions: tuple[tuple[str, float], ...]   # (symbol, share), as printed
+
+    def share(self, symbol: str) -> float | None:
+        return dict(self.functions).get(symbol)
+
+
+def load_profiles(path: Path = DATA) -> dict[str, tuple[Profile, ...]]:
+    """seed -> the profiles it publishes (none: nothing to hold a simulated profile to)."""
+    doc = json.loads(path.read_text())
+    return {seed: tuple(Profile(seed, x["arm"], x["configuration"], x["tool"], x["where"], tuple(x["quote"]),
+                                tuple(x["functions"].items()))
+                        for x in s.get("profiles", ()))
+            for seed, s in doc["seeds"].items()}
+
+
 def load_shares(path: Path = DATA) -> dict[str, tuple[Share, ...]]:
     """seed -> what it publishes about its time before the patch (none: magnitude not testable)."""
     doc = json.loads(path.read_text())
@@ -99,3 +125,4 @@ def load(path: Path = DATA) -> dict[str, dict[str, Published]]:
 
 PUBLISHED = load()
 SHARES = load_shares()
+PROFILES = load_profiles()
