@@ -94,12 +94,13 @@ def test_a_damaged_raw_profile_is_refused_naming_the_file_and_line(tmp_path, dam
         pc_profile.read_raw(raw)
 
 
-def profiled_run(tmp_path, program):
-    """A hand-built run with a profile kept as the recorder keeps one."""
+def profiled_run(tmp_path, program, layout="shared", hot_ticks=700):
+    """A hand-built run with a profile kept as the recorder keeps one: core 0 spends hot_ticks of its 1000 in hot."""
     code, starts = program
-    run = make_run(tmp_path / "runs", "shared", 1000, 1e-6, 3)
+    run = make_run(tmp_path / "runs", layout, 1000, 1e-6, 3)
     raw = tmp_path / "pc-profile.tsv"
-    raw.write_text(raw_text([(0, starts["hot"], 10, 700), (0, starts["cold"], 2, 300), (1, starts["hot"], 20, 1000)]))
+    raw.write_text(raw_text([(0, starts["hot"], 10, hot_ticks), (0, starts["cold"], 2, 1000 - hot_ticks),
+                             (1, starts["hot"], 20, 1000)]))
     m = json.loads((run / "manifest.json").read_text())
     m["files"]["profile"] = pc_profile.keep(run, raw, [code])
     (run / "manifest.json").write_text(json.dumps(m))
@@ -158,3 +159,11 @@ def test_every_declared_profile_function_is_in_its_seeds_published_profile():
                 for pub in p.published:
                     base = profile_band.published_for(d, pub.configuration, "base")
                     assert base is not None and all(base.share(s) is not None for s in d.profile_functions), d.id
+
+
+def test_compare_sets_two_runs_profiles_side_by_side(tmp_path, program, capsys):
+    base, new = profiled_run(tmp_path, program), profiled_run(tmp_path, program, "split", hot_ticks=900)
+    assert cli.main(["compare", str(base), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "Profiles:" in out and "[.] hot" in out
+    assert "85.00%" in out and "95.00%" in out and "+10.00" in out and "-10.00" in out   # cold: 15% -> 5%

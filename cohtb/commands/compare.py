@@ -9,8 +9,10 @@ from pathlib import Path
 from cohtb.analysis.compare import (attribution, chain_table, check_comparable, configuration_tables, pair_by_key,
                                     pair_table, parse_by)
 from cohtb.analysis.pipeline import metrics_for
+from cohtb.analysis.profile import of
 from cohtb.commands._shared import wrap
 from cohtb.errors import CohtbError
+from cohtb.report.profile import side_by_side
 from cohtb.run.runs import discover
 
 
@@ -47,4 +49,7 @@ def run(args: argparse.Namespace) -> int:
         chain = chain_table(b, n)
         if chain:
             print(chain.text())
+        profiles = of(b.run), of(n.run)
+        if None not in profiles:   # both recorded with a profile: where each spent its window
+            print(side_by_side(b.run, profiles[0], n.run, profiles[1]).text() + "\n")
     return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.pipeline import metrics_for
-from cohtb.experiments import power
+from cohtb.experiments import power, profile_band
 from cohtb.experiments.declarations import Declaration, runs_declaration
 from cohtb.experiments.reproduce import PointResult, SeriesResult, point_results, series_result
 from cohtb.experiments.rules import Verdict, curve_verdicts, point_verdict, series_verdict
@@ -133,6 +133,11 @@ def judgement(res: SeedResult) -> dict:
                      for p in res.points]
     out["curves"] = {name: _verdict(v) for name, v in curve_verdicts(res.points, d).items()}
     out["series"] = {sr.series.label: _verdict(series_verdict(sr, d)) for sr in res.series}
+    profiles = {p.point.label: {c.arm: {"verdict": c.verdict, "shares": {s: round(c.mean(s), 6) for s in c.shares}}
+                                for c in profile_band.checks(d, p) if c.complete}
+                for p in res.points}
+    if any(profiles.values()):
+        out["profiles"] = profiles
     return out
 
 

@@ -16,11 +16,12 @@ from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
+from cohtb.report import profile as profile_report
 from cohtb.report.arm_summary import arm_table
 from cohtb.report.queue_table import queue_table
 from cohtb.report.turns_summary import turns_summary
 from cohtb.report.lister_table import lister_table
-from cohtb.experiments import method_changes, power
+from cohtb.experiments import method_changes, power, profile_band
 from cohtb.experiments.method_changes import changed_inputs
 from cohtb.run.kernels import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines
@@ -408,6 +409,27 @@ def power_tables(e: Experiment) -> list[str]:
     return out
 
 
+def profile_band_tables(e: Experiment) -> list[str]:
+    """What the declared profile band can say, found before any run (cohtb/experiments/profile_band.py)."""
+    d = e.declaration
+    out = []
+    for pub in dict.fromkeys(pub.configuration for p in e.points for pub in p.published) if d.profile_functions else ():
+        base = profile_band.published_for(d, pub, "base")
+        if base is not None:
+            out.append(profile_report.outcomes_table(d, profile_band.outcomes(d, base)).markdown())
+    return out
+
+
+def profile_sections(res: SeedResult) -> list[str]:
+    """Each point's arms beside the seed's published profiles, once any of its runs has a profile."""
+    out = []
+    for p in res.points:
+        checks = profile_band.checks(res.declaration, p)
+        if any(c.runs for c in checks):
+            out.append(profile_report.band_table(res.declaration, p.point.label, checks).markdown())
+    return out
+
+
 def recording_text(res: SeedResult) -> str:
     """How the declaration's runs were recorded: from a clean checkout or not, and whether when and where is kept."""
     runs = [m.run.manifest for _, ms in arms(res) for m in ms]
@@ -435,6 +457,7 @@ def turns_figure_name(seed: str) -> str:
 def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     e = res.experiment
     out = [point_table(res).markdown()] if res.points else []   # a seed of series alone has no speed-up table
+    out += profile_sections(res)
     out.append(fairness_table(res).markdown())
     queued = queue_table(f"Seed {e.seed}, declaration {res.declaration.id}: queued spinlock acquisitions per "
                          "operation, from the kernel's side", arms(res))
@@ -631,7 +654,7 @@ def seed_page(versions: list[SeedResult], figures: list[str], declaration_figure
            f"**Change.** {e.change}.", "",
            f"**Published.** {e.published_setup}.", "", *sources(e), f"**Simulated.** {e.simulated_setup}.", "",
            f"**What differs.** {e.differences}.", "", declaration_table(res.declaration).markdown(),
-           *power_tables(e)]
+           *power_tables(e), *profile_band_tables(e)]
     if declaration_figure:
         out += [f"![seed {e.seed}: every declaration]({declaration_figure})", ""]
     drawn = shown(versions)
@@ -641,7 +664,7 @@ def seed_page(versions: list[SeedResult], figures: list[str], declaration_figure
         out += [verdict_rows(res)[0][-1][0].upper() + verdict_rows(res)[0][-1][1:] + "." if res.failed else
                 not_complete(res)[0].upper() + not_complete(res)[1:] +
                 f" (`cohtb seeds --seed {e.seed} --launch` records the missing ones).", "",
-                *([recording_text(res), ""] if recording_text(res) else [])]
+                *([recording_text(res), ""] if recording_text(res) else []), *profile_sections(res)]
     for earlier in reversed(versions[:-1]):
         if not earlier.complete:
             out += [f"## Under declaration {earlier.declaration.id} (earlier)", "",
