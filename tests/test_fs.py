@@ -20,7 +20,7 @@ from cohtb.analysis.compare import symbols_text
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf, initramfs, kernel, symbols
 from cohtb.run import kernels, line_names, pc_profile
-from cohtb import launch
+from cohtb import cli, launch
 from cohtb.experiments import plans
 from cohtb.fs import runner as fs_runner
 from cohtb.run.runs import load
@@ -489,7 +489,7 @@ def test_kernel_rwsem_needs_the_kernel_that_has_its_rwsem_and_switch(tmp_path):
     assert r.returncode == 3 and "rwsem_reader_spin" in r.stderr and "variant rspin" in r.stderr
 
 
-def test_launch_fs_records_runs_like_se(fake_full_system):
+def test_launch_fs_records_runs_like_se(fake_full_system, capsys):
     runs = fake_full_system / "runs"
     specs = fs_specs(["stock-6.12", "pre611"], 2, 2, 2000, 20000, 5000, [1])
     outcomes = launch.launch(specs, runs, jobs=2, timeout=120)
@@ -512,6 +512,12 @@ def test_launch_fs_records_runs_like_se(fake_full_system):
         assert m["files"]["profile"] == "profile.json" and (runs / s.id / "gem5" / "pc-profile.tsv").exists()
         assert {(f["object"], f["symbol"]) for f in profile["functions"]} == {
             ("[kernel.kallsyms]", "fake_kernel_function"), ("stat_file", "_start")}
+        [hot] = profile["lines"]   # the fake trace's one line: its stores named by the slow retirements after them
+        assert hot["line"] == (0x743000 + 128) // 64 and hot["stores"] > 0
+        assert {c["symbol"] for c in hot["code"]} == {"fake_kernel_function"}
+        assert cli.main(["profile", str(runs / s.id)]) == 0
+        out = capsys.readouterr().out
+        assert "[k] fake_kernel_function" in out and "fake_kernel_function+0x10" in out and "(file.d_" in out
     # one boot per kernel and machine, cached: a second launch of new runs boots nothing
     boots = sorted((fake_full_system / "cache" / "checkpoints").iterdir())
     assert len(boots) == 2 and all((b / "boot.json").exists() for b in boots)

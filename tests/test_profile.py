@@ -8,6 +8,8 @@ import subprocess
 import pytest
 
 from cohtb import cli
+from cohtb.contract import Kind
+from cohtb.trace import events as ev
 from cohtb.analysis.profile import ASLEEP, UNRETIRED, of, share_of, shares
 from cohtb.errors import CohtbError
 from cohtb.experiments import profile_band
@@ -54,7 +56,7 @@ def test_addresses_are_named_by_the_binarys_functions_and_summed_per_function(tm
     # core 0: 600 ticks in hot (two addresses), 300 in cold, 100 unretired; core 1: 900 in hot, 100 asleep
     raw.write_text(raw_text([(0, hot, 10, 400), (0, hot + 4, 5, 200), (0, cold, 3, 300), (1, hot, 30, 900)],
                             asleep=(0, 100), unretired=(100, 0)))
-    doc = pc_profile.named(pc_profile.read_raw(raw), [code])
+    doc = pc_profile.named(pc_profile.read_raw(raw), pc_profile.Namer([code]))
     by_name = {f["symbol"]: f for f in doc["functions"]}
     assert set(by_name) == {"hot", "cold"} and doc["functions"][0]["symbol"] == "hot"   # most time first
     assert by_name["hot"]["ticks"] == [600, 900] and by_name["hot"]["instructions"] == [15, 30]
@@ -73,7 +75,7 @@ def test_an_address_no_function_covers_is_unknown_in_its_half(tmp_path, program)
     code, _ = program
     raw = tmp_path / "pc-profile.tsv"
     raw.write_text(raw_text([(0, KERNEL_PC, 1, 1000), (0, 0x10, 1, 0)], cores=1, asleep=(0,), unretired=(0,)))
-    doc = pc_profile.named(pc_profile.read_raw(raw), [code])
+    doc = pc_profile.named(pc_profile.read_raw(raw), pc_profile.Namer([code]))
     assert {(f["object"], f["symbol"], f["kernel"]) for f in doc["functions"]} == {
         ("[unknown]", "[unknown]", True), ("p", "[unknown]", False)}
 
@@ -102,7 +104,8 @@ def profiled_run(tmp_path, program, layout="shared", hot_ticks=700):
     raw.write_text(raw_text([(0, starts["hot"], 10, hot_ticks), (0, starts["cold"], 2, 1000 - hot_ticks),
                              (1, starts["hot"], 20, 1000)]))
     m = json.loads((run / "manifest.json").read_text())
-    m["files"]["profile"] = pc_profile.keep(run, raw, [code])
+    pc_profile.keep(run, pc_profile.RawFiles(raw, None), [code], None)
+    m["files"]["profile"] = pc_profile.FILE
     (run / "manifest.json").write_text(json.dumps(m))
     return run
 
@@ -167,3 +170,32 @@ def test_compare_sets_two_runs_profiles_side_by_side(tmp_path, program, capsys):
     out = capsys.readouterr().out
     assert "Profiles:" in out and "[.] hot" in out
     assert "85.00%" in out and "95.00%" in out and "+10.00" in out and "-10.00" in out   # cold: 15% -> 5%
+
+
+def test_each_miss_on_a_hot_line_is_named_by_the_instruction_that_waited_for_it(tmp_path, program):
+    """A core's load or store event goes to its next slow retirement within JOIN_TICKS; one with none is counted
+    unmatched. Line 7 gets 3 misses from hot (2 loads, 1 store) and 1 from cold; line 9 one unmatched load."""
+    code, starts = program
+    hot, cold = starts["hot"], starts["cold"]
+    recs = ev.make_records([(100, 7, 0, 0, Kind.READ), (200, 7, 1, 0, Kind.WRITE), (300, 7, 0, 0, Kind.READ),
+                            (400, 7, 1, 0, Kind.READ), (450, 7, 1, 0, Kind.FWD_GETS), (500, 9, 0, 0, Kind.READ)])
+    slow = tmp_path / "pc-slow.tsv"
+    slow.write_text("# cohtb pc-slow 1\n# window 0 1000 slow 15000\n# tick\tcore\tpc\tticks\n"
+                    f"110\t0\t{hot:#x}\t20000\n250\t1\t{hot + 4:#x}\t20000\n300\t0\t{hot:#x}\t20000\n"
+                    f"420\t1\t{cold:#x}\t20000\n")   # core 0's 500 has no retirement after it
+    slow_ticks, retired = pc_profile.read_slow(slow)
+    assert slow_ticks == 15000 and len(retired) == 4
+    lines = pc_profile.code_per_line(recs, retired, pc_profile.Namer([code]))
+    assert [(x["line"], x["loads"], x["stores"], x["unmatched"]) for x in lines] == [(7, 3, 1, 0), (9, 1, 0, 1)]
+    assert [(c["symbol"], c["offset"], c["loads"], c["stores"]) for c in lines[0]["code"]] == [
+        ("hot", 0, 2, 0), ("hot", 4, 0, 1), ("cold", 0, 1, 0)]
+
+
+@pytest.mark.parametrize("damage, said", [(lambda t: t.replace("pc-slow 1", "pc-slow 2"), "line 1: not a cohtb pc-slow 1"),
+                                          (lambda t: t.replace(" slow 1", ""), "line 2: want '# window BEGIN END slow"),
+                                          (lambda t: t.replace("\t20000", ""), "line 4: want 4 tab-separated fields")])
+def test_a_damaged_slow_log_is_refused_naming_the_file_and_line(tmp_path, damage, said):
+    slow = tmp_path / "pc-slow.tsv"
+    slow.write_text(damage("# cohtb pc-slow 1\n# window 0 1 slow 1\n# tick\tcore\tpc\tticks\n1\t0\t0x10\t20000\n"))
+    with pytest.raises(CohtbError, match=f"{slow}: {said}"):
+        pc_profile.read_slow(slow)

@@ -8,7 +8,7 @@ from pathlib import Path
 from cohtb.analysis.profile import of
 from cohtb.commands._shared import RUNS_HELP, non_negative
 from cohtb.errors import CohtbError
-from cohtb.report.profile import TOP, table
+from cohtb.report.profile import TOP, lines_table, table
 from cohtb.run.runs import discover
 
 
@@ -28,4 +28,8 @@ def run(args: argparse.Namespace) -> int:
         if n:
             print()
         print(f"{r.id}: no profile (recorded without one)" if rows is None else table(r, rows, args.top).text())
+        doc = r.profile() if rows is not None else None
+        if doc and doc.get("lines"):
+            print()
+            print(lines_table(r, doc).text())
     return 0

@@ -82,3 +82,39 @@ def outcomes_table(d: Declaration, answers: list[tuple[str, bool]]) -> Table:
                  [[what, "reaches the band" if passes else "outside the band"] for what, passes in answers],
                  f"Each function named ({', '.join(d.profile_functions)}) must lie within {d.profile_band_points:g} "
                  "points of its published share, as the mean of the base arm's repetitions.")
+
+
+def line_names(run: Run) -> dict[int, str]:
+    """Each line's names in the run: the layout's fields on it, else the kernel's symbols there."""
+    names: dict[int, list[str]] = {}
+    for rec in run.manifest.layout:
+        for line in rec.lines:
+            names.setdefault(line, []).append(f"{rec.object}.{rec.name}")
+    for ls in run.manifest.kernel_symbols:
+        names.setdefault(ls.line, list(ls.symbols))
+    return {line: ", ".join(n[:4]) + (f" and {len(n) - 4} more" if len(n) > 4 else "") for line, n in names.items()}
+
+
+def lines_table(run: Run, doc: dict, top: int = 6) -> Table:
+    """perf c2c's shared data cache lines with their code addresses: for each of the hottest lines, the
+    instructions whose loads and stores missed on it (the events the recorder joined to slow retirements)."""
+    names = line_names(run)
+    line_size = run.manifest.layout[0].line_size if run.manifest.layout else 64
+    body = []
+    for x in doc["lines"]:
+        body.append([f"{x['line'] * line_size:#x} ({names.get(x['line'], 'unnamed')})", "", f"{x['loads']:,}",
+                     f"{x['stores']:,}", f"{x['unmatched']:,}"])
+        for c in x["code"][:top]:
+            body.append([f"  {c['address']}", f"{c['symbol']}+{c['offset']:#x}", f"{c['loads']:,}", f"{c['stores']:,}",
+                         ""])
+        if len(x["code"]) > top:
+            rest = x["code"][top:]
+            body.append([f"  {len(rest)} more", "", f"{sum(c['loads'] for c in rest):,}",
+                         f"{sum(c['stores'] for c in rest):,}", ""])
+    return Table(f"The hottest lines' misses by the code that made them: {describe(run)}",
+                 ["line (names) / code address", "function+offset", "loads", "stores", "no instruction"], body,
+                 "Per line, its loads' and stores' events in the trace (each a miss: the line came from elsewhere), "
+                 "and under it the instructions that waited for them: a core's event joined to its next retirement "
+                 f"that took {doc['slow_ticks'] / 1e3:g} ns or more, within {doc['join_ticks'] / 1e3:g} ns "
+                 "(cohtb/run/pc_profile.py). 'no instruction': none retired in time, as for a miss at the window's "
+                 "end.")

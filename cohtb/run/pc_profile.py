@@ -5,7 +5,11 @@ sleep, or to the instruction in flight when the window closed. Here the addresse
 the code the run ran (the guest kernel's vmlinux and the workload binary, from their symbol tables) and summed
 per function and core into profile.json, which the run keeps; the raw pc-profile.tsv stays with gem5's files.
 
-A core's ticks sum to the window exactly; a file where they do not is refused, as a profile that lost time."""
+A core's ticks sum to the window exactly; a file where they do not is refused, as a profile that lost time.
+
+gem5 also logs each retirement that took long enough to have waited for a line (pc-slow.tsv: tick, core, address);
+each load's and store's event of the trace on the hottest lines is given to its core's next slow retirement, so
+profile.json says which instructions made each line's misses: perf c2c's code addresses per cache line."""
 
 from __future__ import annotations
 
@@ -15,14 +19,24 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from cohtb.atomic import write_json_atomic
+from cohtb.contract import Kind
 from cohtb.errors import CohtbError
 from cohtb.toolchain import tool_output
+from cohtb.trace.events import read_all
 
-RAW = "pc-profile.tsv"     # what gem5 wrote beside roi.json (gem5-configs/multisocket/pc_profile.py)
 FILE = "profile.json"      # what the run keeps
 VERSION = 1
 HEADER = "# cohtb pc-profile 1"
+SLOW_HEADER = "# cohtb pc-slow 1"
+# A load's or store's event (the trace's READ or WRITE: the line arrived) belongs to the core's next slow
+# retirement when that comes within this many ticks: the instruction that waited for the line retires a few
+# cycles after it arrives; one that never retired in the window has no instruction to name.
+JOIN_TICKS = 100_000
+SLOW = np.dtype([("tick", "<u8"), ("core", "<u2"), ("pc", "<u8")])   # a slow retirement
+HOT_LINES = 5   # the lines, most events first, whose events are named by their instructions
 KERNEL_HALF = 0xffff800000000000   # x86-64: addresses from here up are the kernel's, below the process's
 UNKNOWN = "[unknown]"              # an address no symbol covers (perf's name for it)
 CODE_TYPES = set("tTwW")           # nm: text symbols, weak ones included
@@ -46,6 +60,25 @@ class Raw:
     cells: list[tuple[int, int, int, int]]   # (core, address, instructions, ticks)
     asleep: list[int]                     # ticks each core spent halted
     unretired: list[int]                  # ticks each core spent on an instruction the window's end cut
+
+
+@dataclass(frozen=True)
+class RawFiles:
+    profile: Path
+    slow: Path | None
+
+
+def raw_files(run_dir: Path, roi: dict) -> RawFiles | None:
+    """gem5's profile files that roi.json names, moved from the run directory into gem5's (they stay with it);
+    None: a run without a profile."""
+    if not roi.get("profile"):
+        return None
+    moved = []
+    for key in ("profile", "profile_slow"):
+        if roi.get(key):
+            (run_dir / roi[key]).replace(run_dir / "gem5" / roi[key])
+        moved.append(run_dir / "gem5" / roi[key] if roi.get(key) else None)
+    return RawFiles(*moved)
 
 
 def read_raw(path: Path) -> Raw:
@@ -115,6 +148,7 @@ class Namer:
     def __init__(self, code: list[Code]):
         self.tables = {kernel: [] for kernel in (True, False)}
         self.objects = {kernel: UNKNOWN for kernel in (True, False)}
+        self.paths = {c.name: c.path for c in code}
         for c in code:
             self.objects[c.kernel] = c.name
             self.tables[c.kernel] = functions(c)
@@ -128,10 +162,9 @@ class Namer:
         return self.objects[kernel], UNKNOWN, 0
 
 
-def named(raw: Raw, code: list[Code]) -> dict:
+def named(raw: Raw, namer: Namer) -> dict:
     """profile.json: per function, its instructions and ticks on each core; the addresses that took at least
     ADDRESS_SHARE of all ticks, each on its own; and each core's asleep and unretired ticks."""
-    namer = Namer(code)
     per_function: dict[tuple[bool, str, str], dict] = {}
     per_address: dict[int, list[int]] = {}
     for core, address, insts, ticks in raw.cells:
@@ -151,15 +184,81 @@ def named(raw: Raw, code: list[Code]) -> dict:
             addresses.append({"address": f"{address:#x}", "object": obj, "symbol": symbol, "offset": offset,
                               "instructions": insts, "ticks": ticks})
     return {"cohtb_profile": VERSION, "window_ticks": list(raw.window), "cores": raw.cores,
-            "code": {c.name: str(c.path) for c in code},
+            "code": {name: str(path) for name, path in namer.paths.items()},
             "functions": sorted(per_function.values(), key=lambda r: -sum(r["ticks"])),
             "addresses": addresses, "asleep": raw.asleep, "unretired": raw.unretired}
 
 
-def keep(run_dir: Path, raw_path: Path, code: list[Code]) -> str:
-    """Names the raw profile and writes profile.json into the run directory; returns its name (manifest files)."""
-    write_json_atomic(run_dir / FILE, named(read_raw(raw_path), code))
-    return FILE
+def read_slow(path: Path) -> tuple[int, np.ndarray]:
+    """gem5's log of slow retirements: the least ticks a logged one took, and (tick, core, pc) records in
+    retirement order."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise CohtbError(f"{path}: cannot read the slow retirements: {e}") from None
+    if not lines or lines[0] != SLOW_HEADER:
+        raise CohtbError(f"{path}: line 1: not a cohtb pc-slow 1 file (want '{SLOW_HEADER}')")
+    m = re.fullmatch(r"# window (\d+) (\d+) slow (\d+)", lines[1] if len(lines) > 1 else "")
+    if not m:
+        raise CohtbError(f"{path}: line 2: want '# window BEGIN END slow TICKS'")
+    rows = []
+    for n, line in enumerate(lines, 1):
+        if line.startswith("#"):
+            continue
+        f = line.split("\t")
+        try:
+            if len(f) != 4:
+                raise ValueError("want 4 tab-separated fields")
+            rows.append((int(f[0]), int(f[1]), int(f[2], 16)))
+        except ValueError as e:
+            raise CohtbError(f"{path}: line {n}: {e}") from None
+    return int(m.group(3)), np.array(rows, dtype=SLOW).reshape(-1)
+
+
+
+def code_per_line(recs: np.ndarray, slow: np.ndarray, namer: "Namer", top: int = HOT_LINES) -> list[dict]:
+    """For the `top` lines with the most loads' and stores' events: each instruction that waited for the line (its
+    core's next slow retirement within JOIN_TICKS of the event), with its loads and stores, most first."""
+    misses = recs[(recs["kind"] == Kind.READ) | (recs["kind"] == Kind.WRITE)]
+    lines, counts = np.unique(misses["line"], return_counts=True)
+    hottest = lines[np.argsort(-counts, kind="stable")[:top]]
+    by_core = {int(c): slow[slow["core"] == c] for c in np.unique(slow["core"])}
+    out = []
+    for line in hottest:
+        ev = misses[misses["line"] == line]
+        rows: dict[int, list[int]] = {}
+        unmatched = 0
+        for core in np.unique(ev["core"]):
+            mine, retired = ev[ev["core"] == core], by_core.get(int(core))
+            if retired is None or not len(retired):
+                unmatched += len(mine)
+                continue
+            at = np.searchsorted(retired["tick"], mine["tick"], side="left")
+            ok = at < len(retired)
+            ok[ok] &= retired["tick"][at[ok]] - mine["tick"][ok] <= JOIN_TICKS
+            unmatched += int((~ok).sum())
+            for pc, kind in zip(retired["pc"][at[ok]], mine["kind"][ok]):
+                rows.setdefault(int(pc), [0, 0])[0 if kind == Kind.READ else 1] += 1
+        code = []
+        for pc, (loads, stores) in sorted(rows.items(), key=lambda kv: -sum(kv[1])):
+            obj, symbol, offset = namer.name(pc)
+            code.append({"address": f"{pc:#x}", "object": obj, "symbol": symbol, "offset": offset,
+                         "loads": loads, "stores": stores})
+        out.append({"line": int(line), "loads": int((ev["kind"] == Kind.READ).sum()),
+                    "stores": int((ev["kind"] == Kind.WRITE).sum()), "unmatched": unmatched, "code": code})
+    return out
+
+
+def keep(run_dir: Path, raw: RawFiles, code: list[Code], events: Path | None) -> None:
+    """Names the raw profile, joins the slow retirements to the events of the hottest lines (a traced run), and
+    writes profile.json into the run directory."""
+    namer = Namer(code)
+    doc = named(read_raw(raw.profile), namer)
+    if raw.slow is not None and events is not None:
+        _, recs = read_all(events)
+        slow_ticks, slow = read_slow(raw.slow)
+        doc.update(slow_ticks=slow_ticks, join_ticks=JOIN_TICKS, lines=code_per_line(recs, slow, namer))
+    write_json_atomic(run_dir / FILE, doc)
 
 
 def load(path: Path) -> dict:

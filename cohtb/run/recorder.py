@@ -188,15 +188,16 @@ def _record(spec: RunSpec, runner: Runner, prepared: Any, gem5: Path, runs_dir: 
                              f"{tail(tmp / 'gem5' / 'board.pc.com_1.device')}\n"
                              f"{tail(tmp / 'gem5' / 'simerr.txt')}")
         finished = runner.finish(spec, tmp, roi, prepared)
-        if roi.get("profile"):   # named now, while the code it ran is at hand; the raw file goes with gem5's
-            raw = tmp / "gem5" / pc_profile.RAW
-            (tmp / roi["profile"]).replace(raw)
-            finished.files["profile"] = pc_profile.keep(tmp, raw, finished.code)
+        raw = pc_profile.raw_files(tmp, roi)   # gem5's profile files, moved into gem5's directory
+        if raw:
+            finished.files["profile"] = pc_profile.FILE
         if provenance.checkout().changed:   # recorded with --allow-dirty: the code that made it, kept beside it
             (tmp / provenance.DIFF).write_text(provenance.checkout().diff)
         manifest = manifest_of(spec, tmp, roi, cmd, t0, finished, {
             "cpu_seconds": cpu_seconds, "declaration": declaration,
             "recorded": {"host": provenance.host(), "started": started, "ended": provenance.now()}})
+        if raw:   # named now, while the code it ran is at hand, and joined to the events the manifest ingested
+            pc_profile.keep(tmp, raw, finished.code, tmp / "events.cohtb" if manifest.files.events else None)
         write_json_atomic(tmp / "manifest.json", portable(dump(manifest), roots(tmp, Path(cmd[0]))))
         # Over an incomplete leftover (no manifest), replacing only what cohtb wrote there; the manifest last, since
         # it is what says the run is whole.

@@ -5,6 +5,11 @@ stops it when it closes and dumps it beside roi.json."""
 import m5.objects
 
 FILE = "pc-profile.tsv"
+SLOW_FILE = "pc-slow.tsv"
+# The least time a retirement logged as slow took: more than a private cache's hit (a few ns at these machines'
+# latencies, docs/machine.md), less than the cheapest transfer from another cache (tens of ns); so the log holds
+# the instructions that waited for a line, which the recorder joins to the trace's events.
+SLOW = "15ns"
 
 
 def attach(board, cpus):
@@ -12,5 +17,5 @@ def attach(board, cpus):
     kind = getattr(m5.objects, "PcProfile", None)
     if kind is None:
         raise SystemExit("--profile: this gem5 has no PcProfile (build it with gem5-configs/build/build-gem5.sh)")
-    board.cohtb_pc_profile = kind(cpus=cpus)
+    board.cohtb_pc_profile = kind(cpus=cpus, slow=SLOW)
     return board.cohtb_pc_profile

@@ -14,7 +14,7 @@ from m5 import debug
 from m5.defines import buildEnv
 
 from .machine import machine_record
-from .pc_profile import FILE as PROFILE_FILE
+from .pc_profile import FILE as PROFILE_FILE, SLOW_FILE
 
 
 class Region:
@@ -50,7 +50,8 @@ class Region:
         roi = self.roi
         if self.profile is not None and "end_tick" in roi:
             self.profile.dump(os.path.join(out, PROFILE_FILE))
-            roi["profile"] = PROFILE_FILE
+            self.profile.dumpSlow(os.path.join(out, SLOW_FILE))
+            roi.update(profile=PROFILE_FILE, profile_slow=SLOW_FILE)
         roi.update({"exit_cause": simulator.get_last_exit_event_cause(), "final_tick": m5.curTick(), "params": params,
                     "protocol": str(buildEnv["PROTOCOL"]), **more, **machine_record(opts, hierarchy, cpu)})
         if "begin_tick" in roi and "end_tick" in roi:
