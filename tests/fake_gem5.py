@@ -116,9 +116,9 @@ def write_profile(opts: list[str], out: str, cores: int, begin: int, end: int, p
     Path(out, "pc-profile.tsv").write_text("\n".join(lines) + "\n")
     # and a slow retirement on every core each 250 ticks over the fake trace's ticks (trace_lines: from 2000, the
     # same in both modes), so its stores find one after them
-    slow = [f"{t}\t{core}\t{pcs[0]:#x}\t20000" for t in range(2000, 2000 + 41 * 2000, 250) for core in range(cores)]
+    slow = [f"{t}\t{core}\t{pcs[0]:#x}\t20000\t0" for t in range(2000, 2000 + 41 * 2000, 250) for core in range(cores)]
     Path(out, "pc-slow.tsv").write_text("\n".join(["# cohtb pc-slow 1", f"# window {begin} {end} slow 15000",
-                                                   "# tick\tcore\tpc\tticks", *slow]) + "\n")
+                                                   "# tick\tcore\tpc\tticks\tdata", *slow]) + "\n")
     return {"profile": "pc-profile.tsv", "profile_slow": "pc-slow.tsv"}
 
 

@@ -15,6 +15,7 @@ from cohtb.errors import CohtbError
 from cohtb.experiments import profile_band
 from cohtb.experiments.declarations import by_id
 from cohtb.experiments.seeds import HISTORY
+from cohtb.report.profile import bytes_text
 from cohtb.run import pc_profile
 from cohtb.run.bundle import bundle
 from cohtb.run.runs import discover, load
@@ -180,22 +181,30 @@ def test_each_miss_on_a_hot_line_is_named_by_the_instruction_that_waited_for_it(
     recs = ev.make_records([(100, 7, 0, 0, Kind.READ), (200, 7, 1, 0, Kind.WRITE), (300, 7, 0, 0, Kind.READ),
                             (400, 7, 1, 0, Kind.READ), (450, 7, 1, 0, Kind.FWD_GETS), (500, 9, 0, 0, Kind.READ)])
     slow = tmp_path / "pc-slow.tsv"
-    slow.write_text("# cohtb pc-slow 1\n# window 0 1000 slow 15000\n# tick\tcore\tpc\tticks\n"
-                    f"110\t0\t{hot:#x}\t20000\n250\t1\t{hot + 4:#x}\t20000\n300\t0\t{hot:#x}\t20000\n"
-                    f"420\t1\t{cold:#x}\t20000\n")   # core 0's 500 has no retirement after it
+    # hot's loads read bytes 8 and 16 of line 7, its store none known; cold's load another line's
+    slow.write_text("# cohtb pc-slow 1\n# window 0 1000 slow 15000\n# tick\tcore\tpc\tticks\tdata\n"
+                    f"110\t0\t{hot:#x}\t20000\t{7 * 64 + 8:#x}\n250\t1\t{hot + 4:#x}\t20000\t0\n"
+                    f"300\t0\t{hot:#x}\t20000\t{7 * 64 + 16:#x}\n"
+                    f"420\t1\t{cold:#x}\t20000\t{9 * 64:#x}\n")   # core 0's 500 has no retirement after it
     slow_ticks, retired = pc_profile.read_slow(slow)
     assert slow_ticks == 15000 and len(retired) == 4
-    lines = pc_profile.code_per_line(recs, retired, pc_profile.Namer([code]))
+    lines = pc_profile.code_per_line(recs, retired, pc_profile.Namer([code]), 64)
     assert [(x["line"], x["loads"], x["stores"], x["unmatched"]) for x in lines] == [(7, 3, 1, 0), (9, 1, 0, 1)]
-    assert [(c["symbol"], c["offset"], c["loads"], c["stores"]) for c in lines[0]["code"]] == [
-        ("hot", 0, 2, 0), ("hot", 4, 0, 1), ("cold", 0, 1, 0)]
+    assert [(c["symbol"], c["offset"], c["loads"], c["stores"], c["data_offsets"]) for c in lines[0]["code"]] == [
+        ("hot", 0, 2, 0, {"8": 1, "16": 1}), ("hot", 4, 0, 1, {}), ("cold", 0, 1, 0, {})]
 
 
 @pytest.mark.parametrize("damage, said", [(lambda t: t.replace("pc-slow 1", "pc-slow 2"), "line 1: not a cohtb pc-slow 1"),
                                           (lambda t: t.replace(" slow 1", ""), "line 2: want '# window BEGIN END slow"),
-                                          (lambda t: t.replace("\t20000", ""), "line 4: want 4 tab-separated fields")])
+                                          (lambda t: t.replace("\t20000", ""), "line 4: want 5 tab-separated fields")])
 def test_a_damaged_slow_log_is_refused_naming_the_file_and_line(tmp_path, damage, said):
     slow = tmp_path / "pc-slow.tsv"
-    slow.write_text(damage("# cohtb pc-slow 1\n# window 0 1 slow 1\n# tick\tcore\tpc\tticks\n1\t0\t0x10\t20000\n"))
+    slow.write_text(damage("# cohtb pc-slow 1\n# window 0 1 slow 1\n# tick\tcore\tpc\tticks\tdata\n"
+                           "1\t0\t0x10\t20000\t0\n"))
     with pytest.raises(CohtbError, match=f"{slow}: {said}"):
         pc_profile.read_slow(slow)
+
+
+def test_the_bytes_an_instruction_accessed_are_named_by_the_layouts_fields(tmp_path):
+    run = load(make_run(tmp_path, "shared", 1000, 1e-6, 3))   # d_name at +0x20, d_lockref at +0x30 of line 0x1000
+    assert bytes_text(run, 0x1000, 64, {"32": 1, "48": 3, "0": 2}) == "+0x30 d_lockref x3, +0x0 x2, +0x20 d_name x1"

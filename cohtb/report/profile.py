@@ -95,6 +95,16 @@ def line_names(run: Run) -> dict[int, str]:
     return {line: ", ".join(n[:4]) + (f" and {len(n) - 4} more" if len(n) > 4 else "") for line, n in names.items()}
 
 
+def bytes_text(run: Run, line: int, line_size: int, offsets: dict[str, int]) -> str:
+    """The bytes of a line an instruction accessed, each with the layout field there ("+0x60 d_lockref x12")."""
+    out = []
+    for offset, n in sorted(offsets.items(), key=lambda kv: -kv[1]):
+        at = line * line_size + int(offset)
+        names = [rec.name for rec in run.manifest.layout if rec.paddr is not None and rec.paddr <= at < rec.paddr + rec.size]
+        out.append(f"+{int(offset):#x}{' ' + '/'.join(names) if names else ''} x{n}")
+    return ", ".join(out[:3]) + (f" and {len(out) - 3} more" if len(out) > 3 else "")
+
+
 def lines_table(run: Run, doc: dict, top: int = 6) -> Table:
     """perf c2c's shared data cache lines with their code addresses: for each of the hottest lines, the
     instructions whose loads and stores missed on it (the events the recorder joined to slow retirements)."""
@@ -103,18 +113,19 @@ def lines_table(run: Run, doc: dict, top: int = 6) -> Table:
     body = []
     for x in doc["lines"]:
         body.append([f"{x['line'] * line_size:#x} ({names.get(x['line'], 'unnamed')})", "", f"{x['loads']:,}",
-                     f"{x['stores']:,}", f"{x['unmatched']:,}"])
+                     f"{x['stores']:,}", f"{x['unmatched']:,}", ""])
         for c in x["code"][:top]:
             body.append([f"  {c['address']}", f"{c['symbol']}+{c['offset']:#x}", f"{c['loads']:,}", f"{c['stores']:,}",
-                         ""])
+                         "", bytes_text(run, x["line"], line_size, c.get("data_offsets", {}))])
         if len(x["code"]) > top:
             rest = x["code"][top:]
             body.append([f"  {len(rest)} more", "", f"{sum(c['loads'] for c in rest):,}",
-                         f"{sum(c['stores'] for c in rest):,}", ""])
+                         f"{sum(c['stores'] for c in rest):,}", "", ""])
     return Table(f"The hottest lines' misses by the code that made them: {describe(run)}",
-                 ["line (names) / code address", "function+offset", "loads", "stores", "no instruction"], body,
+                 ["line (names) / code address", "function+offset", "loads", "stores", "no instruction",
+                  "bytes accessed (field) x events"], body,
                  "Per line, its loads' and stores' events in the trace (each a miss: the line came from elsewhere), "
                  "and under it the instructions that waited for them: a core's event joined to its next retirement "
                  f"that took {doc['slow_ticks'] / 1e3:g} ns or more, within {doc['join_ticks'] / 1e3:g} ns "
                  "(cohtb/run/pc_profile.py). 'no instruction': none retired in time, as for a miss at the window's "
-                 "end.")
+                 "end. Bytes: the instruction's data address in the line, where gem5's core reports it.")

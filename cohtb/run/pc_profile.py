@@ -35,7 +35,7 @@ SLOW_HEADER = "# cohtb pc-slow 1"
 # retirement when that comes within this many ticks: the instruction that waited for the line retires a few
 # cycles after it arrives; one that never retired in the window has no instruction to name.
 JOIN_TICKS = 100_000
-SLOW = np.dtype([("tick", "<u8"), ("core", "<u2"), ("pc", "<u8")])   # a slow retirement
+SLOW = np.dtype([("tick", "<u8"), ("core", "<u2"), ("pc", "<u8"), ("data", "<u8")])   # a slow retirement
 HOT_LINES = 5   # the lines, most events first, whose events are named by their instructions
 KERNEL_HALF = 0xffff800000000000   # x86-64: addresses from here up are the kernel's, below the process's
 UNKNOWN = "[unknown]"              # an address no symbol covers (perf's name for it)
@@ -190,8 +190,8 @@ def named(raw: Raw, namer: Namer) -> dict:
 
 
 def read_slow(path: Path) -> tuple[int, np.ndarray]:
-    """gem5's log of slow retirements: the least ticks a logged one took, and (tick, core, pc) records in
-    retirement order."""
+    """gem5's log of slow retirements: the least ticks a logged one took, and (tick, core, pc, data) records in
+    retirement order (data: the physical address of the instruction's data access, 0 when none is known)."""
     try:
         lines = Path(path).read_text().splitlines()
     except (OSError, UnicodeDecodeError) as e:
@@ -207,18 +207,21 @@ def read_slow(path: Path) -> tuple[int, np.ndarray]:
             continue
         f = line.split("\t")
         try:
-            if len(f) != 4:
-                raise ValueError("want 4 tab-separated fields")
-            rows.append((int(f[0]), int(f[1]), int(f[2], 16)))
+            if len(f) != 5:
+                raise ValueError("want 5 tab-separated fields")
+            rows.append((int(f[0]), int(f[1]), int(f[2], 16), int(f[4], 16)))
         except ValueError as e:
             raise CohtbError(f"{path}: line {n}: {e}") from None
     return int(m.group(3)), np.array(rows, dtype=SLOW).reshape(-1)
 
 
 
-def code_per_line(recs: np.ndarray, slow: np.ndarray, namer: "Namer", top: int = HOT_LINES) -> list[dict]:
+def code_per_line(recs: np.ndarray, slow: np.ndarray, namer: "Namer", line_size: int,
+                  top: int = HOT_LINES) -> list[dict]:
     """For the `top` lines with the most loads' and stores' events: each instruction that waited for the line (its
-    core's next slow retirement within JOIN_TICKS of the event), with its loads and stores, most first."""
+    core's next slow retirement within JOIN_TICKS of the event), with its loads and stores, most first, and the
+    bytes of the line it accessed (offsets: the instruction's data address in the line -> its events; an access
+    to another line, or none known, is not counted there)."""
     misses = recs[(recs["kind"] == Kind.READ) | (recs["kind"] == Kind.WRITE)]
     lines, counts = np.unique(misses["line"], return_counts=True)
     hottest = lines[np.argsort(-counts, kind="stable")[:top]]
@@ -227,6 +230,7 @@ def code_per_line(recs: np.ndarray, slow: np.ndarray, namer: "Namer", top: int =
     for line in hottest:
         ev = misses[misses["line"] == line]
         rows: dict[int, list[int]] = {}
+        offsets: dict[int, dict[int, int]] = {}
         unmatched = 0
         for core in np.unique(ev["core"]):
             mine, retired = ev[ev["core"] == core], by_core.get(int(core))
@@ -237,13 +241,17 @@ def code_per_line(recs: np.ndarray, slow: np.ndarray, namer: "Namer", top: int =
             ok = at < len(retired)
             ok[ok] &= retired["tick"][at[ok]] - mine["tick"][ok] <= JOIN_TICKS
             unmatched += int((~ok).sum())
-            for pc, kind in zip(retired["pc"][at[ok]], mine["kind"][ok]):
+            for pc, data, kind in zip(retired["pc"][at[ok]], retired["data"][at[ok]], mine["kind"][ok]):
                 rows.setdefault(int(pc), [0, 0])[0 if kind == Kind.READ else 1] += 1
+                if data and int(data) // line_size == int(line):
+                    at_pc = offsets.setdefault(int(pc), {})
+                    at_pc[int(data) % line_size] = at_pc.get(int(data) % line_size, 0) + 1
         code = []
         for pc, (loads, stores) in sorted(rows.items(), key=lambda kv: -sum(kv[1])):
             obj, symbol, offset = namer.name(pc)
             code.append({"address": f"{pc:#x}", "object": obj, "symbol": symbol, "offset": offset,
-                         "loads": loads, "stores": stores})
+                         "loads": loads, "stores": stores,
+                         "data_offsets": {str(k): v for k, v in sorted(offsets.get(pc, {}).items())}})
         out.append({"line": int(line), "loads": int((ev["kind"] == Kind.READ).sum()),
                     "stores": int((ev["kind"] == Kind.WRITE).sum()), "unmatched": unmatched, "code": code})
     return out
@@ -255,9 +263,10 @@ def keep(run_dir: Path, raw: RawFiles, code: list[Code], events: Path | None) ->
     namer = Namer(code)
     doc = named(read_raw(raw.profile), namer)
     if raw.slow is not None and events is not None:
-        _, recs = read_all(events)
+        header, recs = read_all(events)
         slow_ticks, slow = read_slow(raw.slow)
-        doc.update(slow_ticks=slow_ticks, join_ticks=JOIN_TICKS, lines=code_per_line(recs, slow, namer))
+        doc.update(slow_ticks=slow_ticks, join_ticks=JOIN_TICKS,
+                   lines=code_per_line(recs, slow, namer, header.line_size))
     write_json_atomic(run_dir / FILE, doc)
 
 
