@@ -192,6 +192,8 @@ def test_each_miss_on_a_hot_line_is_named_by_the_instruction_that_waited_for_it(
     assert [(x["line"], x["loads"], x["stores"], x["unmatched"]) for x in lines] == [(7, 3, 1, 0), (9, 1, 0, 1)]
     assert [(c["symbol"], c["offset"], c["loads"], c["stores"], c["data_offsets"]) for c in lines[0]["code"]] == [
         ("hot", 0, 2, 0, {"8": 1, "16": 1}), ("hot", 4, 0, 1, {}), ("cold", 0, 1, 0, {})]
+    assert lines[0]["bytes"] == {"8": {"loads": 1, "stores": 0, "load_cores": 1, "store_cores": 0},
+                                 "16": {"loads": 1, "stores": 0, "load_cores": 1, "store_cores": 0}}
 
 
 @pytest.mark.parametrize("damage, said", [(lambda t: t.replace("pc-slow 1", "pc-slow 2"), "line 1: not a cohtb pc-slow 1"),

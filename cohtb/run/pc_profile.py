@@ -216,12 +216,31 @@ def read_slow(path: Path) -> tuple[int, np.ndarray]:
 
 
 
+def _joined(ev: np.ndarray, by_core: dict[int, np.ndarray]) -> tuple[list[tuple[int, int, int, int]], int]:
+    """One line's load and store events, each with its core's next slow retirement within JOIN_TICKS: (core, pc,
+    data, kind) of those that have one, and how many have none."""
+    joined, unmatched = [], 0
+    for core in np.unique(ev["core"]):
+        mine, retired = ev[ev["core"] == core], by_core.get(int(core))
+        if retired is None or not len(retired):
+            unmatched += len(mine)
+            continue
+        at = np.searchsorted(retired["tick"], mine["tick"], side="left")
+        ok = at < len(retired)
+        ok[ok] &= retired["tick"][at[ok]] - mine["tick"][ok] <= JOIN_TICKS
+        unmatched += int((~ok).sum())
+        joined += [(int(core), int(pc), int(data), int(kind))
+                   for pc, data, kind in zip(retired["pc"][at[ok]], retired["data"][at[ok]], mine["kind"][ok])]
+    return joined, unmatched
+
+
 def code_per_line(recs: np.ndarray, slow: np.ndarray, namer: "Namer", line_size: int,
                   top: int = HOT_LINES) -> list[dict]:
     """For the `top` lines with the most loads' and stores' events: each instruction that waited for the line (its
     core's next slow retirement within JOIN_TICKS of the event), with its loads and stores, most first, and the
-    bytes of the line it accessed (offsets: the instruction's data address in the line -> its events; an access
-    to another line, or none known, is not counted there)."""
+    bytes of the line it accessed (data_offsets: the instruction's data address in the line -> its events); and
+    per byte accessed, its loads and stores and how many cores made them (bytes). An access to another line, or
+    none known, names no byte."""
     misses = recs[(recs["kind"] == Kind.READ) | (recs["kind"] == Kind.WRITE)]
     lines, counts = np.unique(misses["line"], return_counts=True)
     hottest = lines[np.argsort(-counts, kind="stable")[:top]]
@@ -229,23 +248,19 @@ def code_per_line(recs: np.ndarray, slow: np.ndarray, namer: "Namer", line_size:
     out = []
     for line in hottest:
         ev = misses[misses["line"] == line]
+        joined, unmatched = _joined(ev, by_core)
         rows: dict[int, list[int]] = {}
         offsets: dict[int, dict[int, int]] = {}
-        unmatched = 0
-        for core in np.unique(ev["core"]):
-            mine, retired = ev[ev["core"] == core], by_core.get(int(core))
-            if retired is None or not len(retired):
-                unmatched += len(mine)
-                continue
-            at = np.searchsorted(retired["tick"], mine["tick"], side="left")
-            ok = at < len(retired)
-            ok[ok] &= retired["tick"][at[ok]] - mine["tick"][ok] <= JOIN_TICKS
-            unmatched += int((~ok).sum())
-            for pc, data, kind in zip(retired["pc"][at[ok]], retired["data"][at[ok]], mine["kind"][ok]):
-                rows.setdefault(int(pc), [0, 0])[0 if kind == Kind.READ else 1] += 1
-                if data and int(data) // line_size == int(line):
-                    at_pc = offsets.setdefault(int(pc), {})
-                    at_pc[int(data) % line_size] = at_pc.get(int(data) % line_size, 0) + 1
+        per_byte: dict[int, list] = {}   # offset -> [loads, stores, cores loading, cores storing]
+        for core, pc, data, kind in joined:
+            store = kind == Kind.WRITE
+            rows.setdefault(pc, [0, 0])[store] += 1
+            if data and data // line_size == int(line):
+                at_pc = offsets.setdefault(pc, {})
+                at_pc[data % line_size] = at_pc.get(data % line_size, 0) + 1
+                b = per_byte.setdefault(data % line_size, [0, 0, set(), set()])
+                b[store] += 1
+                b[2 + store].add(core)
         code = []
         for pc, (loads, stores) in sorted(rows.items(), key=lambda kv: -sum(kv[1])):
             obj, symbol, offset = namer.name(pc)
@@ -253,7 +268,9 @@ def code_per_line(recs: np.ndarray, slow: np.ndarray, namer: "Namer", line_size:
                          "loads": loads, "stores": stores,
                          "data_offsets": {str(k): v for k, v in sorted(offsets.get(pc, {}).items())}})
         out.append({"line": int(line), "loads": int((ev["kind"] == Kind.READ).sum()),
-                    "stores": int((ev["kind"] == Kind.WRITE).sum()), "unmatched": unmatched, "code": code})
+                    "stores": int((ev["kind"] == Kind.WRITE).sum()), "unmatched": unmatched, "code": code,
+                    "bytes": {str(k): {"loads": b[0], "stores": b[1], "load_cores": len(b[2]), "store_cores": len(b[3])}
+                              for k, b in sorted(per_byte.items())}})
     return out
 
 
