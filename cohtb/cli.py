@@ -22,6 +22,8 @@ VERBS = {
     "bundle": "copy finished runs (manifest + compressed events) into reference-runs/",
     "native": "run the workload matrix on this machine and print ops/s per policy and layout",
     "profile": "where each run's simulated time went: its functions' share of the window, as perf report shows it",
+    "advise": "layout advice, its first step: the fields on a run's hottest lines classified by their misses, and "
+              "the false-sharing pairs",
     "latency": "the calibration table: what one operation on a line held elsewhere took in cclat runs, beside a "
                "published part's figures",
     "soak": "a long random stream (workload contention patterns mixed in) through the RTL and the bit-exact model, "

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from cohtb import cli
+from cohtb.analysis.advice import false_sharing, fields_on_hot_lines
 from cohtb.contract import Kind
 from cohtb.trace import events as ev
 from cohtb.analysis.profile import ASLEEP, UNRETIRED, of, share_of, shares
@@ -210,3 +211,37 @@ def test_a_damaged_slow_log_is_refused_naming_the_file_and_line(tmp_path, damage
 def test_the_bytes_an_instruction_accessed_are_named_by_the_layouts_fields(tmp_path):
     run = load(make_run(tmp_path, "shared", 1000, 1e-6, 3))   # d_name at +0x20, d_lockref at +0x30 of line 0x1000
     assert bytes_text(run, 0x1000, 64, {"32": 1, "48": 3, "0": 2}) == "+0x30 d_lockref x3, +0x0 x2, +0x20 d_name x1"
+
+
+def test_advise_classifies_the_hot_lines_fields_and_finds_the_false_sharing(tmp_path, program, capsys):
+    """On the shared layout's one hot line: d_lockref stored by 2 cores (contended), d_name only loaded by 3 (read by
+    many): a false-sharing pair, its read misses per operation counted."""
+    run = profiled_run(tmp_path, program)
+    doc = json.loads((run / "profile.json").read_text())
+    line = 0x1000   # run_fixtures: d_name at +0x20 (16 bytes), d_lockref at +0x30 (8 bytes)
+    doc.update(slow_ticks=15000, join_ticks=100000, lines=[{
+        "line": line, "loads": 30, "stores": 20, "unmatched": 0, "code": [],
+        "bytes": {"32": {"loads": 30, "stores": 0, "load_cores": 3, "store_cores": 0},
+                  "48": {"loads": 0, "stores": 20, "load_cores": 0, "store_cores": 2}}}])
+    (run / "profile.json").write_text(json.dumps(doc))
+    fields = {f.field: f for f in fields_on_hot_lines(load(run))}
+    assert fields["d_lockref"].kind == "contended" and fields["d_name"].kind == "read by many"
+    assert (fields["d_name"].offset, fields["d_name"].size, fields["d_name"].loads) == (32, 16, 30)
+    [pair] = false_sharing(list(fields.values()))
+    assert (pair.written.field, pair.read.field) == ("d_lockref", "d_name")
+    assert cli.main(["advise", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "dentry.d_lockref (contended) takes the line from dentry.d_name (read by many): 0.030 read misses/op" in out
+
+
+def test_advise_says_in_one_line_what_a_run_lacks(tmp_path, program, capsys):
+    bare = make_run(tmp_path / "bare", "shared", 1000, 1e-6, 3)
+    assert cli.main(["advise", str(bare)]) == 2
+    assert "no profile with its hot lines' bytes" in capsys.readouterr().err
+    run = profiled_run(tmp_path, program)
+    doc = json.loads((run / "profile.json").read_text())
+    doc["lines"] = [{"line": 0x5555, "loads": 1, "stores": 0, "unmatched": 0, "code": [], "bytes": {}}]
+    (run / "profile.json").write_text(json.dumps(doc))
+    assert cli.main(["advise", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "none of the layout's fields is on the profile's hot lines" in err[0]
