@@ -37,7 +37,7 @@ from gem5.simulate.exit_event import ExitEvent
 from gem5.simulate.simulator import Simulator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory  # noqa: E402
+from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory, shape_cores  # noqa: E402
 from multisocket.pc_profile import attach as attach_profile  # noqa: E402
 from multisocket.region import Region  # noqa: E402
 
@@ -65,9 +65,14 @@ if clock_hz is None:
 
 hierarchy, memory = hierarchy_and_memory(opts)
 # Both modes build the same processor, so the checkpoint restores into it: atomic CPUs (Ruby noncaching)
-# that boot and run the set-up, and timing CPUs switched in for the measurement (a run's switchcpu).
-processor = SimpleSwitchableProcessor(starting_core_type=CPUTypes.ATOMIC, switch_core_type=CPUTypes.TIMING,
+# that boot and run the set-up, and the machine's cores (timing, or o3 where its file says so) switched in for
+# the measurement (a run's switchcpu).
+processor = SimpleSwitchableProcessor(starting_core_type=CPUTypes.ATOMIC,
+                                      switch_core_type=CPUTypes.O3 if opts.core == "o3" else CPUTypes.TIMING,
                                       isa=ISA.X86, num_cores=opts.sockets * opts.cores_per_socket)
+# The window's cores are the ones the run switches to (the stdlib keeps them by their key only): the machine's.
+window_cores = [c.get_simobject() for c in processor._switchable_cores[processor._switch_key]]
+shape_cores(window_cores, opts)
 board = X86Board(clk_freq=opts.clock, processor=processor, memory=memory, cache_hierarchy=hierarchy)
 
 # The kernel command line. idle=halt: idle CPUs halt rather than poll or mwait (an mwait-idle CPU is not
@@ -88,10 +93,8 @@ if opts.mode == "run":
     board._checkpoint = Path(opts.checkpoint).absolute()
 
 os.makedirs(opts.out, exist_ok=True)
-# The window's cores are the timing ones the run switches to (the stdlib keeps them by their key only).
-timing_cores = [c.get_simobject() for c in processor._switchable_cores[processor._switch_key]]
 region = Region(mode=opts.mode, kernel_args=kernel_args,   # the work-begins and -end as in SE
-                profile=attach_profile(board, timing_cores) if opts.profile else None)
+                profile=attach_profile(board, window_cores) if opts.profile else None)
 
 
 def on_checkpoint():
@@ -115,6 +118,6 @@ simulator.run()
 
 error = {"error": "the benchmark never asked for switchcpu: the whole run was atomic"} \
     if opts.mode == "run" and "switch_tick" not in region.roi else {}
-roi = region.write(opts.out, simulator, opts, hierarchy, "atomic" if opts.mode == "boot" else "timing",
+roi = region.write(opts.out, simulator, opts, hierarchy, "atomic" if opts.mode == "boot" else opts.core,
                    {k: v for k, v in vars(opts).items() if k not in ("out", "machine_file", "profile")}, **error)
 print(f"cohtb_fs.py: {opts.mode}: exit '{roi['exit_cause']}' at tick {roi['final_tick']}")

@@ -23,7 +23,7 @@ from gem5.simulate.exit_event import ExitEvent
 from gem5.simulate.simulator import Simulator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory  # noqa: E402
+from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory, shape_cores  # noqa: E402
 from multisocket.pc_profile import attach as attach_profile  # noqa: E402
 from multisocket.region import Region  # noqa: E402
 
@@ -41,10 +41,14 @@ ap.add_argument("args", nargs=argparse.REMAINDER, help="workload arguments (afte
 opts = ap.parse_args()
 workload_args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
 check_machine(opts, "cohtb_se.py")
+if opts.machine_file and opts.core != "timing" and opts.cpu != opts.core:   # SE's core is --cpu's
+    sys.exit(f"cohtb_se.py: --cpu {opts.cpu}: machine {opts.machine} has {opts.core} cores")
+opts.core = opts.cpu
 
 hierarchy, memory = hierarchy_and_memory(opts)
 processor = SimpleProcessor(cpu_type=CPUTypes.O3 if opts.cpu == "o3" else CPUTypes.TIMING, isa=ISA.X86,
                             num_cores=opts.sockets * opts.cores_per_socket)
+shape_cores([c.get_simobject() for c in processor.get_cores()], opts)
 board = SimpleBoard(clk_freq=opts.clock, processor=processor, memory=memory, cache_hierarchy=hierarchy)
 os.makedirs(opts.out, exist_ok=True)
 out_dir = Path(opts.out).absolute()

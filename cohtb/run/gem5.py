@@ -36,7 +36,8 @@ PATCH_MARKERS = {"chi-locked-rmw": ("mem/ruby/protocol/Cache_Wakeup.cc", "(*m_sn
 # (cohtb/run/pc_profile.py), which every full-system run records.
 INSTRUMENTS = {"pc-profile": "PcProfile: cannot write"}   # name -> a string the binary has when built with it
 MACHINE_PATCHES = {"westmere-ex-8s-c3": ("chi-locked-rmw",),
-                   "westmere-ex-8s-c4": ("chi-locked-rmw", "x86-sti-shadow")}
+                   "westmere-ex-8s-c4": ("chi-locked-rmw", "x86-sti-shadow"),
+                   "westmere-ex-8s-c4-o3": ("chi-locked-rmw", "x86-sti-shadow")}
 STOCK_SOCKET_MACHINES = ("socket", "westmere-ex-8s-c1", "westmere-ex-8s-c2")
 TRACE = "trace.gz"   # ProtocolTrace, in gem5's output directory (gzip: gem5 compresses a .gz debug file itself)
 

@@ -23,7 +23,8 @@ assert set(MACHINES) == set(files.HIERARCHIES)
 DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1i_size": "32KiB", "l2_size": "1MiB", "local_latency": 20,
             "local_bandwidth": 32, "socket_latency": 300, "socket_bandwidth": 8, "router_latency": None,
             "l1_latency": None, "l1i_latency": None, "l1_snoop_latency": None, "l1_dirty_shared": True, "llc_latency": None,
-            "home_latency": None, "memory_latency": None}
+            "home_latency": None, "memory_latency": None, "core": "timing", "o3_width": None, "o3_rob_entries": None,
+            "o3_iq_entries": None, "o3_lq_entries": None, "o3_sq_entries": None}
 # The CHI controllers' parameters (None: gem5's own; l1_dirty_shared True is CHI's L1 default)
 SOCKET_ONLY = ("l1_latency", "l1i_latency", "l1_snoop_latency", "l1_dirty_shared", "llc_latency", "home_latency", "memory_latency")
 HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machine's L2 bank, the socket machine's "
@@ -41,7 +42,11 @@ HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machin
                            "no: a read of a core's dirty line leaves the dirty data in the socket cache (Intel's cores)",
         "llc_latency": "socket machine: the socket cache's lookup, hit or miss or snoop, cycles",
         "home_latency": "socket machine: the home directory's lookup, cycles",
-        "memory_latency": "socket machine: cycles the memory controller adds to memory's answer"}
+        "memory_latency": "socket machine: cycles the memory controller adds to memory's answer",
+        "core": "the measured window's cores: timing (TimingSimpleCPU, one instruction at a time) or o3 (X86O3CPU)",
+        "o3_width": "o3: instructions fetched, decoded, renamed, dispatched, issued, written back and committed per cycle",
+        "o3_rob_entries": "o3: reorder buffer entries", "o3_iq_entries": "o3: issue queue (reservation station) entries",
+        "o3_lq_entries": "o3: load queue entries", "o3_sq_entries": "o3: store queue entries"}
 assert set(DEFAULTS) == set(files.PARAMS)
 
 
@@ -80,6 +85,11 @@ def check_machine(opts, config: str) -> None:
     for name in files.PARAMS:
         if getattr(opts, name) is None:
             setattr(opts, name, (opts.machine_file.params if opts.machine_file else {}).get(name, DEFAULTS[name]))
+    if opts.core not in files.CORES:
+        raise SystemExit(f"{config}: --core {opts.core}: want one of {', '.join(files.CORES)}")
+    if opts.core != "o3" and any(getattr(opts, n) is not None for n in files.O3_PARAMS):
+        raise SystemExit(f"{config}: {', '.join(n for n in files.O3_PARAMS if getattr(opts, n) is not None)}: an O3 "
+                         f"core's parameters, and the core is {opts.core}")
     if opts.hierarchy != "socket":
         given = [n for n in SOCKET_ONLY if getattr(opts, n) != DEFAULTS[n]]
         if given:
@@ -120,6 +130,20 @@ def hierarchy_and_memory(opts):
         home_socket=opts.home_socket)
     memory = ChanneledMemory(DDR4_2400_8x8, num_channels=opts.sockets, interleaving_size=64, size=opts.mem_size)
     return hierarchy, memory
+
+
+def shape_cores(cpus, opts) -> None:
+    """An O3 machine's cores given its widths and queue sizes (gem5's own where the file gives none)."""
+    if opts.core != "o3":
+        return
+    for cpu in cpus:
+        if opts.o3_width is not None:
+            for stage in ("fetch", "decode", "rename", "dispatch", "issue", "wb", "commit"):
+                setattr(cpu, f"{stage}Width", opts.o3_width)
+        for name, param in (("o3_rob_entries", "numROBEntries"), ("o3_iq_entries", "numIQEntries"),
+                            ("o3_lq_entries", "LQEntries"), ("o3_sq_entries", "SQEntries")):
+            if getattr(opts, name) is not None:
+                setattr(cpu, param, getattr(opts, name))
 
 
 def machine_record(opts, hierarchy, cpu: str) -> dict:

@@ -21,7 +21,10 @@ HIERARCHIES = tuple(PROTOCOL_OF)
 PARAMS = {"clock": str, "l1d_size": str, "l1i_size": str, "l2_size": str, "local_latency": int,
           "local_bandwidth": int, "socket_latency": int, "socket_bandwidth": int, "router_latency": int,
           "l1_latency": int, "l1i_latency": int, "l1_snoop_latency": int, "l1_dirty_shared": bool, "llc_latency": int,
-          "home_latency": int, "memory_latency": int}
+          "home_latency": int, "memory_latency": int, "core": str, "o3_width": int, "o3_rob_entries": int,
+          "o3_iq_entries": int, "o3_lq_entries": int, "o3_sq_entries": int}
+CORES = ("timing", "o3")   # gem5's TimingSimpleCPU (one instruction at a time) or its out-of-order X86O3CPU
+O3_PARAMS = ("o3_width", "o3_rob_entries", "o3_iq_entries", "o3_lq_entries", "o3_sq_entries")
 
 
 class MachineFileError(ValueError):
@@ -84,4 +87,9 @@ def load(name: str) -> MachineFile:
                                    + (" >= 0" if kind is int else ""))
         if not isinstance(sources.get(key), str) or not sources[key].strip():
             raise MachineFileError(f"{path}: field 'sources.{key}': every parameter set says where it comes from")
+    if params.get("core", "timing") not in CORES:
+        raise MachineFileError(f"{path}: field 'params.core': {params['core']!r} is not one of {', '.join(CORES)}")
+    if params.get("core", "timing") != "o3" and any(k in params for k in O3_PARAMS):
+        raise MachineFileError(f"{path}: field 'params.{next(k for k in O3_PARAMS if k in params)}': an O3 core's "
+                               "parameter on a machine whose core is not o3")
     return MachineFile(name_in, hierarchy, description, params, sources, hashlib.sha256(data).hexdigest()[:16])
