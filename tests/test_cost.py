@@ -32,7 +32,9 @@ def test_a_new_configuration_is_fitted_over_the_nearest_group_by_size():
     assert cost.predict(replace(BASE, ops=1000, warmup_us=0, window_us=0), kept).seconds is None
     assert cost.predict(replace(BASE, machine="westmere-ex-8s-c3"), kept).seconds is None   # another hierarchy
     on_c3 = [cost.KeptCost(replace(k.spec, machine="westmere-ex-8s-c3"), k.seconds) for k in kept]
-    assert "its hierarchy and mode" in cost.predict(replace(BASE, machine="westmere-ex-8s-c4"), on_c3).basis
+    assert "its hierarchy, core and mode" in cost.predict(replace(BASE, machine="westmere-ex-8s-c4"), on_c3).basis
+    # never across core models: an o3 machine has no kept run of its core
+    assert cost.predict(replace(BASE, machine="westmere-ex-8s-c4-o3"), on_c3).seconds is None
 
 
 def test_wall_time_puts_the_longest_runs_first_on_the_slot_free_soonest():

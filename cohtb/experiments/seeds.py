@@ -445,7 +445,8 @@ def machine_check(build):
 # Each seed's SE experiment, then its full-system ones beside it, then the machine checks.
 BUILDERS = {"000": e000, "000-fs": e000fs, "001": e001, "002": e002, "002-fs": e002fs,
             "002-kernel-fs": lambda d: e002fs(d, "kernel_rwsem"), "003": e003, "004": e004, "004-fs": e004fs,
-            "004-collapse-fs": e004collapse_fs, "002-flat": machine_check(e002), "004-fs-8x4": machine_check(e004fs)}
+            "004-collapse-fs": e004collapse_fs, "002-flat": machine_check(e002), "004-fs-8x4": machine_check(e004fs),
+            "004-fs-o3": machine_check(e004fs)}
 
 # Every version of every experiment, oldest first: the runs of each are judged by its own declaration.
 HISTORY = {seed: tuple(build(d) for d in declarations.versions(seed)) for seed, build in BUILDERS.items()}

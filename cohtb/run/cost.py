@@ -5,7 +5,7 @@ A run's cost depends most on what it simulates (machine, full system or not, wor
 (CPUs times the simulated span, or times the operations of a fixed-work run). So a run is predicted from the kept
 runs nearest to it: the mean of those of its very configuration (every field but what only varies between
 repetitions), else a fixed cost per run plus a cost per unit of size fitted over the kept runs of its workload and
-kernel, of its workload, of its machine and mode, or of its cache hierarchy and mode, the first of these that has
+kernel, of its workload, of its machine and mode, or of its cache hierarchy, core and mode, the first of these that has
 any. Each prediction says which it used. A kept run's cost is gem5's CPU seconds (the host's measure of gem5 alone, which a loaded host does not
 stretch); a run recorded before they were kept gives its host seconds."""
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from cohtb.run.machines import hierarchy_of
+from cohtb.run.machines import core_of, hierarchy_of
 from cohtb.run.runs import Run
 from cohtb.run.spec import RunSpec
 
@@ -75,7 +75,8 @@ def configuration(spec: RunSpec) -> RunSpec:
 GROUPS = (("its workload and kernel", lambda s: (s.machine, s.cpu, s.traced, bool(s.ops), s.workload, s.kernel)),
           ("its workload", lambda s: (s.machine, s.cpu, s.traced, bool(s.ops), s.workload, bool(s.kernel))),
           ("its machine and mode", lambda s: (s.machine, s.cpu, s.traced, bool(s.ops), bool(s.kernel))),
-          ("its hierarchy and mode", lambda s: (hierarchy_of(s.machine), s.cpu, s.traced, bool(s.ops), bool(s.kernel))))
+          ("its hierarchy, core and mode", lambda s: (hierarchy_of(s.machine), core_of(s.machine), s.cpu, s.traced,
+                                                      bool(s.ops), bool(s.kernel))))
 
 
 def predict(spec: RunSpec, kept: list[KeptCost]) -> Prediction:
@@ -89,7 +90,7 @@ def predict(spec: RunSpec, kept: list[KeptCost]) -> Prediction:
             fixed, per_work = cost_per_run(group)
             return Prediction(fixed + per_work * simulated_work(spec),
                               f"fitted over {len(group)} kept run{'s' if len(group) > 1 else ''} of {name}")
-    return Prediction(None, "no kept run of its cache hierarchy in its mode")
+    return Prediction(None, "no kept run of its cache hierarchy and core in its mode")
 
 
 def wall_seconds(costs: list[float], slots: int) -> float:

@@ -41,6 +41,16 @@ def hierarchy_of(machine: str) -> str:
         raise CohtbError(f"machine '{machine}': {e}") from None
 
 
+def core_of(machine: str) -> str:
+    """The core model of a machine's measured window (a machine file's `core`; a bare hierarchy's: timing)."""
+    if machine in HIERARCHIES:
+        return "timing"
+    try:
+        return machine_file.load(machine).params.get("core", "timing")
+    except machine_file.MachineFileError as e:
+        raise CohtbError(f"machine '{machine}': {e}") from None
+
+
 def l1d_versions(machine: str, cores: int, sockets: int) -> list[int] | None:
     """The L1D controller versions a trace of this machine names its cores by, before gem5 has run (a live ingest):
     None where the version is the core (MESI_Two_Level)."""
