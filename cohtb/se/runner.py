@@ -19,10 +19,12 @@ CONFIG = ROOT / "gem5-configs" / "cohtb_se.py"
 
 
 def command(spec: RunSpec, run_dir: Path, gem5_binary: Path, trace: str | None = gem5.TRACE,
-            config_args: tuple[str, ...] = ()) -> list[str]:
-    """The run's gem5 command line (config_args: more of cohtb_se.py's, e.g. --no-trace)."""
+            config_args: tuple[str, ...] = (), profile: bool | None = None) -> list[str]:
+    """The run's gem5 command line (config_args: more of cohtb_se.py's, e.g. --no-trace), with the window's
+    profile when `profile` says so (None: whenever the gem5 has the pc-profile patch)."""
+    profile = gem5.has_profile(gem5_binary) if profile is None else profile
     return gem5.command(gem5_binary, run_dir, CONFIG, [
-        *config_args, *(("--profile",) if gem5.has_profile(gem5_binary) else ()), *spec.machine_args(), "--cpu", spec.cpu, "--binary", str(binary(spec.workload)),
+        *config_args, *(("--profile",) if profile else ()), *spec.machine_args(), "--cpu", spec.cpu, "--binary", str(binary(spec.workload)),
         "--out", str(run_dir), "--", *spec.workload_args()], trace)
 
 
