@@ -635,6 +635,8 @@ def index(history: dict[str, list[SeedResult]], ms: list[RunMetrics], machine_ch
            "The magnitude prediction (cohtb/experiments/magnitude.py):", "", "```", MAGNITUDE.rstrip(), "```", "",
            "What a rule can say, found before any run (cohtb/experiments/power.py):", "", "```", power.__doc__.rstrip(),
            "```", "",
+           "Where a seed publishes its profile, the profile band (cohtb/experiments/profile_band.py):", "", "```",
+           profile_band.__doc__.rstrip(), "```", "",
            "## Method changes", "",
            textwrap.fill("Every change to a model, parameter, verdict rule or set of kept runs since the seeds were "
                          "first simulated (cohtb/experiments/method_changes.toml, from the repository's history), "
