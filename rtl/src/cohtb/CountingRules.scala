@@ -97,7 +97,7 @@ object CountingRules {
 
     // The kinds are exclusive: at most one of the rules below applies. Each rule's counts are expressions of its
     // kind and the facts, its new state an assignment under its kind: the same functions written under `when` map to
-    // another netlist, not the one whose timing docs/fpga-timing.md records (step 32).
+    // another netlist, not the one whose timing docs/fpga-timing.md records (decision 0006, ECP5 timing closure).
 
     // Rule W: a WRITE whose line has an owner O != C is one transfer, cross-socket when socket(O) != S
     // (W-other-*); every holder other than C is invalidated, O too while it holds the line; then O = C, dirty,
