@@ -15,6 +15,7 @@ from cohtb.analysis.profile import ASLEEP, UNRETIRED, of, share_of, shares
 from cohtb.errors import CohtbError
 from cohtb.experiments import profile_band
 from cohtb.experiments.declarations import by_id
+from cohtb.experiments.reproduce import PointResult
 from cohtb.experiments.seeds import HISTORY
 from cohtb.report.profile import bytes_text
 from cohtb.run import pc_profile
@@ -245,3 +246,35 @@ def test_advise_says_in_one_line_what_a_run_lacks(tmp_path, program, capsys):
     assert cli.main(["advise", str(run)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "none of the layout's fields is on the profile's hot lines" in err[0]
+
+
+class _Kept:
+    """A kept run as a profile band sees it: its profile.json."""
+
+    def __init__(self, shares: dict[str, float]):
+        ticks = {s: round(1000 * v) for s, v in shares.items()}
+        self.run = self
+        self.doc = {"cohtb_profile": 1, "window_ticks": [0, 1000], "cores": 1, "asleep": [0],
+                    "unretired": [1000 - sum(ticks.values())],
+                    "functions": [{"object": "[kernel.kallsyms]", "symbol": s, "kernel": True, "instructions": [1],
+                                   "ticks": [t]} for s, t in ticks.items()]}
+
+    def profile(self):
+        return self.doc
+
+
+def test_a_profile_band_judges_the_base_arms_mean_once_every_repetition_has_a_profile():
+    e = HISTORY["004-fs"][-1]
+    point, d = e.points[0], e.declaration
+    as_published = {"lockref_put_return": 0.3809, "lockref_get_not_dead": 0.2608, "__d_lookup_rcu": 0.2560}
+    no_lookup = {**as_published, "__d_lookup_rcu": 0.0, "lockref_put_return": 0.60}
+
+    def verdict(base: list[dict]) -> str:
+        p = PointResult(point, [_Kept(s) for s in base], [], d.repetitions)
+        [base_check] = [c for c in profile_band.checks(d, p) if c.arm == "base"]
+        return base_check.verdict
+
+    assert verdict([as_published] * 5) == profile_band.REACHES
+    assert verdict([as_published] * 3) == "no verdict: 3 of 5 runs have a profile"
+    assert verdict([as_published] * 3 + [no_lookup] * 2) == profile_band.OUTSIDE   # __d_lookup_rcu's mean 15.4%
+    assert verdict([as_published] * 4 + [no_lookup]) == profile_band.REACHES      # its mean 20.5%: inside

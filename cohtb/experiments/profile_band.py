@@ -31,8 +31,8 @@ class ProfileCheck:
     arm: str                     # "base" or "new"
     published: Profile
     shares: dict[str, tuple[float, ...]]   # function -> its share in each repetition's profile
-    runs: int                    # of the arm's runs, those with a profile
-    of_runs: int
+    runs: int                    # of the arm's runs kept, those with a profile
+    of_runs: int                 # the arm's declared repetitions
     judged: bool                 # the base arm is held to the band; the new arm is shown
     points: float                # the band's half width, in percentage points
 
@@ -74,7 +74,7 @@ def checks(d: Declaration, p: PointResult) -> list[ProfileCheck]:
             rows = [r for r in (of(m.run) for m in runs) if r is not None]
             symbols = d.profile_functions if arm == "base" else tuple(s for s, _ in profile.functions)
             out.append(ProfileCheck(arm, profile, {s: tuple(share_of(r, s) for r in rows) for s in symbols},
-                                    len(rows), len(runs), arm == "base", d.profile_band_points))
+                                    len(rows), p.repetitions, arm == "base", d.profile_band_points))
     return out
 
 
