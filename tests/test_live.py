@@ -57,7 +57,8 @@ def test_a_live_run_counts_what_an_offline_replay_counts(fake_gem5, tmp_path):
     assert m["files"]["live"] == "live.json" and "trace" not in m["files"] and not (run / "trace.gz").exists()
     assert not list((run / "gem5").glob("trace*")), "the pipe is gone with the run's temporary name"
     assert {p.name for p in run.iterdir()} == {"manifest.json", "events.cohtb", "pagemap.txt", "live.json", "gem5",
-                                               "workload.stdout", "roi.json", MARKER}   # MARKER: what cohtb wrote
+                                               "workload.stdout", "roi.json", "profile.json",
+                                               MARKER}   # MARKER: what cohtb wrote
     doc = json.loads((run / "live.json").read_text())
     _, recs = ev.read_all(run / "events.cohtb")
     assert len(recs) == m["ingest"]["events"] == doc["events"] > 0

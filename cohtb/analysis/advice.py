@@ -33,7 +33,7 @@ class FieldTraffic:
     stores: int
     load_cores: int      # the most cores that missed on one of its bytes, loading / storing
     store_cores: int
-    line_size: int = 64
+    line_size: int
 
     @property
     def address(self) -> int:

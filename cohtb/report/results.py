@@ -247,7 +247,8 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
 
 def machine_pairs(history: dict[str, list[SeedResult]]) -> list[tuple[str, SeedResult | None, SeedResult | None]]:
     """(experiment, flat, socket) for each experiment with a version on the flat machine (its latest on each, whose
-    runs are kept where any are), and for each machine check, it beside the declaration it stands beside."""
+    runs are kept where any are), and for each machine check across the two hierarchies, it beside the declaration
+    it stands beside (a check on the same hierarchy, another core model, is not a flat-vs-socket pair)."""
     by_id = {res.declaration.id: res for versions in history.values() for res in versions}
     out = []
     for seed, versions in history.items():
@@ -255,7 +256,8 @@ def machine_pairs(history: dict[str, list[SeedResult]]) -> list[tuple[str, SeedR
         if beside:
             mine, other = versions[-1], by_id[beside]
             flat_first = hierarchy_of(mine.declaration.run_machine()) == "flat"
-            out.append((seed, *((mine, other) if flat_first else (other, mine))))
+            if flat_first != (hierarchy_of(other.declaration.run_machine()) == "flat"):
+                out.append((seed, *((mine, other) if flat_first else (other, mine))))
         elif (flat := on_hierarchy(versions, "flat")) is not None:   # else the socket machine's alone: no pair
             out.append((seed, flat, on_hierarchy(versions, "socket")))
     return out

@@ -35,7 +35,7 @@ SLOW_HEADER = "# cohtb pc-slow 1"
 # retirement when that comes within this many ticks: the instruction that waited for the line retires a few
 # cycles after it arrives; one that never retired in the window has no instruction to name.
 JOIN_TICKS = 100_000
-SLOW = np.dtype([("tick", "<u8"), ("core", "<u2"), ("pc", "<u8"), ("data", "<u8")])   # a slow retirement
+SLOW = np.dtype([("tick", np.uint64), ("core", np.uint16), ("pc", np.uint64), ("data", np.uint64)])   # a slow retirement
 HOT_LINES = 5   # the lines, most events first, whose events are named by their instructions
 KERNEL_HALF = 0xffff800000000000   # x86-64: addresses from here up are the kernel's, below the process's
 UNKNOWN = "[unknown]"              # an address no symbol covers (perf's name for it)
