@@ -9,12 +9,20 @@ The classes, in the order they are tested (one rule each):
   read by many  only loaded, by 2 or more cores
   read by one   only loaded, by one core
   no misses     on a hot line, but none of its bytes missed in the window (what is written or read there hits)
-Counts are misses (a line's event: the bytes came from another cache), per operation of the run."""
+Counts are misses (a line's event: the bytes came from another cache), per operation of the run.
+
+From a real machine's perf c2c report (cohtb/analysis/c2c.py) the same classes are found for the fields of one
+object the user places (its struct's layout from pahole, and its address): a field's loads are the HITMs perf
+sampled on its bytes (exact: each row's shares of the line's local and remote HITMs times their counts), its
+stores an estimate (perf prints each row's shares of the line's L1-hit and L1-miss stores, not their counts: the
+mean share times the line's stores), and its cores the most CPUs of one of its rows that loaded, or stored."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cohtb.analysis.c2c import C2cLine
+from cohtb.contract import DEFAULT_LINE_SIZE
 from cohtb.errors import CohtbError
 from cohtb.run.runs import Run
 
@@ -94,3 +102,31 @@ def false_sharing(fields: list[FieldTraffic]) -> list[FalseSharing]:
     pairs = [FalseSharing(w, r) for w in fields if w.kind in (CONTENDED, ONE_WRITER)
              for r in fields if r.line == w.line and r.kind in (READ_BY_MANY, READ_BY_ONE)]
     return sorted(pairs, key=lambda p: -p.read.loads)
+
+
+def fields_from_c2c(lines: list[C2cLine], struct: str, fields: list[dict], base: int,
+                    line_size: int = DEFAULT_LINE_SIZE) -> list[FieldTraffic]:
+    """The fields of one object at `base` (its struct's layout: [{"name", "offset", "size"}], pahole's) on the
+    report's lines, with what perf sampled on their bytes; an object on none of the lines is refused in one line."""
+    size = max(f["offset"] + f["size"] for f in fields)
+    out = []
+    for line in lines:
+        if not (line.address < base + size and base < line.address + line_size):
+            continue
+        for f in fields:
+            first = max(base + f["offset"], line.address)
+            last = min(base + f["offset"] + f["size"], line.address + line_size)
+            if first >= last:
+                continue
+            rows = [r for r in line.rows if first <= line.address + r.offset < last]
+            loads = sum(r.local_hitm_pct * line.hitm_local + r.remote_hitm_pct * line.hitm_remote for r in rows) / 100
+            storing = [r for r in rows if r.store_l1hit_pct or r.store_l1miss_pct]
+            stores = sum((r.store_l1hit_pct + r.store_l1miss_pct) / 2 for r in storing) * line.stores / 100
+            loading = [r for r in rows if r.local_hitm_pct or r.remote_hitm_pct]
+            out.append(FieldTraffic(struct, f["name"], line.address // line_size, first - line.address, last - first,
+                                    round(loads), round(stores), max((r.cpus for r in loading), default=0),
+                                    max((r.cpus for r in storing), default=0), line_size))
+    if not out:
+        raise CohtbError(f"no line of the report holds the {struct} at {base:#x} ({size} bytes): give the address of "
+                         "an object on one of its lines")
+    return out

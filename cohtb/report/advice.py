@@ -1,31 +1,35 @@
-"""Layout advice as text: a run's fields on its hot lines, classified (cohtb/analysis/advice.py), and its
-false-sharing pairs."""
+"""Layout advice as text: the fields on the hottest lines, classified (cohtb/analysis/advice.py), and the
+false-sharing pairs; of a simulated run (misses per operation) or of a real machine's perf c2c report (counts)."""
 
 from __future__ import annotations
 
 from cohtb.analysis.advice import FalseSharing, FieldTraffic
-from cohtb.report.profile import describe
-from cohtb.run.runs import Run
 from cohtb.tables import Table
 
 
-def fields_table(run: Run, fields: list[FieldTraffic]) -> Table:
-    ops = run.region_ops
+def _rate(n: int, ops: float | None) -> str:
+    return f"{n / ops:.3f}" if ops else f"{n:,}"
+
+
+def fields_table(what: str, fields: list[FieldTraffic], ops: float | None = None) -> Table:
+    """ops: the run's operations, for rates per operation; None (a perf c2c report): counts."""
+    unit = "/op" if ops else ""
     body = [[f"{f.object}.{f.field}", f"{f.address - f.offset:#x}+{f.offset:#x}", str(f.size), f.kind,
-             f"{f.loads / ops:.3f}", f"{f.stores / ops:.3f}", str(f.load_cores), str(f.store_cores)] for f in fields]
-    return Table(f"Fields on the hottest lines, by the misses their bytes took: {describe(run)}",
-                 ["field", "line+offset", "bytes", "class", "load misses/op", "store misses/op", "cores loading",
-                  "cores storing"], body,
-                 "A miss: the line's event when its bytes came from another cache, given to the instruction that "
-                 "waited for it and the bytes it accessed (docs/gem5.md, 'The profile of the window'). Classes: "
-                 "cohtb/analysis/advice.py.")
+             _rate(f.loads, ops), _rate(f.stores, ops), str(f.load_cores), str(f.store_cores)] for f in fields]
+    return Table(f"Fields on the hottest lines, by the misses their bytes took: {what}",
+                 ["field", "line+offset", "bytes", "class", f"load misses{unit}", f"store misses{unit}",
+                  "cores loading", "cores storing"], body,
+                 "Simulated: a miss is the line's event when its bytes came from another cache, given to the "
+                 "instruction that waited for it and the bytes it accessed (docs/gem5.md, 'The profile of the "
+                 "window'). From perf c2c: loads are the HITMs sampled on the field's bytes, stores an estimate. "
+                 "Classes: cohtb/analysis/advice.py.")
 
 
-def pairs_text(run: Run, pairs: list[FalseSharing]) -> str:
+def pairs_text(pairs: list[FalseSharing], ops: float | None = None) -> str:
     if not pairs:
         return "False sharing: none (no field only read on a line that another field's stores take away)."
-    ops = run.region_ops
-    return "False sharing (a written field beside a field only read, on one line; the reads' misses per op):\n" + \
-        "\n".join(f"  line {p.written.address - p.written.offset:#x}: {p.written.object}.{p.written.field} ({p.written.kind}) takes the line from "
-                  f"{p.read.object}.{p.read.field} ({p.read.kind}): {p.read.loads / ops:.3f} read misses/op"
-                  for p in pairs)
+    unit = "read misses/op" if ops else "read misses"
+    return "False sharing (a written field beside a field only read, on one line):\n" + \
+        "\n".join(f"  line {p.written.address - p.written.offset:#x}: {p.written.object}.{p.written.field} "
+                  f"({p.written.kind}) takes the line from {p.read.object}.{p.read.field} ({p.read.kind}): "
+                  f"{_rate(p.read.loads, ops)} {unit}" for p in pairs)
