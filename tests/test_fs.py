@@ -19,7 +19,7 @@ import pytest
 from cohtb.analysis.compare import symbols_text
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf, initramfs, kernel, symbols
-from cohtb.run import kernels, line_names, pc_profile
+from cohtb.run import code_names, kernels, line_names
 from cohtb import cli, launch
 from cohtb.experiments import plans
 from cohtb.fs import runner as fs_runner
@@ -401,8 +401,8 @@ def fake_full_system(monkeypatch, tmp_path):
     monkeypatch.setattr(symbols, "data_symbols", lambda vmlinux: [])
     monkeypatch.setattr(symbols, "cpu_areas", lambda vmlinux, image, pmem, cpus: ([], []))   # CPUs numbered as cores
     # and no functions: one where the stand-in gem5's profile has its kernel address
-    functions = pc_profile.functions
-    monkeypatch.setattr(pc_profile, "functions", lambda code: [(0xffffffff81000000, 0xffffffff81000100, "fake_kernel_function")]
+    functions = code_names.functions
+    monkeypatch.setattr(code_names, "functions", lambda code: [(0xffffffff81000000, 0xffffffff81000100, "fake_kernel_function")]
                         if code.kernel else functions(code))
     return tmp_path
 

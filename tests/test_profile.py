@@ -19,7 +19,7 @@ from cohtb.experiments.declarations import by_id
 from cohtb.experiments.reproduce import PointResult
 from cohtb.experiments.seeds import HISTORY
 from cohtb.report.profile import bytes_text
-from cohtb.run import pc_profile
+from cohtb.run import code_names, line_code, pc_profile
 from cohtb.run.bundle import bundle
 from cohtb.run.runs import discover, load
 from run_fixtures import make_run
@@ -40,8 +40,8 @@ def program(tmp_path_factory):
     d = tmp_path_factory.mktemp("program")
     (d / "p.c").write_text(PROGRAM)
     subprocess.run(["gcc", "-O1", "-fno-inline", "-o", str(d / "p"), str(d / "p.c")], check=True)
-    code = pc_profile.Code("p", d / "p", kernel=False)
-    starts = {name: start for start, _, name in pc_profile.functions(code)}
+    code = code_names.Code("p", d / "p", kernel=False)
+    starts = {name: start for start, _, name in code_names.functions(code)}
     return code, starts
 
 
@@ -60,7 +60,7 @@ def test_addresses_are_named_by_the_binarys_functions_and_summed_per_function(tm
     # core 0: 600 ticks in hot (two addresses), 300 in cold, 100 unretired; core 1: 900 in hot, 100 asleep
     raw.write_text(raw_text([(0, hot, 10, 400), (0, hot + 4, 5, 200), (0, cold, 3, 300), (1, hot, 30, 900)],
                             asleep=(0, 100), unretired=(100, 0)))
-    doc = pc_profile.named(pc_profile.read_raw(raw), pc_profile.Namer([code]))
+    doc = pc_profile.named(pc_profile.read_raw(raw), code_names.Namer([code]))
     by_name = {f["symbol"]: f for f in doc["functions"]}
     assert set(by_name) == {"hot", "cold"} and doc["functions"][0]["symbol"] == "hot"   # most time first
     assert by_name["hot"]["ticks"] == [600, 900] and by_name["hot"]["instructions"] == [15, 30]
@@ -79,7 +79,7 @@ def test_an_address_no_function_covers_is_unknown_in_its_half(tmp_path, program)
     code, _ = program
     raw = tmp_path / "pc-profile.tsv"
     raw.write_text(raw_text([(0, KERNEL_PC, 1, 1000), (0, 0x10, 1, 0)], cores=1, asleep=(0,), unretired=(0,)))
-    doc = pc_profile.named(pc_profile.read_raw(raw), pc_profile.Namer([code]))
+    doc = pc_profile.named(pc_profile.read_raw(raw), code_names.Namer([code]))
     assert {(f["object"], f["symbol"], f["kernel"]) for f in doc["functions"]} == {
         ("[unknown]", "[unknown]", True), ("p", "[unknown]", False)}
 
@@ -189,9 +189,9 @@ def test_each_miss_on_a_hot_line_is_named_by_the_instruction_that_waited_for_it(
                     f"110\t0\t{hot:#x}\t20000\t{7 * 64 + 8:#x}\n250\t1\t{hot + 4:#x}\t20000\t0\n"
                     f"300\t0\t{hot:#x}\t20000\t{7 * 64 + 16:#x}\n"
                     f"420\t1\t{cold:#x}\t20000\t{9 * 64:#x}\n")   # core 0's 500 has no retirement after it
-    slow_ticks, retired = pc_profile.read_slow(slow)
+    slow_ticks, retired = line_code.read_slow(slow)
     assert slow_ticks == 15000 and len(retired) == 4
-    lines = pc_profile.code_per_line(recs, retired, pc_profile.Namer([code]), 64)
+    lines = line_code.code_per_line(recs, retired, code_names.Namer([code]), 64)
     assert [(x["line"], x["loads"], x["stores"], x["unmatched"]) for x in lines] == [(7, 3, 1, 0), (9, 1, 0, 1)]
     assert [(c["symbol"], c["offset"], c["loads"], c["stores"], c["data_offsets"]) for c in lines[0]["code"]] == [
         ("hot", 0, 2, 0, {"8": 1, "16": 1}), ("hot", 4, 0, 1, {}), ("cold", 0, 1, 0, {})]
@@ -207,7 +207,7 @@ def test_a_damaged_slow_log_is_refused_naming_the_file_and_line(tmp_path, damage
     slow.write_text(damage("# cohtb pc-slow 1\n# window 0 1 slow 1\n# tick\tcore\tpc\tticks\tdata\n"
                            "1\t0\t0x10\t20000\t0\n"))
     with pytest.raises(CohtbError, match=f"{slow}: {said}"):
-        pc_profile.read_slow(slow)
+        line_code.read_slow(slow)
 
 
 def test_the_bytes_an_instruction_accessed_are_named_by_the_layouts_fields(tmp_path):

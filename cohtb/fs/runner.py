@@ -27,7 +27,7 @@ from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool, kernels
 from cohtb.run.claim import exclusive
 from cohtb.run.manifest import object_field
-from cohtb.run.pc_profile import Code
+from cohtb.run.code_names import Code
 from cohtb.run.recorder import Finished, tail
 from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
 from cohtb.trace.layout import PAGE

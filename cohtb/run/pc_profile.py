@@ -7,50 +7,28 @@ per function and core into profile.json, which the run keeps; the raw pc-profile
 
 A core's ticks sum to the window exactly; a file where they do not is refused, as a profile that lost time.
 
-gem5 also logs each retirement that took long enough to have waited for a line (pc-slow.tsv: tick, core, address);
-each load's and store's event of the trace on the hottest lines is given to its core's next slow retirement, so
-profile.json says which instructions made each line's misses: perf c2c's code addresses per cache line."""
+The hottest lines' misses named by the instructions that made them (cohtb/run/line_code.py) go into
+profile.json too, as "lines"."""
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from cohtb.atomic import write_json_atomic
-from cohtb.contract import Kind
 from cohtb.errors import CohtbError
-from cohtb.toolchain import tool_output
+from cohtb.run.code_names import KERNEL_HALF, Code, Namer
+from cohtb.run.line_code import JOIN_TICKS, code_per_line, read_slow
 from cohtb.trace.events import read_all
 
 FILE = "profile.json"      # what the run keeps
 VERSION = 1
 HEADER = "# cohtb pc-profile 1"
-SLOW_HEADER = "# cohtb pc-slow 1"
-# A load's or store's event (the trace's READ or WRITE: the line arrived) belongs to the core's next slow
-# retirement when that comes within this many ticks: the instruction that waited for the line retires a few
-# cycles after it arrives; one that never retired in the window has no instruction to name.
-JOIN_TICKS = 100_000
-SLOW = np.dtype([("tick", np.uint64), ("core", np.uint16), ("pc", np.uint64), ("data", np.uint64)])   # a slow retirement
-HOT_LINES = 5   # the lines, most events first, whose events are named by their instructions
-KERNEL_HALF = 0xffff800000000000   # x86-64: addresses from here up are the kernel's, below the process's
-UNKNOWN = "[unknown]"              # an address no symbol covers (perf's name for it)
-CODE_TYPES = set("tTwW")           # nm: text symbols, weak ones included
 # An address is kept on its own (profile.json "addresses") when it took at least this share of all cores'
 # ticks: enough to say which instruction of a hot function holds the time, few enough to keep with the run.
 ADDRESS_SHARE = 0.001
-
-
-@dataclass(frozen=True)
-class Code:
-    """A binary whose functions name the profile's addresses."""
-    name: str     # as perf names a shared object: "[kernel.kallsyms]", or the binary's file name
-    path: Path
-    kernel: bool  # its functions are at kernel addresses (the upper half); else at the process's
 
 
 @dataclass(frozen=True)
@@ -131,37 +109,6 @@ def core_ticks(raw: Raw) -> list[int]:
     return totals
 
 
-def functions(code: Code) -> list[tuple[int, int, str]]:
-    """(start, end, name) of each function in the binary's symbol table, by address."""
-    found = []
-    for line in tool_output(["nm", "-S", "--defined-only", str(code.path)]).splitlines():
-        m = re.fullmatch(r"([0-9a-f]+) ([0-9a-f]+) (\S) (\S+)", line.strip())
-        if m and m.group(3) in CODE_TYPES and int(m.group(2), 16):
-            start = int(m.group(1), 16)
-            found.append((start, start + int(m.group(2), 16), m.group(4)))
-    return sorted(found)
-
-
-class Namer:
-    """An address -> (object, symbol, offset), by the functions of the kernel and of the process's binary."""
-
-    def __init__(self, code: list[Code]):
-        self.tables = {kernel: [] for kernel in (True, False)}
-        self.objects = {kernel: UNKNOWN for kernel in (True, False)}
-        self.paths = {c.name: c.path for c in code}
-        for c in code:
-            self.objects[c.kernel] = c.name
-            self.tables[c.kernel] = functions(c)
-        self.starts = {k: [f[0] for f in table] for k, table in self.tables.items()}
-
-    def name(self, address: int) -> tuple[str, str, int]:
-        kernel = address >= KERNEL_HALF
-        table, i = self.tables[kernel], bisect.bisect_right(self.starts[kernel], address) - 1
-        if i >= 0 and address < table[i][1]:
-            return self.objects[kernel], table[i][2], address - table[i][0]
-        return self.objects[kernel], UNKNOWN, 0
-
-
 def named(raw: Raw, namer: Namer) -> dict:
     """profile.json: per function, its instructions and ticks on each core; the addresses that took at least
     ADDRESS_SHARE of all ticks, each on its own; and each core's asleep and unretired ticks."""
@@ -187,91 +134,6 @@ def named(raw: Raw, namer: Namer) -> dict:
             "code": {name: str(path) for name, path in namer.paths.items()},
             "functions": sorted(per_function.values(), key=lambda r: -sum(r["ticks"])),
             "addresses": addresses, "asleep": raw.asleep, "unretired": raw.unretired}
-
-
-def read_slow(path: Path) -> tuple[int, np.ndarray]:
-    """gem5's log of slow retirements: the least ticks a logged one took, and (tick, core, pc, data) records in
-    retirement order (data: the physical address of the instruction's data access, 0 when none is known)."""
-    try:
-        lines = Path(path).read_text().splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise CohtbError(f"{path}: cannot read the slow retirements: {e}") from None
-    if not lines or lines[0] != SLOW_HEADER:
-        raise CohtbError(f"{path}: line 1: not a cohtb pc-slow 1 file (want '{SLOW_HEADER}')")
-    m = re.fullmatch(r"# window (\d+) (\d+) slow (\d+)", lines[1] if len(lines) > 1 else "")
-    if not m:
-        raise CohtbError(f"{path}: line 2: want '# window BEGIN END slow TICKS'")
-    rows = []
-    for n, line in enumerate(lines, 1):
-        if line.startswith("#"):
-            continue
-        f = line.split("\t")
-        try:
-            if len(f) != 5:
-                raise ValueError("want 5 tab-separated fields")
-            rows.append((int(f[0]), int(f[1]), int(f[2], 16), int(f[4], 16)))
-        except ValueError as e:
-            raise CohtbError(f"{path}: line {n}: {e}") from None
-    return int(m.group(3)), np.array(rows, dtype=SLOW).reshape(-1)
-
-
-
-def _joined(ev: np.ndarray, by_core: dict[int, np.ndarray]) -> tuple[list[tuple[int, int, int, int]], int]:
-    """One line's load and store events, each with its core's next slow retirement within JOIN_TICKS: (core, pc,
-    data, kind) of those that have one, and how many have none."""
-    joined, unmatched = [], 0
-    for core in np.unique(ev["core"]):
-        mine, retired = ev[ev["core"] == core], by_core.get(int(core))
-        if retired is None or not len(retired):
-            unmatched += len(mine)
-            continue
-        at = np.searchsorted(retired["tick"], mine["tick"], side="left")
-        ok = at < len(retired)
-        ok[ok] &= retired["tick"][at[ok]] - mine["tick"][ok] <= JOIN_TICKS
-        unmatched += int((~ok).sum())
-        joined += [(int(core), int(pc), int(data), int(kind))
-                   for pc, data, kind in zip(retired["pc"][at[ok]], retired["data"][at[ok]], mine["kind"][ok])]
-    return joined, unmatched
-
-
-def code_per_line(recs: np.ndarray, slow: np.ndarray, namer: "Namer", line_size: int,
-                  top: int = HOT_LINES) -> list[dict]:
-    """For the `top` lines with the most loads' and stores' events: each instruction that waited for the line (its
-    core's next slow retirement within JOIN_TICKS of the event), with its loads and stores, most first, and the
-    bytes of the line it accessed (data_offsets: the instruction's data address in the line -> its events); and
-    per byte accessed, its loads and stores and how many cores made them (bytes). An access to another line, or
-    none known, names no byte."""
-    misses = recs[(recs["kind"] == Kind.READ) | (recs["kind"] == Kind.WRITE)]
-    lines, counts = np.unique(misses["line"], return_counts=True)
-    hottest = lines[np.argsort(-counts, kind="stable")[:top]]
-    by_core = {int(c): slow[slow["core"] == c] for c in np.unique(slow["core"])}
-    out = []
-    for line in hottest:
-        ev = misses[misses["line"] == line]
-        joined, unmatched = _joined(ev, by_core)
-        rows: dict[int, list[int]] = {}
-        offsets: dict[int, dict[int, int]] = {}
-        per_byte: dict[int, list] = {}   # offset -> [loads, stores, cores loading, cores storing]
-        for core, pc, data, kind in joined:
-            store = kind == Kind.WRITE
-            rows.setdefault(pc, [0, 0])[store] += 1
-            if data and data // line_size == int(line):
-                at_pc = offsets.setdefault(pc, {})
-                at_pc[data % line_size] = at_pc.get(data % line_size, 0) + 1
-                b = per_byte.setdefault(data % line_size, [0, 0, set(), set()])
-                b[store] += 1
-                b[2 + store].add(core)
-        code = []
-        for pc, (loads, stores) in sorted(rows.items(), key=lambda kv: -sum(kv[1])):
-            obj, symbol, offset = namer.name(pc)
-            code.append({"address": f"{pc:#x}", "object": obj, "symbol": symbol, "offset": offset,
-                         "loads": loads, "stores": stores,
-                         "data_offsets": {str(k): v for k, v in sorted(offsets.get(pc, {}).items())}})
-        out.append({"line": int(line), "loads": int((ev["kind"] == Kind.READ).sum()),
-                    "stores": int((ev["kind"] == Kind.WRITE).sum()), "unmatched": unmatched, "code": code,
-                    "bytes": {str(k): {"loads": b[0], "stores": b[1], "load_cores": len(b[2]), "store_cores": len(b[3])}
-                              for k, b in sorted(per_byte.items())}})
-    return out
 
 
 def keep(run_dir: Path, raw: RawFiles, code: list[Code], events: Path | None) -> None:

@@ -29,6 +29,7 @@ from cohtb.errors import CohtbError
 from cohtb.monitor import live as live_monitor, ondemand, rtl
 from cohtb.run import gem5 as gem5_tool, machines, pc_profile, provenance
 from cohtb.run.claim import claim, left_by_the_gone, owner_tag
+from cohtb.run.code_names import Code
 from cohtb.run.line_names import Symbol, name_lines
 from cohtb.run.manifest import MANIFEST_VERSION, Manifest, dump
 from cohtb.run.portable import portable, roots
@@ -73,7 +74,7 @@ class Finished:
     files: dict = field(default_factory=dict)     # the run's files beside the common ones (manifest "files")
     facts: dict = field(default_factory=dict)     # manifest fields of this kind of run only (kernel, checkpoint)
     symbols: list[Symbol] = field(default_factory=list)   # named address ranges: the trace lines they hold are named
-    code: list[pc_profile.Code] = field(default_factory=list)   # the binaries whose functions name profile addresses
+    code: list[Code] = field(default_factory=list)   # the binaries whose functions name profile addresses
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 from cohtb.errors import CohtbError
 from cohtb.places import ROOT
 from cohtb.run import gem5
-from cohtb.run.pc_profile import Code
+from cohtb.run.code_names import Code
 from cohtb.run.recorder import Finished, tail
 from cohtb.run.spec import RunSpec
 from cohtb.se.workloads import WORKLOADS, binary
