@@ -24,7 +24,8 @@ def _top(rows: list[FunctionShare], top: int) -> tuple[list[FunctionShare], floa
 
 def describe(run: Run) -> str:
     s = run.spec
-    return f"{run.id}: {s.workload}, {s.kernel}, {s.machine} {s.sockets}x{s.cores_per_socket}"
+    return f"{run.id}: " + ", ".join([s.workload, *([s.kernel] if s.kernel else []),
+                                      f"{s.machine} {s.sockets}x{s.cores_per_socket}"])
 
 
 def table(run: Run, rows: list[FunctionShare], top: int = TOP) -> Table:
