@@ -308,3 +308,86 @@ def test_advise_on_a_c2c_report_says_in_one_line_what_is_missing(capsys, argv, s
     assert cli.main(["advise", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and said in err[0], err
+
+
+def _advisable(tmp_path, program):
+    """The advise fixture's run: dentry.d_name read by 3 cores and d_lockref stored by 2, on one line."""
+    run = profiled_run(tmp_path, program)
+    doc = json.loads((run / "profile.json").read_text())
+    doc.update(slow_ticks=15000, join_ticks=100000, lines=[{
+        "line": 0x1000, "loads": 30, "stores": 20, "unmatched": 0, "code": [],
+        "bytes": {"32": {"loads": 30, "stores": 0, "load_cores": 3, "store_cores": 0},
+                  "48": {"loads": 0, "stores": 20, "load_cores": 0, "store_cores": 2}}}])
+    (run / "profile.json").write_text(json.dumps(doc))
+    return run
+
+
+def test_advise_proposes_a_layout_within_the_bound_and_writes_it_as_a_layout_map(tmp_path, program, capsys):
+    """The fixture's object is its two fields' 24 bytes on one line: no layout of 24 bytes parts them; with room for
+    128, d_lockref goes to the object's next line, padded, and the proposal is written as a layout map."""
+    run = _advisable(tmp_path, program)
+    assert cli.main(["advise", str(run)]) == 0
+    assert "dentry: no layout of at most 24 bytes keeps its written fields (d_lockref) off" in capsys.readouterr().out
+    out = tmp_path / "proposed.json"
+    assert cli.main(["advise", str(run), "--max-size", "128", "--patch", str(out)]) == 0
+    text = capsys.readouterr().out
+    # the object starts 32 bytes into its line: its line 1 starts at its offset 32
+    assert "d_lockref  /*    32     8 */  writer *" in text and "XXX 16 bytes hole" in text
+    assert "0.030 read misses per operation on line(s) 0x40000 go" in text
+    doc = json.loads(out.read_text())
+    assert [(f["name"], f["offset"]) for f in doc["fields"]] == [("d_name", 0), ("d_lockref", 32)]
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--max-size", "16"], "dentry: no layout of at most 16 bytes keeps its written fields (d_lockref)"),
+    (["--together", "d_name,nosuch"], "--together d_name,nosuch: no object on the hot lines has all these fields"),
+    (["--together", "d_name,d_lockref"], "the group holds a written field and a field only read"),
+    (["--together", "d_name"], "--together wants two or more field names"),
+    (["--max-size", "0"], "--max-size 0: want a positive number of bytes"),
+])
+def test_advise_says_in_one_line_why_its_constraints_allow_no_layout(tmp_path, program, capsys, argv, said):
+    run = _advisable(tmp_path, program)
+    assert cli.main(["advise", str(run), *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0]
+
+
+DENTRY_HEADER = """\
+struct dentry {
+	unsigned char d_flags[32];	/* read together */
+	struct qstr d_name;
+	struct lockref d_lockref;	/* lock and refcount */
+	const void *d_op;
+	unsigned char d_tail[64];
+};
+"""
+
+
+def test_advise_writes_a_full_system_runs_proposal_as_a_patch_of_the_structs_header(tmp_path, program, capsys,
+                                                                                   monkeypatch):
+    """A full-system run's object `file` is a struct dentry: the patch moves d_lockref in the variant's header
+    (here a small one of the fixture's fields) behind the cold fields that make room, and `patch` applies it."""
+    run = _advisable(tmp_path, program)
+    m = json.loads((run / "manifest.json").read_text())
+    m["kernel"] = {"variant": "pre611"}
+    name = next(r for r in m["layout"] if r["name"] == "d_name")
+    for rec in m["layout"]:
+        rec["object"] = "file"
+    m["layout"] += [{"object": "file", "name": n, "vaddr": name["vaddr"] + off, "size": size,
+                     "paddr": name["paddr"] + off, "how": "identity", "line_size": 64}
+                    for n, off, size in (("d_flags", -32, 32), ("d_op", 24, 8), ("d_tail", 32, 64))]
+    (run / "manifest.json").write_text(json.dumps(m))
+    monkeypatch.setattr("cohtb.fs.struct_patch.variant_file", lambda variant, path: DENTRY_HEADER)
+    patch = tmp_path / "p.patch"
+    assert cli.main(["advise", str(run), "--patch", str(patch)]) == 0
+    text = patch.read_text()
+    assert "cohtb advise: struct dentry proposed from run" in text and "(on kernel variant pre611)" in text
+    assert "  d_lockref     48 ->   120  writer: moved off the read fields' lines" in text
+    assert "Checked: not compiled" in text
+    if shutil.which("patch") is None:
+        pytest.skip("no patch program")
+    (tmp_path / "tree" / "include" / "linux").mkdir(parents=True)
+    (tmp_path / "tree" / "include" / "linux" / "dcache.h").write_text(DENTRY_HEADER)
+    subprocess.run(["patch", "-p1", "-s", "-i", str(patch)], cwd=tmp_path / "tree", check=True)
+    got = (tmp_path / "tree" / "include" / "linux" / "dcache.h").read_text()
+    assert got.index("d_tail[64]") < got.index("d_lockref;") and got.index("d_name;") < got.index("d_op;")

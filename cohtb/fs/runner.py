@@ -43,6 +43,7 @@ STDERR = "workload.stderr"
 # "cohtb-object <file> <type> <role> <phys hex> <size>" (kernel/patches/dcache-report-objects.patch)
 _OBJECT = re.compile(r"cohtb-object (\S+) (dentry|inode) (file|parent) ([0-9a-f]+) (\d+)")
 OBJECT_NAMES = {("dentry", "file"): "file", ("dentry", "parent"): "tmpfs_root", ("inode", "file"): "file_inode"}
+STRUCT_OF = {name: struct for (struct, _), name in OBJECT_NAMES.items()}
 # "cohtb-object kernel_rwsem (task|stack) <thread> <phys hex> <size>": a benchmark thread's own kernel objects,
 # which kernel_rwsem --guest asks the benchmark's file for (kernel/patches/rwsem-bench.patch, its ioctl).
 _THREAD_OBJECT = re.compile(r"cohtb-object kernel_rwsem (task|stack) (\d+) ([0-9a-f]+) (\d+)")
@@ -176,11 +177,10 @@ def thread_symbols(lines: list[str], vmlinux: Path, threads: int | None = None, 
 
 def layout_map(objects: dict[str, tuple[int, int]], layout: dict, variant: kernels.Variant) -> dict:
     """The SE workloads' layout-map format, physical addresses: the reported objects with their DWARF fields."""
-    struct_of = {"file": "dentry", "tmpfs_root": "dentry", "file_inode": "inode"}
     out = []
     for name, (addr, size) in objects.items():
         fields = [{"name": f["name"], "address": addr + f["offset"], "size": f["size"]}
-                  for f in layout[struct_of[name]]["fields"]]
+                  for f in layout[STRUCT_OF[name]]["fields"]]
         out.append({"name": name, "address": addr, "size": size, "fields": fields})
     return {"cache_line": 64, "layout": variant.layout, "objects": out}
 

@@ -4,6 +4,7 @@ false-sharing pairs; of a simulated run (misses per operation) or of a real mach
 from __future__ import annotations
 
 from cohtb.analysis.advice import FalseSharing, FieldTraffic
+from cohtb.analysis.layout_proposal import Layout, Proposal
 from cohtb.tables import Table
 
 
@@ -33,3 +34,83 @@ def pairs_text(pairs: list[FalseSharing], ops: float | None = None) -> str:
         "\n".join(f"  line {p.written.address - p.written.offset:#x}: {p.written.object}.{p.written.field} "
                   f"({p.written.kind}) takes the line from {p.read.object}.{p.read.field} ({p.read.kind}): "
                   f"{_rate(p.read.loads, ops)} {unit}" for p in pairs)
+
+
+def pahole(title: str, layout: Layout, moved: set[str] = frozenset()) -> str:
+    """A layout as pahole prints one (offset and size as its comments, its cache line boundaries), each field's
+    role beside it and a * on those the proposal moved; lines counted from the object's place in its first."""
+    width = max(len(m.name) for m in layout.members) + 2
+    out = [f"{title} {{"]
+    line, end = layout.base // layout.line_size, 0
+    for m in layout.members:
+        if m.offset > end:
+            out.append(f"\t/* XXX {m.offset - end} bytes hole, padding */")
+        end = m.end
+        start = layout.base + m.offset
+        if start // layout.line_size > line:
+            line = start // layout.line_size
+            edge = line * layout.line_size - layout.base
+            ago = start - line * layout.line_size
+            out.append(f"\t/* --- cacheline {line} boundary ({edge} bytes)"
+                       + (f" was {ago} bytes ago" if ago else "") + " --- */")
+        out.append(f"\t{m.name:<{width}}/* {m.offset:5} {m.size:5} */  {m.role}{' *' if m.name in moved else ''}")
+    lines = (layout.base + layout.size - 1) // layout.line_size + 1
+    out.append(f"\t/* size: {layout.size}, cachelines: {lines} */")
+    return "\n".join(out + ["};"])
+
+
+def proposal_text(p: Proposal) -> str:
+    if p.after is None:
+        return p.impossible() + "."
+    if p.after is p.before:
+        return (f"{p.object}: no line holds a written field and a field only read: the layout is kept. Its written fields' own misses, {p.writer_misses_per_op:.3f} per operation on "
+                "their hottest line, are true sharing: every core writes them, and no order of fields takes a "
+                "field away from itself; fewer misses there need fewer writes (the algorithm), not a layout.")
+    moved = set(p.moved)
+    before = pahole(f"struct {p.object} as the run had it", p.before)
+    after = pahole(f"struct {p.object} proposed", p.after, moved)
+    size = p.before.line_size
+    estimate = (f"{p.saved_misses_per_op:.3f} read misses per operation on line(s) "
+                f"{', '.join(f'{n * size:#x}' for n in p.shared_lines)} go, each a turn of the line")
+    if p.saved_ns_per_op is not None:
+        estimate += (f" ({p.turn_ns:.0f} ns, its mean turn to another core): about {p.saved_ns_per_op:.0f} ns of "
+                     f"the line's {p.line_ns_per_op:.0f} ns per operation")
+        if p.line_ns_per_op and p.line_ns_per_op > p.saved_ns_per_op:
+            estimate += (f"; if the line bounds the run, {p.line_ns_per_op / (p.line_ns_per_op - p.saved_ns_per_op) - 1:+.0%} "
+                         "throughput")
+    return "\n".join([
+        before, "", after, "",
+        f"Moved (*): {', '.join(p.moved)}; size {p.before.size} -> {p.after.size} bytes (at most {p.bound}).",
+        f"Estimated saving: {estimate}. The writers' own misses there ({p.writer_misses_per_op:.3f} per operation) "
+        "stay: no layout takes them away. A run of the proposed layout is the proof (cohtb/analysis/"
+        "layout_proposal.py says what the estimate assumes).",
+        f"Cold: no misses in the window, or off the profile's hot lines (at most {p.cold_at_most} miss{'' if p.cold_at_most == 1 else 'es'} each); a "
+        "field every core reads and finds in its cache looks the same: name fields read together with --together."
+        + (f" Kept together: {'; '.join(','.join(g) for g in p.groups)}." if p.groups else "")])
+
+
+def patch_notes(p: Proposal, struct: str, run_id: str, variant: str, checked: str) -> str:
+    """The notes above a proposed layout's kernel patch (kernel/patches/ style: patch reads from the first
+    "--- a/" on), each moved field on a line of its own."""
+    width = max(len(n) for n in p.moved)
+    rows = [f"  {n:<{width}} {p.before.offset_of(n):6} -> {p.after.offset_of(n):5}  "
+            + next(f"{m.role}" for m in p.after.members if m.name == n)
+            + (": moved off the read fields' lines" if next(m.role for m in p.after.members if m.name == n) == "writer"
+               else ": moved to make room") for n in p.moved]
+    estimate = f"{p.saved_misses_per_op:.3f} read misses per operation"
+    if p.saved_ns_per_op is not None:
+        estimate += f", about {p.saved_ns_per_op:.0f} ns of the line's {p.line_ns_per_op:.0f} ns per operation"
+    return "\n".join([
+        f"cohtb advise: struct {struct} proposed from run {run_id} (on kernel variant {variant})",
+        "",
+        "Written by `cohtb advise --patch`, not by hand: the fields written by several cores are moved off the",
+        "cache lines of the fields only read there, the fewest fields moved (cohtb/analysis/layout_proposal.py).",
+        f"Size {p.before.size} -> {p.after.size} bytes (at most {p.bound})"
+        + (f"; kept together: {'; '.join(','.join(g) for g in p.groups)}." if p.groups else "."),
+        "",
+        f"  {'field':<{width}} before -> after  role",
+        *rows,
+        "",
+        f"Estimated saving: {estimate} (a run of the patched kernel is the proof).",
+        f"Checked: {checked}",
+        "", ""])
