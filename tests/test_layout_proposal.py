@@ -7,9 +7,13 @@ import subprocess
 import pytest
 
 from cohtb.analysis.advice import FieldTraffic
-from cohtb.analysis.layout_proposal import COLD, READER, WRITER, alignment, false_shared_reads, propose
+from cohtb.analysis.layout_proposal import COLD, READER, WRITER, Proposal, alignment, false_shared_reads, propose
 from cohtb.errors import CohtbError
+from cohtb.experiments import advice
+from cohtb.experiments.reproduce import PointResult
+from cohtb.experiments.seeds import HISTORY
 from cohtb.fs import struct_patch
+from cohtb.run.kernels import VARIANTS
 
 LINE = 64
 ADDRESS = 0x1000 * LINE   # the object starts a line
@@ -148,3 +152,44 @@ def test_a_reorder_that_names_other_members_is_refused():
         struct_patch.reorder(HEADER, "thing", ["flags", "inode"])
     with pytest.raises(CohtbError, match="no 'struct nosuch"):
         struct_patch.parse(HEADER, "nosuch")
+
+
+class _Run:
+    def __init__(self, kernel, throughput, profile=True):
+        self.id, self._profile = f"{kernel}-{throughput}", profile
+        self.spec = type("Spec", (), {"kernel": kernel})()
+        self.run, self.throughput = self, throughput
+
+    def profile(self):
+        return {"lines": [1]} if self._profile else None
+
+
+def _proposal_moving_count():
+    before, after = propose("o", FIELDS, HOT, ADDRESS, LINE)
+    return Proposal("o", before, after, 128, (), 0, [0x1000], 1.0, 50.0, 200.0, 2.0)
+
+
+def test_a_seeds_advice_is_proven_by_the_arm_whose_runs_hold_the_proposed_layout(monkeypatch):
+    """The arm whose object has the proposal's offsets proves it (its change over the advised arm, once every
+    repetition is in); an arm with another layout does not."""
+    p = _proposal_moving_count()
+    layouts = {"new": [{"name": m.name, "offset": m.offset, "size": m.size} for m in p.after.members],
+               "other": FIELDS}
+    monkeypatch.setattr(advice, "proposals", lambda run, size, groups=(): [p])
+    monkeypatch.setattr(advice, "object_fields", lambda run, obj: (ADDRESS, layouts[run.spec.kernel]))
+    a = advice.SeedAdvice("s", "sv1", "old", "o", "?", seed_patch="new")
+    point = PointResult(None, [_Run("old", 1.0), _Run("old", 1.1)], [_Run("new", 2.0), _Run("new", 2.2)], 2)
+    r = advice.advise(a, [point])
+    assert r.proof_kernel == "new" and r.agree and len(r.proposals) == 2
+    assert (round(r.proof.mean, 3), round(r.proof.lo, 3), round(r.proof.hi, 3)) == (2.0, round(2.0 / 1.1, 3), 2.2)
+    elsewhere = PointResult(None, [_Run("old", 1.0)], [_Run("other", 2.0)], 2)
+    r = advice.advise(a, [elsewhere])
+    assert r.proof_kernel is None and r.proof is None
+    unprofiled = PointResult(None, [_Run("old", 1.0, profile=False)], [_Run("new", 2.0)], 1)
+    assert advice.advise(a, [unprofiled]).proposals == []
+
+
+def test_the_declared_seed_advice_names_declarations_and_kernels_that_exist():
+    ids = {e.declaration.id for versions in HISTORY.values() for e in versions}
+    for a in advice.declared():
+        assert a.declaration in ids and a.kernel in VARIANTS and (not a.seed_patch or a.seed_patch in VARIANTS)

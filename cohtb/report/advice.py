@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cohtb.analysis.advice import FalseSharing, FieldTraffic
 from cohtb.analysis.layout_proposal import Layout, Proposal
+from cohtb.experiments.advice import AdviceResult
 from cohtb.tables import Table
 
 
@@ -114,3 +115,56 @@ def patch_notes(p: Proposal, struct: str, run_id: str, variant: str, checked: st
         f"Estimated saving: {estimate} (a run of the patched kernel is the proof).",
         f"Checked: {checked}",
         "", ""])
+
+
+def seed_advice_section(r: AdviceResult) -> list[str]:
+    """A seed page's layout advice: what was asked, under which constraints, the proposal, its estimate and proof."""
+    a = r.advice
+    out = ["## Layout advice", "",
+           f"**Asked** of `cohtb advise` on the {a.kernel} arm's runs under {a.declaration}: {a.question}.", ""]
+    if a.together:
+        out += [f"**Kept together:** {'; '.join(', '.join(g) for g in a.together)}: {a.together_why}.", ""]
+    if a.max_size is not None:
+        out += [f"**At most** {a.max_size} bytes: {a.max_size_why}.", ""]
+    if not r.proposals:
+        out += [f"Not answered: none of the {len(r.runs)} kept runs of {a.kernel} under {a.declaration} has a profile "
+                "with its hot lines' bytes (the runs recorded before gem5's pc-profile patch have none: "
+                "docs/gem5.md, 'The profile of the window'); a version of the declaration recorded with it answers.",
+                ""]
+        return out
+    run_id, first = r.proposals[0]
+    together = " ".join(f"--together {','.join(g)}" for g in a.together)
+    size = f" --max-size {a.max_size}" if a.max_size is not None else ""
+    out += [f"From {len(r.proposals)} of the {len(r.runs)} runs (each with a profile); "
+            + ("every one proposes the same layout." if r.agree else "they do not all propose the same layout: "
+               "the first run's is shown.")
+            + f" The first, `{run_id}`, as `cohtb advise RUN {together}{size}` prints it:", "", "```",
+            proposal_text(first), "```", ""]
+    estimates = [p.saved_ns_per_op for _, p in r.proposals if p.saved_ns_per_op is not None]
+    if estimates:
+        out += [f"**Estimated saving** over the {len(estimates)} runs: {min(estimates):.0f}-{max(estimates):.0f} ns "
+                f"per operation of the line's {min(p.line_ns_per_op for _, p in r.proposals):.0f}-"
+                f"{max(p.line_ns_per_op for _, p in r.proposals):.0f}.", ""]
+    if r.unconstrained is not None and r.unconstrained.moved != first.moved:
+        u = r.unconstrained
+        where = ", ".join(f"{n} {u.before.offset_of(n)} -> {u.after.offset_of(n)}" for n in u.moved) if u.after else \
+            "none within the bound"
+        out += [f"**Without the groups** the same run's proposal moves {where}: onto fields the runs see no misses "
+                "on, which the group names as read by every lookup.", ""]
+    if first.moved:
+        if r.proof_kernel is None:
+            out += ["**Proof:** none yet: no arm of the declaration has the proposed layout; it needs a kernel "
+                    "variant of the proposal's patch (`cohtb advise RUN --patch FILE --check-build`) and a "
+                    "declaration of the pair.", ""]
+        else:
+            measured = r.proof.text() if r.proof else "not yet measured (the point's repetitions are not all kept)"
+            same = r.proof_kernel == a.seed_patch
+            out += [f"**Proof:** the {r.proof_kernel} arm's runs hold `{a.object}` with the proposed layout, field "
+                    f"for field (their layout maps, from the kernel's DWARF): the proposal is "
+                    + ("the seed's own patch's layout, so its proven gain is that patch's, measured once: "
+                       if same else "measured by that arm: ")
+                    + f"{r.proof_kernel} over {a.kernel}, throughput {measured}.", ""]
+        if a.seed_patch and r.proof_kernel != a.seed_patch:
+            patch = r.seed_patch.text() if r.seed_patch else "not yet measured"
+            out += [f"**The seed's own patch** ({a.seed_patch}) over {a.kernel}: {patch}.", ""]
+    return out

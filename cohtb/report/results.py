@@ -16,12 +16,13 @@ from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.steady import fairness
+from cohtb.report import advice as advice_report
 from cohtb.report import profile as profile_report
 from cohtb.report.arm_summary import arm_table
 from cohtb.report.queue_table import queue_table
 from cohtb.report.turns_summary import turns_summary
 from cohtb.report.lister_table import lister_table
-from cohtb.experiments import method_changes, power, profile_band
+from cohtb.experiments import advice, method_changes, power, profile_band
 from cohtb.experiments.method_changes import changed_inputs
 from cohtb.run.kernels import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines
@@ -422,6 +423,16 @@ def profile_band_tables(e: Experiment) -> list[str]:
     return out
 
 
+def advice_sections(versions: list[SeedResult]) -> list[str]:
+    """The seed's declared layout advice (cohtb/experiments/advice.py), from the runs of its declaration."""
+    out = []
+    for a in advice.declared():
+        res = next((v for v in versions if v.declaration.id == a.declaration), None)
+        if res is not None:
+            out += advice_report.seed_advice_section(advice.advise(a, res.points))
+    return out
+
+
 def profile_sections(res: SeedResult) -> list[str]:
     """Each point's arms beside the seed's published profiles, once any of its runs has a profile."""
     out = []
@@ -669,6 +680,7 @@ def seed_page(versions: list[SeedResult], figures: list[str], declaration_figure
                 not_complete(res)[0].upper() + not_complete(res)[1:] +
                 f" (`cohtb seeds --seed {e.seed} --launch` records the missing ones).", "",
                 *([recording_text(res), ""] if recording_text(res) else []), *profile_sections(res)]
+    out += advice_sections(versions)
     for earlier in reversed(versions[:-1]):
         if not earlier.complete:
             out += [f"## Under declaration {earlier.declaration.id} (earlier)", "",
