@@ -126,12 +126,12 @@ def seed_advice_section(r: AdviceResult) -> list[str]:
         out += [f"**Kept together:** {'; '.join(', '.join(g) for g in a.together)}: {a.together_why}.", ""]
     if a.max_size is not None:
         out += [f"**At most** {a.max_size} bytes: {a.max_size_why}.", ""]
+    if not r.runs:
+        return out + [f"Not answered yet: no run of {a.kernel} under {a.declaration} is kept.", ""]
     if not r.proposals:
-        out += [f"Not answered: none of the {len(r.runs)} kept runs of {a.kernel} under {a.declaration} has a profile "
-                "with its hot lines' bytes (the runs recorded before gem5's pc-profile patch have none: "
-                "docs/gem5.md, 'The profile of the window'); a version of the declaration recorded with it answers.",
-                ""]
-        return out
+        return out + [f"Not answered: none of the {len(r.runs)} kept runs of {a.kernel} under {a.declaration} has a "
+                      "profile with its hot lines' bytes (runs recorded before gem5's pc-profile patch have none: "
+                      "docs/gem5.md, 'The profile of the window').", ""]
     run_id, first = r.proposals[0]
     together = " ".join(f"--together {','.join(g)}" for g in a.together)
     size = f" --max-size {a.max_size}" if a.max_size is not None else ""
