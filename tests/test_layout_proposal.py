@@ -13,6 +13,7 @@ from cohtb.experiments import advice
 from cohtb.experiments.reproduce import PointResult
 from cohtb.experiments.seeds import HISTORY
 from cohtb.fs import struct_patch
+from cohtb.report.advice import proof_text
 from cohtb.run.kernels import VARIANTS
 
 LINE = 64
@@ -193,3 +194,15 @@ def test_the_declared_seed_advice_names_declarations_and_kernels_that_exist():
     ids = {e.declaration.id for versions in HISTORY.values() for e in versions}
     for a in advice.declared():
         assert a.declaration in ids and a.kernel in VARIANTS and (not a.seed_patch or a.seed_patch in VARIANTS)
+
+
+def test_prove_sets_the_measured_change_beside_the_estimate_or_says_what_is_missing():
+    p = _proposal_moving_count()   # 50 ns saved of the line's 200 per operation: +33% if the line bounds the run
+    a = advice.SeedAdvice("s", "sv1", "old", "o", "?")
+    proven = advice.AdviceResult(a, [], [("r1", p)], None, "new", advice.Ratio(1.25, 1.2, 1.3), None)
+    assert proof_text(proven, 0) == ("Proof by sv1: its new arm holds o with the proposed layout; throughput new over "
+                                     "old: measured +25% (+20% to +30%); estimated +33% if the line bounds the run.")
+    waiting = advice.AdviceResult(a, [], [("r1", p)], None, "new", None, None)
+    assert "not yet: 3 of its runs are missing (cohtb seeds --seed s --launch records them)" in proof_text(waiting, 3)
+    unproven = advice.AdviceResult(a, [], [("r1", p)], None, None, None, None)
+    assert "no kept run of its other arm holds o with the proposed layout (estimated +33%" in proof_text(unproven, 0)

@@ -111,6 +111,12 @@ class Proposal:
     def saved_ns_per_op(self) -> float | None:
         return None if self.turn_ns is None else self.saved_misses_per_op * self.turn_ns
 
+    @property
+    def estimated_speedup(self) -> float | None:
+        """Throughput after over before if the line bounds the run (its turns are the time per operation)."""
+        saved, line = self.saved_ns_per_op, self.line_ns_per_op
+        return line / (line - saved) if saved is not None and line and line > saved else None
+
 
 def alignment(offset: int, size: int) -> int:
     a = 1

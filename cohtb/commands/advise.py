@@ -16,9 +16,14 @@ from cohtb.analysis.layout_proposal import Proposal, proposals
 from cohtb.atomic import write_text_atomic
 from cohtb.commands._shared import RUNS_HELP
 from cohtb.errors import CohtbError
+from cohtb.experiments.advice import SeedAdvice
+from cohtb.experiments.advice import advise as advise_seed
+from cohtb.experiments.declarations import by_id
+from cohtb.experiments.judging import history_in
 from cohtb.fs import dwarf, struct_patch
 from cohtb.fs.runner import STRUCT_OF
-from cohtb.report.advice import fields_table, pairs_text, patch_notes, proposal_text
+from cohtb.places import REFERENCE_RUNS, RUNS
+from cohtb.report.advice import fields_table, pairs_text, patch_notes, proof_text, proposal_text
 from cohtb.report.profile import describe
 from cohtb.run.runs import Run, discover
 
@@ -34,6 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check-build", action="store_true",
                    help="with --patch of a full-system run: compile the struct's object with the patch on the run's "
                         "kernel variant and read its layout back with pahole (minutes)")
+    p.add_argument("--prove", metavar="DECLARATION",
+                   help="a declaration (e.g. 004-fsv6) whose arms are the first run's kernel and one whose object has "
+                        "the proposed layout: its measured change beside the estimate")
+    p.add_argument("--runs-dir", type=Path, action="append", default=[],
+                   help="with --prove: where the declaration's runs are kept (default: results/runs and the bundled "
+                        "reference runs)")
     p.add_argument("--c2c", type=Path, help="a real machine's `perf c2c report --stdio --no-call-graph` output")
     p.add_argument("--struct", help="with --c2c: the struct whose fields the report's offsets are read by")
     p.add_argument("--at", help="with --c2c: the address (hex) of the object the report's lines hold")
@@ -61,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
             print("\n" + proposal_text(p))
         if n == 0 and args.patch:
             write_patch(r, found, args)
+        if n == 0 and args.prove:
+            prove(r, found, groups, args)
     if args.c2c:
         fields = fields_from_c2c(read_c2c(args.c2c), args.struct, struct_fields(args), address(args.at))
         print(("\n" if args.runs else "") + fields_table(f"{args.c2c} ({args.struct} at {args.at})", fields).text())
@@ -101,6 +114,19 @@ def write_patch(run: Run, found: list[Proposal], args: argparse.Namespace) -> No
                    f"every field at its proposed offset, {got['size']} bytes")
     write_text_atomic(args.patch, patch_notes(p, struct, run.id, variant, checked) + diff)
     print(f"\nwrote {args.patch}: struct {struct}'s proposed layout as a patch of {path} on {variant} ({checked})")
+
+
+def prove(run: Run, found: list[Proposal], groups: tuple, args: argparse.Namespace) -> None:
+    """The first proposal that moves fields, held against the declaration the user names."""
+    p = next((p for p in found if p.moved), None)
+    if p is None:
+        raise CohtbError(f"--prove: {run.id}: no proposal moves a field: nothing to prove")
+    d = by_id(args.prove)
+    history = history_in(d.experiment, args.runs_dir or [RUNS, REFERENCE_RUNS])
+    res = next(v for v in history if v.declaration.id == d.id)
+    a = SeedAdvice(d.experiment, d.id, run.spec.kernel, p.object, "", tuple(g for g in groups if
+                   set(g) <= {m.name for m in p.before.members}), max_size=args.max_size)
+    print("\n" + proof_text(advise_seed(a, res.points), len(res.missing)))
 
 
 def address(text: str | None) -> int:

@@ -76,9 +76,8 @@ def proposal_text(p: Proposal) -> str:
     if p.saved_ns_per_op is not None:
         estimate += (f" ({p.turn_ns:.0f} ns, its mean turn to another core): about {p.saved_ns_per_op:.0f} ns of "
                      f"the line's {p.line_ns_per_op:.0f} ns per operation")
-        if p.line_ns_per_op and p.line_ns_per_op > p.saved_ns_per_op:
-            estimate += (f"; if the line bounds the run, {p.line_ns_per_op / (p.line_ns_per_op - p.saved_ns_per_op) - 1:+.0%} "
-                         "throughput")
+        if p.estimated_speedup is not None:
+            estimate += f"; if the line bounds the run, {p.estimated_speedup - 1:+.0%} throughput"
     return "\n".join([
         before, "", after, "",
         f"Moved (*): {', '.join(p.moved)}; size {p.before.size} -> {p.after.size} bytes (at most {p.bound}).",
@@ -168,3 +167,23 @@ def seed_advice_section(r: AdviceResult) -> list[str]:
             patch = r.seed_patch.text() if r.seed_patch else "not yet measured"
             out += [f"**The seed's own patch** ({a.seed_patch}) over {a.kernel}: {patch}.", ""]
     return out
+
+
+def proof_text(r: AdviceResult, missing: int) -> str:
+    """`cohtb advise --prove`: the proposal's estimate beside what the declaration measured."""
+    a = r.advice
+    if not r.proposals:
+        return f"--prove {a.declaration}: no kept run of {a.kernel} under it has a profile: nothing to prove yet."
+    first = r.proposals[0][1]
+    estimate = (f"{first.estimated_speedup - 1:+.0%} if the line bounds the run"
+                if first.estimated_speedup is not None else "none (no turns measured on the line)")
+    if not first.moved:
+        return f"--prove {a.declaration}: the proposal moves no field: nothing to prove."
+    if r.proof_kernel is None:
+        return (f"--prove {a.declaration}: no kept run of its other arm holds {a.object} with the proposed layout "
+                f"(estimated {estimate}): a declaration of the pair with a kernel of the proposal's patch (--patch) "
+                "proves it, or that arm's runs once kept.")
+    measured = f"{r.proof.mean - 1:+.0%} ({r.proof.lo - 1:+.0%} to {r.proof.hi - 1:+.0%})" if r.proof else \
+        f"not yet: {missing} of its runs are missing (cohtb seeds --seed {a.seed} --launch records them)"
+    return (f"Proof by {a.declaration}: its {r.proof_kernel} arm holds {a.object} with the proposed layout; "
+            f"throughput {r.proof_kernel} over {a.kernel}: measured {measured}; estimated {estimate}.")
