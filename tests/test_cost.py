@@ -21,6 +21,15 @@ def test_a_run_of_a_kept_configuration_is_its_repetitions_mean():
     assert p.seconds == 120.0 and "2 kept runs of its configuration" in p.basis
 
 
+def test_a_run_whose_other_arm_was_kept_is_that_arms_mean_before_any_fit():
+    """The other kernel (or policy) on the same machine, workload and size is nearer than a fit over sizes."""
+    fs = replace(BASE, workload="stat_file", kernel="pre611", policy="retry100", layout="shared")
+    kept = [cost.KeptCost(replace(fs, seed=s), c) for s, c in ((1, 1400.0), (2, 1500.0))]
+    kept.append(cost.KeptCost(replace(fs, kernel="stock-6.12", layout="split", sockets=8), 700.0))   # another size
+    p = cost.predict(replace(fs, kernel="stock-6.12", layout="split", seed=3), kept)
+    assert p.seconds == 1450.0 and "2 kept runs of its configuration with another lock or layout" in p.basis
+
+
 def test_a_new_configuration_is_fitted_over_the_nearest_group_by_size():
     # a fixed 10 s per run and 0.5 s per unit of size (CPUs x simulated µs)
     kept = [cost.KeptCost(replace(BASE, sockets=n, window_us=w), 10 + 0.5 * (2 * n) * (50 + w))

@@ -4,7 +4,8 @@ wall time of a set of runs on a number of slots.
 A run's cost depends most on what it simulates (machine, full system or not, workload, kernel) and then on its size
 (CPUs times the simulated span, or times the operations of a fixed-work run). So a run is predicted from the kept
 runs nearest to it: the mean of those of its very configuration (every field but what only varies between
-repetitions), else a fixed cost per run plus a cost per unit of size fitted over the kept runs of its workload and
+repetitions), else of its configuration with another lock or layout (the other arm of its comparison: the same
+machine, workload and size, another kernel variant or policy), else a fixed cost per run plus a cost per unit of size fitted over the kept runs of its workload and
 kernel, of its workload, of its machine and mode, or of its cache hierarchy, core and mode, the first of these that has
 any. Each prediction says which it used. A kept run's cost is gem5's CPU seconds (the host's measure of gem5 alone, which a loaded host does not
 stretch); a run recorded before they were kept gives its host seconds."""
@@ -79,11 +80,18 @@ GROUPS = (("its workload and kernel", lambda s: (s.machine, s.cpu, s.traced, boo
                                                       bool(s.ops), bool(s.kernel))))
 
 
+def another_lock(spec: RunSpec) -> RunSpec:
+    """Its configuration with the lock and layout left out: the kernel variant, or an SE run's policy and layout."""
+    return replace(configuration(spec), kernel="", policy="", layout="")
+
+
 def predict(spec: RunSpec, kept: list[KeptCost]) -> Prediction:
-    same = [k.seconds for k in kept if configuration(k.spec) == configuration(spec)]
-    if same:
-        return Prediction(float(np.mean(same)), f"mean of {len(same)} kept run{'s' if len(same) > 1 else ''} of "
-                                                "its configuration")
+    for name, key in (("its configuration", configuration), ("its configuration with another lock or layout",
+                                                             another_lock)):
+        same = [k.seconds for k in kept if key(k.spec) == key(spec)]
+        if same:
+            return Prediction(float(np.mean(same)), f"mean of {len(same)} kept run{'s' if len(same) > 1 else ''} "
+                                                    f"of {name}")
     for name, key in GROUPS:
         group = [(simulated_work(k.spec), k.seconds) for k in kept if key(k.spec) == key(spec)]
         if group:
