@@ -252,3 +252,36 @@ def test_a_series_figure_s_titles_name_only_what_its_legend_shows(series_results
             assert said <= shown, (title, said - shown)
             assert "collapse" not in title.lower()
         assert seed_plots.published_labels(s) and set(seed_plots.published_labels(s)) <= shown
+
+
+# -- the profile figure
+
+def test_the_profile_figure_draws_each_arm_beside_its_published_profile_within_the_figure(monkeypatch):
+    """Seed 004-fs's latest declaration with made-up profiles on every run: a panel per arm; the judged arm's rows
+    are the declared functions, its band drawn around each; every text inside the figure, titles apart."""
+    e = EXPERIMENTS["004-fs"]
+    if not e.declaration.profile_functions:
+        pytest.skip("004-fs's latest declaration has no profile band")
+    res = made_up(e, lambda p: 1.5)
+    share = {"base": 0.05, "new": 0.04}
+    monkeypatch.setattr(seed_plots.profile_band, "of", lambda run: run)
+    monkeypatch.setattr(seed_plots.profile_band, "share_of", lambda run, s: share[run.arm] * (1 + 0.01 * run.spec.seed))
+    for p in res.points:
+        for arm, runs in (("base", p.base), ("new", p.new)):
+            for m in runs:
+                m.arm = m.run.arm = arm
+                m.run.spec = m.spec
+    panels = seed_plots.profile_panels(res)
+    assert [c.arm for _, c in panels] == ["base", "new"]
+    fig = seed_plots.draw_profile(res)
+    r = rendered(fig)
+    base_ax = fig.axes[0]
+    assert [t.get_text() for t in base_ax.get_yticklabels()] == list(e.declaration.profile_functions)
+    whole = fig.bbox
+    texts = [t for ax in fig.axes for t in (ax.title, *ax.get_yticklabels(), ax.xaxis.label)] + \
+            [t for lg in fig.legends for t in lg.get_texts()]
+    for t in texts:
+        b = t.get_window_extent(r)
+        assert whole.x0 - 1 <= b.x0 and b.x1 <= whole.x1 + 1 and whole.y0 - 1 <= b.y0 and b.y1 <= whole.y1 + 1, t
+    assert not overlaps(fig.axes[0].title.get_window_extent(r), fig.axes[1].title.get_window_extent(r))
+    assert seed_plots.profile_figure_name("004-fs") in seed_plots.figure_names([res])["004-fs"]

@@ -484,6 +484,12 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
                 "Per curve, the simulated speed-up at each socket count (mean; whisker: the extremes over the pairs "
                 "of repetitions) beside the published ones (bar: their range over the seed's configurations at that "
                 f"count): the series the declared rule ({res.declaration.rule}) judges, by its shape.", 100), ""]
+        if name == profile_figure_name(e.seed):
+            out += [textwrap.fill(
+                "Per arm with a published profile, each function the seed's profile names: its published share of "
+                "the time (perf) beside the simulated share of every core's window (time-proportional: docs/gem5.md, "
+                "'The profile of the window'; mean over the repetitions, whisker: their extremes), and on the judged "
+                "arm the declared band around the published share.", 100), ""]
         if name == turns_figure_name(e.seed):
             out += [textwrap.fill(
                 "Per curve and socket count, each arm's simulated time per operation, 1 / throughput over all "
@@ -610,6 +616,10 @@ def machine_check_text(runs: list) -> str:
 
 
 SEED_PAGES = "results"   # beside the index (docs/results.md): one page per seed, with its figures
+
+
+def profile_figure_name(seed: str) -> str:
+    return f"seed-{seed}-profile.png"
 
 
 def seed_page_name(seed: str) -> str:

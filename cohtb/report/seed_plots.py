@@ -27,7 +27,8 @@ from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, is_kernels, s
 from cohtb.report.plots import DENTRY_LAYOUTS, DPI, figure_wrap  # noqa: E402
 from cohtb.run.kernels import variant, variant_dentry  # noqa: E402
 from cohtb.experiments.judging import SeedResult  # noqa: E402
-from cohtb.report.results import shape_figure_name, turns_figure_name  # noqa: E402
+from cohtb.experiments import profile_band  # noqa: E402
+from cohtb.report.results import profile_figure_name, shape_figure_name, turns_figure_name  # noqa: E402
 from cohtb.tables import slug  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
@@ -463,6 +464,55 @@ def history_figure_names(history: dict[str, list[SeedResult]]) -> dict[str, str]
             if len(_distinct_runs(versions)) >= 2}
 
 
+def profile_panels(res: SeedResult) -> list[tuple[str, object]]:
+    """(point label, check) of every arm held to or shown beside a published profile, once every run has one."""
+    out = []
+    for p in res.points:
+        for c in profile_band.checks(res.declaration, p):
+            if c.complete:
+                out.append((p.point.label, c))
+    return out
+
+
+def draw_profile(res: SeedResult):
+    """One panel per arm with a published profile: each function the seed's profile names (on the judged arm, those
+    the declaration holds to the band), its published share of
+    the time (pale bar) beside the simulated one (dark bar: the mean over the repetitions; whisker: their extremes);
+    on the judged arm, the declared band around each published share (hatched)."""
+    e, d = res.experiment, res.declaration
+    panels = profile_panels(res)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.6), layout="constrained", squeeze=False,
+                             sharex=True)
+    for ax, (label, c) in zip(axes[0], panels):
+        names = [s for s, _ in c.published.functions if s in c.shares]   # the judged arm: the declared ones
+        y = np.arange(len(names))
+        published = [100 * c.published.share(s) for s in names]
+        ax.barh(y + 0.2, published, 0.4, color=PUBLISHED_RANGE, edgecolor=EDGE, lw=0.6, label="published")
+        mean = [100 * c.mean(s) if c.shares.get(s) else 0.0 for s in names]
+        lo = [100 * min(c.shares[s]) if c.shares.get(s) else 0.0 for s in names]
+        hi = [100 * max(c.shares[s]) if c.shares.get(s) else 0.0 for s in names]
+        ax.barh(y - 0.2, mean, 0.4, color=SIMULATED, edgecolor=EDGE, lw=0.6, label="simulated")
+        ax.errorbar(mean, y - 0.2, xerr=[np.subtract(mean, lo), np.subtract(hi, mean)], fmt="none", color=EDGE,
+                    capsize=3)
+        if c.judged:
+            for yi, share in zip(y, published):
+                ax.barh(yi, 2 * c.points, 0.95, left=share - c.points, color="none", edgecolor=EDGE, lw=0.4,
+                        hatch="...", hatchcolor=EDGE, zorder=0)
+        ax.set_yticks(y, names, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("share of every core's window (%)", fontsize=9)
+        arm = e.base_name if c.arm == "base" else e.new_name
+        ax.set_title(textwrap.fill(f"{label}: {c.arm} arm ({arm}), {c.verdict}", 52), fontsize=9)
+    handles = [Patch(facecolor=PUBLISHED_RANGE, edgecolor=EDGE, label="published (perf)"),
+               Patch(facecolor=SIMULATED, edgecolor=EDGE, label="simulated: mean, whisker min-max"),
+               Patch(facecolor="none", edgecolor=EDGE, hatch="...", label=f"the declared band (+-{d.profile_band_points:g} "
+                                                                          "points, judged arm)")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(3, len(panels)), fontsize=8)
+    fig.suptitle(figure_wrap(f"Seed {e.seed}, declaration {d.id}: where the window's time went, simulated beside "
+                             "published", fig.get_figwidth(), 11), fontsize=11)
+    return fig
+
+
 def save(fig, path: Path) -> Path:
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
@@ -472,10 +522,12 @@ def save(fig, path: Path) -> Path:
 def figure_names(results: list[SeedResult]) -> dict[str, list[str]]:
     """seed -> the file names of its figures (complete seeds only): what write_all writes and the page shows. A
     seed of series alone (004-collapse-fs) has no speed-up figure; one judged by a shape rule (000-fs) has its
-    shape figure after it, and its turns figure if every run has a chain; the series' figures come last."""
+    shape figure after it, and its turns figure if every run has a chain, and its profile figure once an arm's every
+    run has a profile; the series' figures come last."""
     return {r.experiment.seed: [f"seed-{r.experiment.seed}.png"] * bool(r.points) +
             [shape_figure_name(r.experiment.seed)] * bool(shape_curves(r)) +
             [turns_figure_name(r.experiment.seed)] * bool(turn_curves(r)) +
+            [profile_figure_name(r.experiment.seed)] * bool(profile_panels(r)) +
             [f"seed-{r.experiment.seed}-{slug(s.series.label)}.png" for s in r.series] for r in results if r.complete}
 
 
@@ -493,7 +545,8 @@ def write_all(results: list[SeedResult], into: Path, history: dict[str, list[See
             first_series = len(names_of) - len(res.series)   # figure_names' order: the series' figures come last
             for name in names_of[:first_series]:   # the speed-up figure, if the seed has points, and its shape's
                 draw = {shape_figure_name(res.experiment.seed): draw_shape,
-                        turns_figure_name(res.experiment.seed): draw_turns}.get(name, draw_seed)
+                        turns_figure_name(res.experiment.seed): draw_turns,
+                        profile_figure_name(res.experiment.seed): draw_profile}.get(name, draw_seed)
                 save(draw(res), into / name)
             for s, name in zip(res.series, names_of[first_series:]):
                 save(draw_series(s), into / name)
