@@ -11,7 +11,6 @@ the table's rules (W, R, E, X).
 
 from __future__ import annotations
 
-import copy
 from collections import Counter as Tally
 from collections import deque
 from dataclasses import dataclass, fields
@@ -97,7 +96,7 @@ def apply_rules(old: LineState, core: int, socket: int, kind: int) -> tuple[Line
     owner_other = old.owner_valid and old.owner != core
     remote = old.owner_socket != socket
     fx = Effects(from_socket=old.owner_socket)
-    new = copy.copy(old)
+    new = LineState(old.owner_valid, old.owner, old.owner_socket, old.dirty, old.holders)
     if kind == WRITE:
         # Rule W: a transfer when another core was the last writer; every other holder is invalidated.
         fx.transfer = owner_other
