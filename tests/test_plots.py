@@ -658,7 +658,7 @@ def made_up_run(spec, throughput: float) -> NS:
     chain = line_chain.LineChain(line=1, span_ticks=sum(g.ticks for g in gaps), other_socket=gaps[0],
                                  same_socket=gaps[1], same_core=gaps[2])
     return NS(spec=spec, throughput=throughput, analysis=NS(chain=chain),
-              run=NS(ops=ops, region_ops=ops, roi_seconds=1e-3, measured_seconds=1e-3))
+              run=NS(ops=ops, region_ops=ops, roi_seconds=1e-3, measured_seconds=1e-3, profile=lambda: None))
 
 
 def test_figures_and_headings_say_hitm(drawn):
@@ -794,3 +794,20 @@ def test_a_panel_wider_than_a_row_is_cut_into_parts_and_the_next_one_follows_its
     assert [[(name, len(g)) for name, g in row] for row in rows] == [[("wide (1 of 2)", 24)],
                                                                      [("wide (2 of 2)", 6), ("narrow", 3)]]
     assert [m for row in rows for _, g in row for m in g] == wide + narrow
+
+
+def test_every_fixed_ink_of_the_report_is_a_meaning_of_its_own():
+    """The checks' 'matched' blue was 9 (CIELAB) from cmpxchg's, its grey 6 from an unknown policy's, and the
+    ping-pong parts were the fields' line colours: each fixed ink at least 25 from every policy's and kernel's
+    colour, the seed figures' inks and every other."""
+    inks = {**{f"ping-pong {label}": c for label, _, c in plots.PINGPONG_PARTS},
+            **{f"checks {label}": c for label, _, c in plots.CHECK_PARTS},
+            **{f"fields line {i}": c for i, c in enumerate(plots.LINE_COLOURS)}}
+    meanings = {**{f"policy {k}": v for k, v in palette.POLICY_COLOURS.items()},
+                **{f"kernel {k}": v for k, v in palette.KERNEL_COLOURS.items()}, "unknown": palette.UNKNOWN,
+                "simulated": seed_plots.SIMULATED, "published range": seed_plots.PUBLISHED_RANGE,
+                **{f"turn {k}": v for k, v in seed_plots.TURN_GREYS.items()}, "edge": palette.EDGE, "white": "#ffffff"}
+    everything = list({**inks, **meanings}.items())
+    for (a, ca), (b, cb) in itertools.combinations(everything, 2):
+        if a in inks or b in inks:
+            assert np.linalg.norm(palette.cielab(ca) - palette.cielab(cb)) >= 25, (a, b)

@@ -37,9 +37,10 @@ WIDTH = 10.5          # inches: 1155 px at DPI, inside the HTML page's 1168 px c
 ROW_HEIGHT = 2.7      # one row of bar panels, its rotated run labels included
 ROW_SLOTS = 26        # bar widths in one row of panels; a panel also takes PANEL_PAD for its own y axis
 PANEL_PAD = 2.0
-# The lines of one object in the fields figure: not policies, so not the palette's colours (ColorBrewer Set2,
-# light, beside the palette's saturated ones); a row of that figure never holds more kinds of line than these.
-LINE_COLOURS = ("#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3", "#a6d854", "#ffd92f", "#e5c494", "#b3b3b3")
+# The lines of one object in the fields figure, the ping-pong parts and the checks' parts: each a meaning of its
+# own, so each at least 25 (CIELAB) from every policy's and kernel's colour, from the seed figures' inks and from
+# each other (tests/test_plots.py); a row of the fields figure never holds more kinds of line than these.
+LINE_COLOURS = ("#99ffff", "#eeaa66", "#6699ff", "#aa6666", "#aadd55", "#ddff22", "#778855", "#225533")
 MARKERS = ("o", "s", "^", "D")   # the configurations sharing a panel of the intervals figure
 HITM = "dirty reads (HITM)"      # what perf c2c calls them
 
@@ -306,10 +307,10 @@ def throughput(ms: list[RunMetrics], path: Path) -> Path:
     return _save(draw_throughput(ms), path)
 
 
-PINGPONG_PARTS = (("local transfers", lambda m: m.per_op["transfers"] - m.per_op["crossSocketTransfers"], "#66c2a5"),
-                  ("cross-socket transfers", lambda m: m.per_op["crossSocketTransfers"], "#fc8d62"),
-                  (f"local {HITM}", lambda m: m.per_op["dirtyReads"] - m.per_op["dirtyReadsRemote"], "#8da0cb"),
-                  (f"remote {HITM}", lambda m: m.per_op["dirtyReadsRemote"], "#e78ac3"))
+PINGPONG_PARTS = (("local transfers", lambda m: m.per_op["transfers"] - m.per_op["crossSocketTransfers"], "#88ccaa"),
+                  ("cross-socket transfers", lambda m: m.per_op["crossSocketTransfers"], "#ff8866"),
+                  (f"local {HITM}", lambda m: m.per_op["dirtyReads"] - m.per_op["dirtyReadsRemote"], "#bbbbee"),
+                  (f"remote {HITM}", lambda m: m.per_op["dirtyReadsRemote"], "#ff77cc"))
 
 
 def draw_pingpong(ms: list[RunMetrics]):
@@ -783,10 +784,10 @@ def scaling(ms: list[RunMetrics], path: Path) -> Path | None:
     return _save(fig, path) if fig is not None else None
 
 
-CHECK_PARTS = (("matched with gem5's evidence", lambda c: c["matched"], "#4c72b0"),
+CHECK_PARTS = (("matched with gem5's evidence", lambda c: c["matched"], "#776699"),
                ("gem5 only, explained (before/after the trace, writeback forwards, dirty handed up)",
-                lambda c: c["explained"], "#aaaaaa"),
-               ("unexplained (monitor only + gem5 only)", lambda c: c["unexplained"], "#c44e52"))
+                lambda c: c["explained"], "#bb9977"),
+               ("unexplained (monitor only + gem5 only)", lambda c: c["unexplained"], "#bb4444"))
 
 
 def draw_checks(ms: list[RunMetrics]):
