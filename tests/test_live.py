@@ -5,7 +5,6 @@ crash of either side a failed run, never a half-written one. gem5 is stood in fo
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from cohtb.atomic import MARKER

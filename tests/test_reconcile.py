@@ -2,7 +2,6 @@
 docs/gem5.md "Reconciling"): streams whose pairing is known by construction, the interleavings of
 contended runs among them, and the recorded gem5 traces."""
 
-import gzip
 import json
 from pathlib import Path
 

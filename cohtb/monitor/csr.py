@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Generator
 
 from cohtb import contract as ct
 from cohtb.monitor.config import MonitorConfig, RegisterMap
-from cohtb.monitor.counters import Counters, read_counters
+from cohtb.monitor.counters import read_counters
 
 Op = Generator[tuple, int | None, object]
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from cohtb.contract import KIND_COUNTERS, STATE_KINDS, Kind
 from cohtb.monitor.config import MonitorParams
-from cohtb.monitor.counters import Counters, HotEntry
+from cohtb.monitor.counters import Counters
 
 READ, WRITE, EVICT = Kind.READ, Kind.WRITE, Kind.EVICT
 _CHANGES_STATE = frozenset(int(k) for k in STATE_KINDS)   # rule X: the other kinds change no state
