@@ -393,3 +393,12 @@ def test_advise_writes_a_full_system_runs_proposal_as_a_patch_of_the_structs_hea
     subprocess.run(["patch", "-p1", "-s", "-i", str(patch)], cwd=tmp_path / "tree", check=True)
     got = (tmp_path / "tree" / "include" / "linux" / "dcache.h").read_text()
     assert got.index("d_tail[64]") < got.index("d_lockref;") and got.index("d_name;") < got.index("d_op;")
+
+
+def test_a_report_of_a_profiled_run_says_where_the_time_went_and_proposes_its_layout(tmp_path, program):
+    run = _advisable(tmp_path, program)
+    assert cli.main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    md = (tmp_path / "report" / "report.md").read_text()
+    section = md[md.index("## Where the time went"):]
+    assert "### Where the window's time went" in section and "### Fields on the hottest lines" in section
+    assert "### Proposed layout of dentry" in section and "dentry: no layout of at most 24 bytes" in section

@@ -187,3 +187,18 @@ def proof_text(r: AdviceResult, missing: int) -> str:
         f"not yet: {missing} of its runs are missing (cohtb seeds --seed {a.seed} --launch records them)"
     return (f"Proof by {a.declaration}: its {r.proof_kernel} arm holds {a.object} with the proposed layout; "
             f"throughput {r.proof_kernel} over {a.kernel}: measured {measured}; estimated {estimate}.")
+
+
+def proposal_table(run_id: str, p: Proposal) -> Table:
+    """A proposal as a table (the report's form of the pahole listing): each field's offset and line before and
+    after, its role, whether it moved; the estimate in the note."""
+    def line(layout: Layout, m) -> str:
+        return ", ".join(map(str, layout.lines(m)))
+    after = {m.name: m for m in p.after.members} if p.after is not None else {}
+    rows = [[m.name, m.role, str(m.size), str(m.offset), line(p.before, m),
+             str(after[m.name].offset) if m.name in after else "-", line(p.after, after[m.name]) if m.name in after
+             else "-", "yes" if m.name in p.moved else ""] for m in p.before.members]
+    return Table(f"Proposed layout of {p.object}: {run_id}",
+                 ["field", "role", "bytes", "offset", "line", "proposed offset", "proposed line", "moved"], rows,
+                 proposal_text(p).split("\n\n")[-1] if p.after is None or p.after is p.before else
+                 " ".join(proposal_text(p).split("\n")[-3:]))

@@ -8,11 +8,17 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cohtb.analysis import profile as run_profile
+from cohtb.analysis.advice import fields_on_hot_lines
+from cohtb.analysis.layout_proposal import proposals
 from cohtb.report import figure_cache, plots
+from cohtb.report import advice as advice_report
+from cohtb.report import profile as profile_report
 from cohtb.atomic import atomic_dir
 from cohtb.analysis.compare import TURNS_TITLE
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.reconcile import LineCheck
+from cohtb.errors import CohtbError
 from cohtb.tables import Table, num, slug
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
@@ -177,6 +183,28 @@ FIGURES = {"throughput": plots.throughput, "pingpong": plots.pingpong, "interval
            "checks": plots.checks}
 
 
+def time_and_layout(ms: list[RunMetrics]) -> list[Details]:
+    """Per run with a profile: where its window's time went, the fields on its hot lines and the layout proposed
+    for each object there (cohtb advise's, without groups)."""
+    out = []
+    for m in ms:
+        rows = run_profile.of(m.run)
+        if rows is None:
+            continue
+        tables = [profile_report.table(m.run, rows)]
+        doc = m.run.profile()
+        if doc.get("lines") and any(rec.paddr is not None for rec in m.run.manifest.layout):
+            try:
+                fields = fields_on_hot_lines(m.run)
+            except CohtbError:   # the hot lines hold none of the layout's objects: nothing to advise on
+                fields = []
+            if fields:
+                tables.append(advice_report.fields_table(profile_report.describe(m.run), fields, m.run.region_ops))
+                tables += [advice_report.proposal_table(m.run.id, p) for p in proposals(m.run)]
+        out.append(Details(f"{m.run.id}: {len(tables)} table{'s' if len(tables) > 1 else ''}", tables))
+    return out
+
+
 def draw_figures(ms: list[RunMetrics], d: Path) -> dict[str, Path | None]:
     """Every figure of the report into d, by name (None: nothing to draw): d/<name>.png."""
     return {name: draw(ms, d / f"{name}.png") for name, draw in FIGURES.items()}
@@ -217,6 +245,9 @@ def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_ta
         sections.append(("Fields", [Figure("Per object, transfers and dirty reads (HITM) per operation on each of its "
                                            "lines that had traffic (one bar per line), the first repetition of each "
                                            "configuration", drawn["fields"]), fields_details(ms)]))
+        profiled = time_and_layout(ms)
+        if profiled:
+            sections.append(("Where the time went", profiled))
         sections.append(("Sockets", [Figure("Socket x socket transfers per operation, one colour scale for all runs, "
                                             "the first repetition of each configuration (at most "
                                             f"{plots.MATRIX_PANELS}: the figure says which are left out)",
