@@ -57,8 +57,12 @@ class Prediction:
 
 
 def kept_costs(runs: list[Run]) -> list[KeptCost]:
-    out = []
+    """Each run's measured cost, once per run id (a run kept both where it was recorded and in the bundle is one)."""
+    out, seen = [], set()
     for run in runs:
+        if run.id in seen:
+            continue
+        seen.add(run.id)
         gem5 = run.manifest.gem5
         seconds = gem5.cpu_seconds if gem5.cpu_seconds is not None else gem5.host_seconds
         if seconds:
