@@ -249,6 +249,12 @@ def test_advise_says_in_one_line_what_a_run_lacks(tmp_path, program, capsys):
     assert cli.main(["advise", str(run)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "none of the layout's fields is on the profile's hot lines" in err[0]
+    m = json.loads((run / "manifest.json").read_text())
+    m["layout"] = []
+    (run / "manifest.json").write_text(json.dumps(m))
+    assert cli.main(["advise", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no layout map with physical addresses" in err[0]
 
 
 class _Kept:

@@ -75,6 +75,9 @@ def fields_on_hot_lines(run: Run) -> list[FieldTraffic]:
     if not doc or not doc.get("lines"):
         raise CohtbError(f"{run.id}: no profile with its hot lines' bytes (a run recorded with the pc-profile "
                          "patch and traced: docs/gem5.md, 'The profile of the window')")
+    if not any(rec.paddr is not None for rec in run.manifest.layout):
+        raise CohtbError(f"{run.id}: no layout map with physical addresses (the workload reported no objects' fields): "
+                         "no field to advise on")
     out = []
     for x in doc["lines"]:
         for rec in run.manifest.layout:
