@@ -165,6 +165,10 @@ class _Run:
         return {"lines": [1]} if self._profile else None
 
 
+def _Point(label):
+    return type("Point", (), {"label": label})()
+
+
 def _proposal_moving_count():
     before, after = propose("o", FIELDS, HOT, ADDRESS, LINE)
     return Proposal("o", before, after, 128, (), 0, [0x1000], 1.0, 50.0, 200.0, 2.0)
@@ -179,14 +183,21 @@ def test_a_seeds_advice_is_proven_by_the_arm_whose_runs_hold_the_proposed_layout
     monkeypatch.setattr(advice, "proposals", lambda run, size, groups=(): [p])
     monkeypatch.setattr(advice, "object_fields", lambda run, obj: (ADDRESS, layouts[run.spec.kernel]))
     a = advice.SeedAdvice("s", "sv1", "old", "o", "?", seed_patch="new")
-    point = PointResult(None, [_Run("old", 1.0), _Run("old", 1.1)], [_Run("new", 2.0), _Run("new", 2.2)], 2)
+    point = PointResult(_Point("p1"), [_Run("old", 1.0), _Run("old", 1.1)], [_Run("new", 2.0), _Run("new", 2.2)], 2)
     r = advice.advise(a, [point])
     assert r.proof_kernel == "new" and r.agree and len(r.proposals) == 2
-    assert (round(r.proof.mean, 3), round(r.proof.lo, 3), round(r.proof.hi, 3)) == (2.0, round(2.0 / 1.1, 3), 2.2)
-    elsewhere = PointResult(None, [_Run("old", 1.0)], [_Run("other", 2.0)], 2)
+    [(label, ratio)] = r.proof
+    assert (round(ratio.mean, 3), round(ratio.lo, 3), round(ratio.hi, 3)) == (2.0, round(2.0 / 1.1, 3), 2.2)
+    assert label == "p1" and r.seed_patch == r.proof
+    elsewhere = PointResult(_Point("p1"), [_Run("old", 1.0)], [_Run("other", 2.0)], 2)
     r = advice.advise(a, [elsewhere])
-    assert r.proof_kernel is None and r.proof is None
-    unprofiled = PointResult(None, [_Run("old", 1.0, profile=False)], [_Run("new", 2.0)], 1)
+    assert r.proof_kernel is None and r.proof == [] and r.others_kept
+    alone = advice.advise(a, [PointResult(_Point("p1"), [_Run("old", 1.0)], [], 2)])
+    assert alone.proof_kernel is None and not alone.others_kept
+    # each point its own measurement: one whose repetitions are missing says so, beside a complete one
+    two = [point, PointResult(_Point("p2"), [_Run("old", 1.0)], [_Run("new", 2.0)], 2)]
+    assert [(lb, x is None) for lb, x in advice.advise(a, two).proof] == [("p1", False), ("p2", True)]
+    unprofiled = PointResult(_Point("p1"), [_Run("old", 1.0, profile=False)], [_Run("new", 2.0)], 1)
     assert advice.advise(a, [unprofiled]).proposals == []
 
 
@@ -199,10 +210,25 @@ def test_the_declared_seed_advice_names_declarations_and_kernels_that_exist():
 def test_prove_sets_the_measured_change_beside_the_estimate_or_says_what_is_missing():
     p = _proposal_moving_count()   # 50 ns saved of the line's 200 per operation: +33% if the line bounds the run
     a = advice.SeedAdvice("s", "sv1", "old", "o", "?")
-    proven = advice.AdviceResult(a, [], [("r1", p)], None, "new", advice.Ratio(1.25, 1.2, 1.3), None)
+    proven = advice.AdviceResult(a, [], [("r1", p)], None, "new", [("p1", advice.Ratio(1.25, 1.2, 1.3))], [])
     assert proof_text(proven, 0) == ("Proof by sv1: its new arm holds o with the proposed layout; throughput new over "
-                                     "old: measured +25% (+20% to +30%); estimated +33% if the line bounds the run.")
-    waiting = advice.AdviceResult(a, [], [("r1", p)], None, "new", None, None)
-    assert "not yet: 3 of its runs are missing (cohtb seeds --seed s --launch records them)" in proof_text(waiting, 3)
-    unproven = advice.AdviceResult(a, [], [("r1", p)], None, None, None, None)
-    assert "no kept run of its other arm holds o with the proposed layout (estimated +33%" in proof_text(unproven, 0)
+                                     "old, measured: p1: +25% (+20% to +30%); estimated +33% if the line bounds the "
+                                     "run.")
+    waiting = advice.AdviceResult(a, [], [("r1", p)], None, "new", [("p1", None)], [])
+    assert "p1: not yet (3 of its runs are missing: cohtb seeds --seed s --launch records them)" in \
+        proof_text(waiting, 3)
+    unproven = advice.AdviceResult(a, [], [("r1", p)], None, None, [], [])
+    assert "no arm of it holds o with the proposed layout (estimated +33%" in proof_text(unproven, 0)
+    nothing_kept = advice.AdviceResult(a, [], [("r1", p)], None, None, [], [], others_kept=False)
+    assert "no other arm of it has kept runs yet" in proof_text(nothing_kept, 0)
+
+
+def test_the_struct_parser_reads_the_kernels_other_shapes_and_refuses_preprocessor_lines():
+    """Shapes of include/linux/fs.h and friends: an attribute before the closing ';', a comment of its own whose
+    lines have no stars, code after a comment on one line, a union holding an anonymous struct."""
+    header = ("struct s {\n\t/* c */ int e;\n\t/*\n\t a comment without stars\n\t */\n\tunion {\n\t\tint a;\n"
+              "\t\tstruct {\n\t\t\tint b;\n\t\t\tint c;\n\t\t};\n\t};\n\tstruct { int x; } __packed;\n\tint last;\n"
+              "} __randomize_layout;\n")
+    assert struct_patch.members(struct_patch.parse(header, "s")) == ["e", "a", "x", "last"]
+    with pytest.raises(CohtbError, match=r"struct t: its body has preprocessor lines \(#ifdef CONFIG_X\)"):
+        struct_patch.parse("struct t {\n\tint a;\n#ifdef CONFIG_X\n\tint b;\n#endif\n};\n", "t")

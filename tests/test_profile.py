@@ -343,7 +343,9 @@ def test_advise_proposes_a_layout_within_the_bound_and_writes_it_as_a_layout_map
     assert "d_lockref  /*    32     8 */  writer *" in text and "XXX 16 bytes hole" in text
     assert "0.030 read misses per operation on line(s) 0x40000 go" in text
     doc = json.loads(out.read_text())
-    assert [(f["name"], f["offset"]) for f in doc["fields"]] == [("d_name", 0), ("d_lockref", 32)]
+    [obj] = doc["objects"]
+    assert [(f["name"], f["address"] - obj["address"]) for f in obj["fields"]] == [("d_name", 0), ("d_lockref", 32)]
+    assert doc["cache_line"] == 64 and obj["size"] == 40
 
 
 @pytest.mark.parametrize("argv, said", [
@@ -352,6 +354,8 @@ def test_advise_proposes_a_layout_within_the_bound_and_writes_it_as_a_layout_map
     (["--together", "d_name,d_lockref"], "the group holds a written field and a field only read"),
     (["--together", "d_name"], "--together wants two or more field names"),
     (["--max-size", "0"], "--max-size 0: want a positive number of bytes"),
+    (["--check-build"], "--check-build checks the patch --patch writes"),
+    (["--max-size", "128", "--prove", "004-fsv6"], "--prove 004-fsv6: it has no arm of the run's kernel (user space"),
 ])
 def test_advise_says_in_one_line_why_its_constraints_allow_no_layout(tmp_path, program, capsys, argv, said):
     run = _advisable(tmp_path, program)

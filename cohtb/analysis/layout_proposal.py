@@ -6,7 +6,8 @@ The rule, one step a line:
      it is on: a writer (contended or one writer), a reader (read by many or by one), or cold (no misses, or on
      none of the profile's hot lines: it took at most as many misses as the least of them, which the proposal
      prints). The fields of a group the user keeps together share its strongest role (writer, then reader):
-     fields read together are read where one of them is. A field every core reads and finds in its cache takes
+     fields read together are read where one of them is. A group must be adjacent, in its order, already: only
+     the written fields move. A field every core reads and finds in its cache takes
      no misses and looks cold: the trace has misses, not hits, so such fields must be named in a group with a
      field that misses (the RCU walk's fields of a dentry, say), or the writers may be moved onto them.
   2. A layout is allowed when no line holds bytes of both a writer and a reader, its size (rounded up to its
@@ -177,6 +178,11 @@ def propose(obj: str, fields: list[dict], traffic: list[FieldTraffic], address: 
                              "which no layout can put on different lines")
         for n in g:   # read (or written) together: where one is, the others are
             role[n] = WRITER if WRITER in kinds else READER if READER in kinds else COLD
+        at = names.index(g[0])
+        if tuple(names[at:at + len(g)]) != g:
+            raise CohtbError(f"--together {','.join(g)}: these fields are not adjacent in this order in {obj} "
+                             f"({', '.join(names)}): the proposal moves only the written fields, so a group must "
+                             "be together already")
     members = tuple(Member(f["name"], f["offset"], f["size"], alignment(f["offset"], f["size"]),
                            role.get(f["name"], COLD)) for f in fields)
     before = Layout(members, max(m.end for m in members), address % line_size, line_size)
@@ -209,8 +215,9 @@ def false_shared_reads(before: Layout, traffic: list[FieldTraffic], address: int
 
 def object_fields(run: Run, obj: str) -> tuple[int, list[dict]]:
     """The object's first byte's (physical) address and its fields in offset order, from the run's layout map:
-    bytes no field names (a user-space map names only what the workload touches) are fields of their own,
-    "+A..B", cold and movable like any other. The object's extent is the workload's layout map's where it has one,
+    in a user-space map, bytes no field names (it names only what the workload touches) are fields of their own,
+    "+A..B", cold and movable like any other; a kernel's (from its DWARF) names every member, and its gaps are the
+    compiler's padding, which placing the members again gives back. The object's extent is the workload's layout map's where it has one,
     else from its first field's first byte to its last field's last."""
     recs = sorted((r for r in run.manifest.layout if r.object == obj and r.paddr is not None), key=lambda r: r.vaddr)
     if not recs:
@@ -219,9 +226,10 @@ def object_fields(run: Run, obj: str) -> tuple[int, list[dict]]:
     extent = next(((o["address"], o["size"]) for o in mapped.get("objects", []) if o.get("name") == obj), None)
     start, size = extent or (recs[0].vaddr, max(r.vaddr + r.size for r in recs) - recs[0].vaddr)
     fields, at = [], 0
+    unnamed_bytes = run.manifest.kernel is None   # a kernel's layout is every member (its gaps: the compiler's padding)
     for r in recs:
         offset = r.vaddr - start
-        if offset > at:
+        if offset > at and unnamed_bytes:
             fields.append({"name": f"+{at}..{offset}", "offset": at, "size": offset - at})
         if offset >= at:
             fields.append({"name": r.name, "offset": offset, "size": r.size})

@@ -20,6 +20,7 @@ from cohtb.experiments.advice import SeedAdvice
 from cohtb.experiments.advice import advise as advise_seed
 from cohtb.experiments.declarations import by_id
 from cohtb.experiments.judging import history_in
+from cohtb.experiments.seeds import HISTORY
 from cohtb.fs import dwarf, struct_patch
 from cohtb.fs.runner import STRUCT_OF
 from cohtb.places import REFERENCE_RUNS, RUNS
@@ -31,8 +32,8 @@ from cohtb.run.runs import Run, discover
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", nargs="*", help=f"runs recorded with a profile: {RUNS_HELP}")
     p.add_argument("--together", action="append", default=[], metavar="F1,F2,...",
-                   help="fields to keep adjacent in this order, read (or written) together: a field every core "
-                        "reads and finds in its cache takes no misses, so name it with one that does (repeatable)")
+                   help="adjacent fields (in the struct's order) read or written together, kept so: a field every "
+                        "core reads and finds in its cache takes no misses, so name it with one that does (repeatable)")
     p.add_argument("--max-size", type=int, help="the most bytes the proposed object may take (default: its size)")
     p.add_argument("--patch", type=Path, help="write the first run's proposal here: a kernel patch of the struct "
                    "(full system) or the proposed layout map (JSON, user space)")
@@ -60,6 +61,10 @@ def run(args: argparse.Namespace) -> int:
     groups = tuple(tuple(n.strip() for n in g.split(",") if n.strip()) for g in args.together)
     if any(len(g) < 2 for g in groups):
         raise CohtbError("--together wants two or more field names, comma-separated")
+    if args.check_build and not args.patch:
+        raise CohtbError("--check-build checks the patch --patch writes: give --patch FILE")
+    if args.prove and not args.runs:
+        raise CohtbError("--prove needs a run to take the proposal from")
     runs = discover([Path(p) for p in args.runs])
     for n, r in enumerate(runs):
         fields = fields_on_hot_lines(r)
@@ -88,10 +93,8 @@ def write_patch(run: Run, found: list[Proposal], args: argparse.Namespace) -> No
         raise CohtbError(f"--patch: {run.id}: no proposal moves a field (no line holds a written field and a "
                          "field only read), so there is no patch to write")
     if run.manifest.kernel is None:
-        doc = {"object": p.object, "size": p.after.size, "from_run": run.id,
-               "fields": [{"name": m.name, "offset": m.offset, "size": m.size} for m in p.after.members]}
-        write_text_atomic(args.patch, json.dumps(doc, indent=1) + "\n")
-        print(f"\nwrote {args.patch}: {p.object}'s proposed layout map")
+        write_text_atomic(args.patch, json.dumps(layout_map(run, p), indent=1) + "\n")
+        print(f"\nwrote {args.patch}: {p.object}'s proposed layout as a layout map (the workloads' format)")
         return
     if p.after.padded:
         raise CohtbError(f"--patch: the proposal pads before {', '.join(p.after.padded)} to start a line, which a "
@@ -117,16 +120,34 @@ def write_patch(run: Run, found: list[Proposal], args: argparse.Namespace) -> No
 
 
 def prove(run: Run, found: list[Proposal], groups: tuple, args: argparse.Namespace) -> None:
-    """The first proposal that moves fields, held against the declaration the user names."""
+    """The run's first proposal that moves fields, held against the declaration the user names: its arm of the
+    run's kernel and the arm whose runs hold the proposed layout."""
     p = next((p for p in found if p.moved), None)
     if p is None:
         raise CohtbError(f"--prove: {run.id}: no proposal moves a field: nothing to prove")
     d = by_id(args.prove)
+    e = next(e for e in HISTORY[d.experiment] if e.declaration.id == d.id)
+    kernels = {s.kernel for pt in e.points for s in (pt.base, pt.new)}
+    if run.spec.kernel not in kernels:
+        raise CohtbError(f"--prove {d.id}: it has no arm of the run's kernel ({run.spec.kernel or 'user space'}; "
+                         f"its arms: {', '.join(sorted(k or 'user space' for k in kernels))})")
     history = history_in(d.experiment, args.runs_dir or [RUNS, REFERENCE_RUNS])
     res = next(v for v in history if v.declaration.id == d.id)
-    a = SeedAdvice(d.experiment, d.id, run.spec.kernel, p.object, "", tuple(g for g in groups if
-                   set(g) <= {m.name for m in p.before.members}), max_size=args.max_size)
-    print("\n" + proof_text(advise_seed(a, res.points), len(res.missing)))
+    a = SeedAdvice(d.experiment, d.id, run.spec.kernel, p.object, "", p.groups, max_size=args.max_size)
+    print("\n" + proof_text(advise_seed(a, res.points, p), len(res.missing)))
+
+
+def layout_map(run: Run, p: Proposal) -> dict:
+    """The proposal in the workloads' layout-map format (cache_line, objects with address, size and fields), at the
+    object's address in the run; bytes no field named are left out, as the workload left them."""
+    mapped = run.manifest.workload.layout_map or {}
+    obj = next((o for o in mapped.get("objects", []) if o.get("name") == p.object), None)
+    start = obj["address"] if obj else min(r.vaddr for r in run.manifest.layout if r.object == p.object)
+    named = {r.name for r in run.manifest.layout if r.object == p.object}
+    return {"cache_line": p.after.line_size, "layout": "proposed", "proposed_from": run.id,
+            "objects": [{"name": p.object, "address": start, "size": p.after.size,
+                         "fields": [{"name": m.name, "address": start + m.offset, "size": m.size}
+                                    for m in p.after.members if m.name in named]}]}
 
 
 def address(text: str | None) -> int:

@@ -10,7 +10,7 @@ another arm (seed_patch), its measured change stands beside the proposal's."""
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cohtb.analysis.layout_proposal import Proposal, object_fields, proposals
 from cohtb.analysis.metrics import RunMetrics
@@ -48,11 +48,13 @@ def declared() -> list[SeedAdvice]:
 class AdviceResult:
     advice: SeedAdvice
     runs: list[RunMetrics]                   # the advised arm's kept runs
-    proposals: list[tuple[str, Proposal]]    # of those with a profile: (run id, the object's proposal)
+    proposals: list[tuple[str, Proposal]]    # of those with a profile's hot lines: (run id, the object's proposal)
     unconstrained: Proposal | None           # the first one's, without the declared groups
     proof_kernel: str | None                 # the arm whose runs have the proposed layout
-    proof: Ratio | None                      # proof arm over advised arm (None: no such arm, or runs missing)
-    seed_patch: Ratio | None                 # the seed's own patch's arm over the advised arm
+    proof: list[tuple[str, Ratio | None]]    # per point: proof arm over advised arm (None: repetitions missing)
+    seed_patch: list[tuple[str, Ratio | None]]   # per point: the seed's own patch's arm over the advised arm
+    others_kept: bool = True                 # some other arm of the declaration has kept runs to compare layouts
+    unadvised: list[str] = field(default_factory=list)   # runs with a profile that gave no proposal, and why
 
     @property
     def agree(self) -> bool:
@@ -79,31 +81,38 @@ def _change(p: PointResult, advised: str, other: str) -> Ratio | None:
     return Ratio.of(Spread(tuple(m.throughput for m in a)), Spread(tuple(m.throughput for m in b)))
 
 
-def advise(a: SeedAdvice, points: list[PointResult]) -> AdviceResult:
-    """The proposal from the advised arm's runs at the declaration's points, and its proof."""
-    runs, found = [], []
+def advise(a: SeedAdvice, points: list[PointResult], proposal: Proposal | None = None) -> AdviceResult:
+    """The proposal from the advised arm's runs at the declaration's points (or the one given: `cohtb advise
+    --prove`), and its proof at each point."""
+    runs, found, unadvised = [], [], []
     for p in points:
         runs += _arm(p, a.kernel) or []
-    for m in runs:
-        if not m.run.profile():
+    for m in runs if proposal is None else ():
+        if not (m.run.profile() or {}).get("lines"):
             continue
-        mine = [x for x in proposals(m.run, a.max_size, a.together) if x.object == a.object]
+        try:
+            mine = [x for x in proposals(m.run, a.max_size, a.together) if x.object == a.object]
+        except CohtbError as e:   # its hot lines hold none of the objects, say
+            unadvised.append(f"{m.run.id}: {e}")
+            continue
         found += [(m.run.id, x) for x in mine]
+    if proposal is not None:
+        found = [("the run given", proposal)]
     unconstrained = None
-    if found:
+    if found and proposal is None:
         first = next(m.run for m in runs if m.run.id == found[0][0])
         unconstrained = next((x for x in proposals(first, a.max_size) if x.object == a.object), None)
-    proof_kernel = proof = patch = None
-    moves = found and found[0][1].moved
-    wanted = _offsets(found[0][1].after) if moves else None
+    proof_kernel, proof, patch, others_kept = None, [], [], False
+    wanted = _offsets(found[0][1].after) if found and found[0][1].moved else None
     for p in points:
         for side in (p.base, p.new):
-            if not side or side[0].spec.kernel == a.kernel or wanted is None:
+            if not side or side[0].spec.kernel == a.kernel:
                 continue
+            others_kept = True
             _, fields = object_fields(side[0].run, a.object)
-            if tuple((f["name"], f["offset"], f["size"]) for f in fields) == wanted:
+            if wanted is not None and tuple((f["name"], f["offset"], f["size"]) for f in fields) == wanted:
                 proof_kernel = side[0].spec.kernel
-                proof = _change(p, a.kernel, proof_kernel)
+                proof.append((p.point.label, _change(p, a.kernel, proof_kernel)))
         if a.seed_patch:
-            patch = _change(p, a.kernel, a.seed_patch)
-    return AdviceResult(a, runs, found, unconstrained, proof_kernel, proof, patch)
+            patch.append((p.point.label, _change(p, a.kernel, a.seed_patch)))
+    return AdviceResult(a, runs, found, unconstrained, proof_kernel, proof, patch, others_kept, unadvised)

@@ -38,32 +38,49 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"/\*.*?\*/", " ", re.sub(r"//[^\n]*", " ", text), flags=re.S)
 
 
+_ATTRIBUTES = re.compile(r"__\w+(\s*\(\(.*?\)\))?")   # __aligned(8), __randomize_layout, __packed, ...
+
+
 def _name(lines: list[str]) -> str:
+    """A member's name as pahole gives it; a nested union or struct without a name of its own: its members' names
+    joined with "/" (the names declared at its first level)."""
     code = _strip_comments("".join(lines))
-    if "{" in code:
-        tail = code[code.rindex("}") + 1:]
-        m = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*(__\w+\s*\(\(.*?\)\)\s*)?;", dwarf._ATTRIBUTE.sub("", tail))
-        if m:
-            return m.group(1)
-        inner = code[code.index("{") + 1:code.rindex("}")]
-        return "/".join(dwarf._member_name(d + ";") for d in inner.split(";") if d.strip())
-    return dwarf._member_name(code.strip())
+    if "{" not in code:
+        return dwarf._member_name(code.strip())
+    tail = _ATTRIBUTES.sub("", code[code.rindex("}") + 1:])
+    m = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*;", tail)
+    if m:
+        return m.group(1)
+    inner, depth, first_level = code[code.index("{") + 1:code.rindex("}")], 0, ""
+    for c in inner:   # what is outside any deeper braces
+        depth += (c == "{") - (c == "}")
+        first_level += c if depth == 0 and c != "}" else ""
+    return "/".join(dwarf._member_name(d + ";") for d in first_level.split(";") if re.search(r"\w+\W+\w", d))
 
 
 def parse(text: str, struct: str) -> Body:
-    """The body of `struct <struct> {` ... `};` as members and the lines between them."""
+    """The body of `struct <struct> {` ... `};` as members and the lines between them (blank lines and comments of
+    their own). A struct with preprocessor lines in its body (#ifdef blocks) is refused: which members a block holds
+    depends on the configuration, and a reorder across it is not cohtb's to write."""
     lines = text.splitlines(keepends=True)
     head = next((i for i, line in enumerate(lines) if re.match(rf"struct {struct}\s*\{{\s*$", line)), None)
     if head is None:
         raise CohtbError(f"no 'struct {struct} {{' line in the header")
-    items, i, member, depth = [], head + 1, [], 0
+    items, i, member, depth, in_comment = [], head + 1, [], 0, False
     while i < len(lines):
         line = lines[i]
         code = _strip_comments(line)
-        if not member and depth == 0 and re.match(r"\s*\}\s*(__\w+\s*\(\(.*\)\))?\s*;", code):
+        if in_comment or (not member and not code.strip() and line.count("/*") > line.count("*/")):
+            items.append(line)   # a comment of its own, over several lines
+            in_comment = "*/" not in line if in_comment else True
+            i += 1
+            continue
+        if not member and depth == 0 and re.match(r"\s*\}[^;{]*;\s*$", code):
             return Body(head + 1, items)
-        in_comment = not member and (not line.strip() or line.strip().startswith(("/*", "*")))
-        if in_comment:
+        if line.lstrip().startswith("#"):
+            raise CohtbError(f"struct {struct}: its body has preprocessor lines ({line.strip()}): a reorder across "
+                             "them is not written by cohtb")
+        if not member and not code.strip():   # a blank line, or a comment line of its own
             items.append(line)
             i += 1
             continue

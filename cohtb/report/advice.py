@@ -64,12 +64,13 @@ def proposal_text(p: Proposal) -> str:
     if p.after is None:
         return p.impossible() + "."
     if p.after is p.before:
-        return (f"{p.object}: no line holds a written field and a field only read: the layout is kept. Its written fields' own misses, {p.writer_misses_per_op:.3f} per operation on "
+        return (f"{p.object}: no line holds a written field and a field only read: the layout is kept. Its "
+                f"written fields' own misses, {p.writer_misses_per_op:.3f} per operation on "
                 "their hottest line, are true sharing: every core writes them, and no order of fields takes a "
                 "field away from itself; fewer misses there need fewer writes (the algorithm), not a layout.")
     moved = set(p.moved)
-    before = pahole(f"struct {p.object} as the run had it", p.before)
-    after = pahole(f"struct {p.object} proposed", p.after, moved)
+    before = pahole(f"{p.object}, as the run had it", p.before)
+    after = pahole(f"{p.object}, proposed", p.after, moved)
     size = p.before.line_size
     estimate = (f"{p.saved_misses_per_op:.3f} read misses per operation on line(s) "
                 f"{', '.join(f'{n * size:#x}' for n in p.shared_lines)} go, each a turn of the line")
@@ -116,6 +117,12 @@ def patch_notes(p: Proposal, struct: str, run_id: str, variant: str, checked: st
         "", ""])
 
 
+def _changes(pairs: list, what: str) -> str:
+    """Each point's measured change, or that its repetitions are not all kept."""
+    return "; ".join(f"{label}: {what} {r.text() if r else 'not yet measured (its repetitions are not all kept)'}"
+                     for label, r in pairs)
+
+
 def seed_advice_section(r: AdviceResult) -> list[str]:
     """A seed page's layout advice: what was asked, under which constraints, the proposal, its estimate and proof."""
     a = r.advice
@@ -127,10 +134,12 @@ def seed_advice_section(r: AdviceResult) -> list[str]:
         out += [f"**At most** {a.max_size} bytes: {a.max_size_why}.", ""]
     if not r.runs:
         return out + [f"Not answered yet: no run of {a.kernel} under {a.declaration} is kept.", ""]
+    if r.unadvised:
+        out += ["Runs with a profile that gave no proposal: " + "; ".join(r.unadvised) + ".", ""]
     if not r.proposals:
-        return out + [f"Not answered: none of the {len(r.runs)} kept runs of {a.kernel} under {a.declaration} has a "
-                      "profile with its hot lines' bytes (runs recorded before gem5's pc-profile patch have none: "
-                      "docs/gem5.md, 'The profile of the window').", ""]
+        return out + [f"Not answered: none of the {len(r.runs)} kept runs of {a.kernel} under {a.declaration} gave a "
+                      "proposal (a profile with its hot lines' bytes is needed: runs recorded before gem5's "
+                      "pc-profile patch have none, docs/gem5.md, 'The profile of the window').", ""]
     run_id, first = r.proposals[0]
     together = " ".join(f"--together {','.join(g)}" for g in a.together)
     size = f" --max-size {a.max_size}" if a.max_size is not None else ""
@@ -139,11 +148,11 @@ def seed_advice_section(r: AdviceResult) -> list[str]:
                "the first run's is shown.")
             + f" The first, `{run_id}`, as `cohtb advise RUN {together}{size}` prints it:", "", "```",
             proposal_text(first), "```", ""]
-    estimates = [p.saved_ns_per_op for _, p in r.proposals if p.saved_ns_per_op is not None]
-    if estimates:
-        out += [f"**Estimated saving** over the {len(estimates)} runs: {min(estimates):.0f}-{max(estimates):.0f} ns "
-                f"per operation of the line's {min(p.line_ns_per_op for _, p in r.proposals):.0f}-"
-                f"{max(p.line_ns_per_op for _, p in r.proposals):.0f}.", ""]
+    estimated = [p for _, p in r.proposals if p.saved_ns_per_op is not None]
+    if estimated:
+        saved, line = [p.saved_ns_per_op for p in estimated], [p.line_ns_per_op for p in estimated]
+        out += [f"**Estimated saving** over the {len(estimated)} runs: {min(saved):.0f}-{max(saved):.0f} ns per "
+                f"operation of the line's {min(line):.0f}-{max(line):.0f}.", ""]
     if r.unconstrained is not None and r.unconstrained.moved != first.moved:
         u = r.unconstrained
         where = ", ".join(f"{n} {u.before.offset_of(n)} -> {u.after.offset_of(n)}" for n in u.moved) if u.after else \
@@ -152,41 +161,39 @@ def seed_advice_section(r: AdviceResult) -> list[str]:
                 "on, which the group names as read by every lookup.", ""]
     if first.moved:
         if r.proof_kernel is None:
-            out += ["**Proof:** none yet: no arm of the declaration has the proposed layout; it needs a kernel "
-                    "variant of the proposal's patch (`cohtb advise RUN --patch FILE --check-build`) and a "
-                    "declaration of the pair.", ""]
+            why = ("no other arm of the declaration has kept runs yet, to read its layout from" if not r.others_kept
+                   else "no arm of the declaration has the proposed layout; it needs a kernel variant of the "
+                        "proposal's patch (`cohtb advise RUN --patch FILE --check-build`) and a declaration of the pair")
+            out += [f"**Proof:** none yet: {why}.", ""]
         else:
-            measured = r.proof.text() if r.proof else "not yet measured (the point's repetitions are not all kept)"
             same = r.proof_kernel == a.seed_patch
             out += [f"**Proof:** the {r.proof_kernel} arm's runs hold `{a.object}` with the proposed layout, field "
                     f"for field (their layout maps, from the kernel's DWARF): the proposal is "
-                    + ("the seed's own patch's layout, so its proven gain is that patch's, measured once: "
-                       if same else "measured by that arm: ")
-                    + f"{r.proof_kernel} over {a.kernel}, throughput {measured}.", ""]
+                    + ("the seed's own patch's layout, so its proven gain is that patch's, measured once. "
+                       if same else "measured by that arm. ")
+                    + _changes(r.proof, f"throughput {r.proof_kernel} over {a.kernel}") + ".", ""]
         if a.seed_patch and r.proof_kernel != a.seed_patch:
-            patch = r.seed_patch.text() if r.seed_patch else "not yet measured"
-            out += [f"**The seed's own patch** ({a.seed_patch}) over {a.kernel}: {patch}.", ""]
+            out += [f"**The seed's own patch** ({a.seed_patch}): "
+                    + _changes(r.seed_patch, f"throughput {a.seed_patch} over {a.kernel}") + ".", ""]
     return out
 
 
 def proof_text(r: AdviceResult, missing: int) -> str:
-    """`cohtb advise --prove`: the proposal's estimate beside what the declaration measured."""
+    """`cohtb advise --prove`: the proposal's estimate beside what the declaration measured at each point."""
     a = r.advice
-    if not r.proposals:
-        return f"--prove {a.declaration}: no kept run of {a.kernel} under it has a profile: nothing to prove yet."
     first = r.proposals[0][1]
     estimate = (f"{first.estimated_speedup - 1:+.0%} if the line bounds the run"
                 if first.estimated_speedup is not None else "none (no turns measured on the line)")
-    if not first.moved:
-        return f"--prove {a.declaration}: the proposal moves no field: nothing to prove."
     if r.proof_kernel is None:
-        return (f"--prove {a.declaration}: no kept run of its other arm holds {a.object} with the proposed layout "
-                f"(estimated {estimate}): a declaration of the pair with a kernel of the proposal's patch (--patch) "
-                "proves it, or that arm's runs once kept.")
-    measured = f"{r.proof.mean - 1:+.0%} ({r.proof.lo - 1:+.0%} to {r.proof.hi - 1:+.0%})" if r.proof else \
-        f"not yet: {missing} of its runs are missing (cohtb seeds --seed {a.seed} --launch records them)"
+        why = "no other arm of it has kept runs yet" if not r.others_kept else \
+            f"no arm of it holds {a.object} with the proposed layout"
+        return (f"--prove {a.declaration}: {why} (estimated {estimate}): a declaration of the pair with a kernel of "
+                "the proposal's patch (--patch) proves it.")
+    measured = "; ".join(f"{label}: {x.mean - 1:+.0%} ({x.lo - 1:+.0%} to {x.hi - 1:+.0%})" if x else
+                         f"{label}: not yet ({missing} of its runs are missing: cohtb seeds --seed {a.seed} --launch "
+                         "records them)" for label, x in r.proof)
     return (f"Proof by {a.declaration}: its {r.proof_kernel} arm holds {a.object} with the proposed layout; "
-            f"throughput {r.proof_kernel} over {a.kernel}: measured {measured}; estimated {estimate}.")
+            f"throughput {r.proof_kernel} over {a.kernel}, measured: {measured}; estimated {estimate}.")
 
 
 def proposal_table(run_id: str, p: Proposal) -> Table:
