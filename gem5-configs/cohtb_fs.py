@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory, shape_cores  # noqa: E402
 from multisocket.pc_profile import attach as attach_profile  # noqa: E402
 from multisocket.region import Region  # noqa: E402
+from multisocket.refusal import refuse  # noqa: E402
 
 HZ = 100   # the guest's CONFIG_HZ (kernel/config-fragment)
 
@@ -57,11 +58,11 @@ ap.add_argument("--out", required=True, help="run directory for roi.json")
 opts = ap.parse_args()
 check_machine(opts, "cohtb_fs.py")
 if opts.mode == "run" and not opts.payload:
-    sys.exit("cohtb_fs.py: --mode run needs --payload")
+    refuse("cohtb_fs.py: --mode run needs --payload")
 
 clock_hz = int(float(opts.clock.rstrip("GHz")) * 1e9) if opts.clock.endswith("GHz") else None
 if clock_hz is None:
-    sys.exit(f"cohtb_fs.py: --clock {opts.clock}: give it in GHz")
+    refuse(f"cohtb_fs.py: --clock {opts.clock}: give it in GHz")
 
 hierarchy, memory = hierarchy_and_memory(opts)
 # Both modes build the same processor, so the checkpoint restores into it: atomic CPUs (Ruby noncaching)

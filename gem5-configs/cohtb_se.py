@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from multisocket.machine import add_machine_args, check_machine, hierarchy_and_memory, shape_cores  # noqa: E402
 from multisocket.pc_profile import attach as attach_profile  # noqa: E402
 from multisocket.region import Region  # noqa: E402
+from multisocket.refusal import refuse  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__)
 add_machine_args(ap)
@@ -42,7 +43,7 @@ opts = ap.parse_args()
 workload_args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
 check_machine(opts, "cohtb_se.py")
 if opts.machine_file and opts.core != "timing" and opts.cpu != opts.core:   # SE's core is --cpu's
-    sys.exit(f"cohtb_se.py: --cpu {opts.cpu}: machine {opts.machine} has {opts.core} cores")
+    refuse(f"cohtb_se.py: --cpu {opts.cpu}: machine {opts.machine} has {opts.core} cores")
 opts.core = opts.cpu
 
 hierarchy, memory = hierarchy_and_memory(opts)

@@ -3,11 +3,14 @@ profile of the window"): every core's ticks sum to the window, the workload's ow
 time, and the lockref line's misses are named by the instructions that waited for them and the field they wanted.
 Skipped, with the reason, without that build; `make test-gem5` runs it with the other gem5 tests."""
 
+import subprocess
+
 import pytest
 
 from cohtb.analysis.profile import of, share_of
 from cohtb.errors import CohtbError
 from cohtb.launch import launch
+from cohtb.places import ROOT
 from cohtb.run import gem5
 from cohtb.run.runs import load
 from cohtb.run.spec import RunSpec
@@ -40,3 +43,15 @@ def test_an_se_run_keeps_a_profile_whose_hot_line_names_its_code_and_field(tmp_p
     # the lockref's cmpxchg wanted d_lockref's bytes: the line's most-missed byte is in the field
     offset = max(hot["bytes"], key=lambda k: hot["bytes"][k]["stores"])
     assert lref.paddr <= hot["line"] * 64 + int(offset) < lref.paddr + lref.size, hot["bytes"]
+
+
+def test_a_config_that_refuses_its_options_says_why_and_exits_2(tmp_path):
+    """gem5 turns a config's SystemExit carrying a message into a pybind11 cast error that hides it
+    (gem5-configs/multisocket/refusal.py): the reason must reach stderr, with exit status 2."""
+    args = ["--machine", "westmere-ex-8s-c4-o3", "--sockets", "1", "--cores-per-socket", "1", "--cpu", "timing",
+            "--binary", "/bin/true", "--out", str(tmp_path)]
+    proc = subprocess.run(gem5.command(gem5.require(MACHINE), tmp_path, ROOT / "gem5-configs" / "cohtb_se.py", args,
+                                       trace=None), capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "cohtb_se.py: --cpu timing: machine westmere-ex-8s-c4-o3 has o3 cores" in \
+        (tmp_path / "gem5" / "simerr.txt").read_text()

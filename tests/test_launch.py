@@ -480,3 +480,19 @@ def test_every_socket_machine_says_whether_its_gem5_is_patched():
     patched, stock = set(gem5_tool.MACHINE_PATCHES), set(gem5_tool.STOCK_SOCKET_MACHINES)
     assert not patched & stock
     assert socket == patched | stock, sorted(socket ^ (patched | stock))
+
+
+def test_a_one_off_run_takes_its_machines_core_and_refuses_a_timing_core_on_an_out_of_order_machine(tmp_path):
+    """An SE run on westmere-ex-8s-c4-o3 launched with the default --cpu timing reached gem5, whose config refused
+    it with a message gem5 then hid (a SystemExit carrying a string): the core is now the machine's by default,
+    and the mismatch is refused before gem5 runs."""
+    args = ["launch", "--workload", "stat_path", "--machine", "westmere-ex-8s-c4-o3", "--sockets", "1",
+            "--cores-per-socket", "4", "--warmup-us", "20", "--window-us", "100", "--interval-us", "10",
+            "--runs", str(tmp_path / "runs"), "--dry-run"]
+    env = {"PATH": "/usr/bin:/bin", "GEM5": "", "GEM5_CHI": ""}
+    ok = subprocess.run([sys.executable, "-m", "cohtb.cli", *args], capture_output=True, text=True, env=env)
+    assert "-o3-" in ok.stdout and "westmere-ex-8s-c4-o3machine" in ok.stdout, ok.stdout + ok.stderr
+    bad = subprocess.run([sys.executable, "-m", "cohtb.cli", *args, "--cpu", "timing"], capture_output=True,
+                         text=True, env=env)
+    err = bad.stderr.strip().splitlines()
+    assert bad.returncode == 2 and len(err) == 1 and "machine westmere-ex-8s-c4-o3 has o3 cores" in err[0]

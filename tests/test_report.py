@@ -3,6 +3,7 @@ inputs get clear errors with no partial report left behind."""
 
 import json
 import shutil
+from dataclasses import replace as replaced
 
 import pytest
 
@@ -122,3 +123,15 @@ def test_report_of_bare_event_files(tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| t.cohtb | default | 3,000 |" in md and "Socket x socket transfers" in md and "not checked" in md
     assert main(["report", str(path), str(tmp_path), "--out", str(tmp_path / "rep2")]) == 2
+
+
+def test_a_compared_pair_whose_labels_agree_names_what_tells_them_apart(runs):
+    """Two runs that differ only in their machine and core model had the same label on every compare table."""
+    root, shared, _ = runs
+    [m] = pipeline.metrics_for([load(shared)], root / "analysis")
+    other = replaced(m, run=type("R", (), {"spec": replaced(m.spec, machine="westmere-ex-8s-c4-o3", cpu="o3")})())
+    other = replaced(other, label=m.label)
+    b, n = compare.tell_apart(m, other)
+    assert b.label == f"{m.label}, on {m.spec.machine}, timing cores"
+    assert n.label == f"{m.label}, on westmere-ex-8s-c4-o3, o3 cores"
+    assert compare.tell_apart(b, n) == (b, n)   # labels that differ are left as they are

@@ -3,7 +3,7 @@ attribution of the throughput change to the cache lines whose traffic changed.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics, lock_model, placement
@@ -278,6 +278,19 @@ def pair_by_key(ms: list[RunMetrics], key: str, base_value: str, new_value: str)
     if not pairs:
         raise CohtbError(f"compare: no runs differ only in {key}={base_value} vs {key}={new_value}")
     return pairs
+
+
+TOLD_APART = (("machine", "on {}"), ("cpu", "{} cores"), ("window_us", "{} µs window"), ("seed", "seed {}"))
+
+
+def tell_apart(base: RunMetrics, new: RunMetrics) -> tuple[RunMetrics, RunMetrics]:
+    """The pair with labels that differ: where a report's label leaves out what sets them apart (the machine, the
+    core model, the window, the repetition), each label names it."""
+    if base.label != new.label:
+        return base, new
+    differ = [(k, form) for k, form in TOLD_APART if getattr(base.spec, k) != getattr(new.spec, k)]
+    return tuple(replace(m, label=m.label + "".join(f", {form.format(getattr(m.spec, k))}" for k, form in differ))
+                 for m in (base, new))
 
 
 def check_comparable(base: RunMetrics, new: RunMetrics, allow_mismatch: bool) -> str | None:

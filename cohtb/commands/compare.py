@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from cohtb.analysis.compare import (attribution, chain_table, check_comparable, configuration_tables, pair_by_key,
-                                    pair_table, parse_by)
+                                    pair_table, parse_by, tell_apart)
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.analysis.profile import of
 from cohtb.commands._shared import wrap
@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
         base, *news = metrics_for(discover([Path(args.base)]) + discover([Path(n) for n in args.new]), analysis)
         pairs = [(base, n) for n in news]
     for b, n in pairs:
+        b, n = tell_apart(b, n)
         note = check_comparable(b, n, args.allow_mismatch)
         if note:
             print(note, file=sys.stderr)

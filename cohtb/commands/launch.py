@@ -14,7 +14,7 @@ from cohtb.experiments import declarations, plans, power
 from cohtb.launch import check, launch
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, RUNS
 from cohtb.run import executors, gem5, provenance
-from cohtb.run.machines import known
+from cohtb.run.machines import core_of, known
 from cohtb.run.recorder import Live
 from cohtb.run.spec import RunSpec
 from cohtb.tables import count
@@ -45,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skew-ns", type=int, default=None, help=f"largest start skew with a seed ({DECLARED})")
     p.add_argument("--seed", type=int, default=0, help="start perturbation (per-thread skew); 0: none")
     p.add_argument("--intruder-period-us", type=int, default=0, help="an intruder takes the lock every N µs; 0: none")
-    p.add_argument("--cpu", choices=["timing", "o3"], default="timing", help="gem5 CPU model")
+    p.add_argument("--cpu", choices=["timing", "o3"],
+                   help="gem5 CPU model (default: the machine's core: a machine file's, else timing)")
     p.add_argument("--machine", choices=known(), default="flat",
                    help="with --workload or --fs: the simulated machine, a hierarchy or a machine file "
                         "(docs/machine.md; each hierarchy needs its own gem5 build: GEM5 the flat one's, GEM5_CHI "
@@ -104,8 +105,17 @@ def one_off_specs(args: argparse.Namespace) -> list[RunSpec] | None:
     if args.workload:
         return plans.workload_runs(args.workload, args.policy.split(","), args.layout.split(","), args.sockets,
                                    args.cores_per_socket, ops=args.ops, intruder_period_us=args.intruder_period_us,
-                                   cpu=args.cpu, seed=args.seed, **measure)
+                                   cpu=cpu_of(args), seed=args.seed, **measure)
     return None
+
+
+def cpu_of(args: argparse.Namespace) -> str:
+    """--cpu, else the machine's core; a machine whose core is out of order runs no timing core."""
+    core = core_of(args.machine)
+    if args.cpu == "timing" and core == "o3":
+        raise CohtbError(f"--cpu timing: machine {args.machine} has o3 cores (leave --cpu out, or give another "
+                         "--machine)")
+    return args.cpu or core
 
 
 def run(args: argparse.Namespace) -> int:

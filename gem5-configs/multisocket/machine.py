@@ -13,6 +13,7 @@ from m5.objects import DDR4_2400_8x8
 from gem5.components.memory.memory import ChanneledMemory
 
 from . import machine_file as files
+from .refusal import refuse
 from . import topology as wiring
 
 # hierarchy -> the module and class of its hierarchy. A hierarchy's module is imported only for its machine: it
@@ -80,33 +81,33 @@ def check_machine(opts, config: str) -> None:
     try:
         opts.machine_file = None if opts.machine in files.HIERARCHIES else files.load(opts.machine)
     except files.MachineFileError as e:
-        raise SystemExit(f"{config}: --machine: {e}") from None
+        refuse(f"{config}: --machine: {e}")
     opts.hierarchy = opts.machine_file.hierarchy if opts.machine_file else opts.machine
     for name in files.PARAMS:
         if getattr(opts, name) is None:
             setattr(opts, name, (opts.machine_file.params if opts.machine_file else {}).get(name, DEFAULTS[name]))
     if opts.core not in files.CORES:
-        raise SystemExit(f"{config}: --core {opts.core}: want one of {', '.join(files.CORES)}")
+        refuse(f"{config}: --core {opts.core}: want one of {', '.join(files.CORES)}")
     if opts.core != "o3" and any(getattr(opts, n) is not None for n in files.O3_PARAMS):
-        raise SystemExit(f"{config}: {', '.join(n for n in files.O3_PARAMS if getattr(opts, n) is not None)}: an O3 "
+        refuse(f"{config}: {', '.join(n for n in files.O3_PARAMS if getattr(opts, n) is not None)}: an O3 "
                          f"core's parameters, and the core is {opts.core}")
     if opts.hierarchy != "socket":
         given = [n for n in SOCKET_ONLY if getattr(opts, n) != DEFAULTS[n]]
         if given:
-            raise SystemExit(f"{config}: {', '.join(given)}: the socket machine's latencies; "
+            refuse(f"{config}: {', '.join(given)}: the socket machine's latencies; "
                              f"machine {opts.machine} is {opts.hierarchy}")
     protocol = files.PROTOCOL_OF[opts.hierarchy]
     if str(buildEnv["PROTOCOL"]) != protocol:
-        raise SystemExit(f"{config}: --machine {opts.machine} needs gem5 built with PROTOCOL={protocol}; this one "
+        refuse(f"{config}: --machine {opts.machine} needs gem5 built with PROTOCOL={protocol}; this one "
                          f"has {buildEnv['PROTOCOL']} (docs/gem5.md)")
     if opts.sockets & (opts.sockets - 1):
-        raise SystemExit(f"{config}: --sockets {opts.sockets}: gem5 interleaves memory channels by address bits, "
+        refuse(f"{config}: --sockets {opts.sockets}: gem5 interleaves memory channels by address bits, "
                          "so sockets must be a power of two")
     if not 0 <= opts.home_socket < opts.sockets:
-        raise SystemExit(f"{config}: --home-socket {opts.home_socket}: must be under --sockets")
+        refuse(f"{config}: --home-socket {opts.home_socket}: must be under --sockets")
     topology = wiring_of(opts, config)
     if topology.sockets != opts.sockets:
-        raise SystemExit(f"{config}: --topology {topology.name} wires {topology.sockets} sockets, "
+        refuse(f"{config}: --topology {topology.name} wires {topology.sockets} sockets, "
                          f"not --sockets {opts.sockets}")
 
 
@@ -114,7 +115,7 @@ def wiring_of(opts, config: str = "cohtb"):
     try:
         return wiring.load(opts.topology or f"complete-{opts.sockets}s")
     except wiring.TopologyError as e:
-        raise SystemExit(f"{config}: --topology: {e}") from None
+        refuse(f"{config}: --topology: {e}")
 
 
 def hierarchy_and_memory(opts):

@@ -4,6 +4,8 @@ stops it when it closes and dumps it beside roi.json."""
 
 import m5.objects
 
+from .refusal import refuse
+
 FILE = "pc-profile.tsv"
 SLOW_FILE = "pc-slow.tsv"
 # The least time a retirement logged as slow took: more than a private cache's hit (a few ns at these machines'
@@ -16,6 +18,6 @@ def attach(board, cpus):
     """The board's profile of these cores; the config exits when this gem5 was built without the patch."""
     kind = getattr(m5.objects, "PcProfile", None)
     if kind is None:
-        raise SystemExit("--profile: this gem5 has no PcProfile (build it with gem5-configs/build/build-gem5.sh)")
+        refuse("--profile: this gem5 has no PcProfile (build it with gem5-configs/build/build-gem5.sh)")
     board.cohtb_pc_profile = kind(cpus=cpus, slow=SLOW)
     return board.cohtb_pc_profile
