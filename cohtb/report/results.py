@@ -660,6 +660,8 @@ def index(history: dict[str, list[SeedResult]], ms: list[RunMetrics], machine_ch
            "```", "",
            "Where a seed publishes its profile, the profile band (cohtb/experiments/profile_band.py):", "", "```",
            profile_band.__doc__.rstrip(), "```", "",
+           "Where a seed's page has layout advice, the proposal and its proof (cohtb/experiments/advice.py; the "
+           "proposal's rule: cohtb/analysis/layout_proposal.py):", "", "```", advice.__doc__.rstrip(), "```", "",
            "## Method changes", "",
            textwrap.fill("Every change to a model, parameter, verdict rule or set of kept runs since the seeds were "
                          "first simulated (cohtb/experiments/method_changes.toml, from the repository's history), "
