@@ -217,8 +217,8 @@ def object_fields(run: Run, obj: str) -> tuple[int, list[dict]]:
     """The object's first byte's (physical) address and its fields in offset order, from the run's layout map:
     in a user-space map, bytes no field names (it names only what the workload touches) are fields of their own,
     "+A..B", cold and movable like any other; a kernel's (from its DWARF) names every member, and its gaps are the
-    compiler's padding, which placing the members again gives back. The object's extent is the workload's layout map's where it has one,
-    else from its first field's first byte to its last field's last."""
+    compiler's padding, which placing the members again gives back. The object's extent is the workload's layout
+    map's where it has one, else from its first field's first byte to its last field's last."""
     recs = sorted((r for r in run.manifest.layout if r.object == obj and r.paddr is not None), key=lambda r: r.vaddr)
     if not recs:
         raise CohtbError(f"{run.id}: its layout map has no object {obj} with physical addresses")
@@ -234,7 +234,7 @@ def object_fields(run: Run, obj: str) -> tuple[int, list[dict]]:
         if offset >= at:
             fields.append({"name": r.name, "offset": offset, "size": r.size})
             at = offset + r.size
-    if size > at:
+    if size > at and unnamed_bytes:
         fields.append({"name": f"+{at}..{size}", "offset": at, "size": size - at})
     return recs[0].paddr - (recs[0].vaddr - start), fields   # the map's addresses and the records' are one space
 
