@@ -58,6 +58,11 @@ def tree_key(v: Variant, tarball: Path) -> str:
     return inputs_digest(parts)[:16]
 
 
+def work_dir(v: Variant, tarball: Path) -> Path:
+    """The variant's build directory: its patched tree (src/) and objects (out/), kept between builds."""
+    return kernel_cache() / "build" / f"{v.name}-{tree_key(v, tarball)}"
+
+
 def _say(msg: str) -> None:
     sys.stdout.write(f"cohtb kernel: {msg}\n")
     sys.stdout.flush()
@@ -173,7 +178,7 @@ def build(name: str, initramfs_list: Path, initramfs_digest: str, jobs: int | No
     final = kernel_cache() / f"{v.name}-{inputs_digest(inputs)[:16]}"
     if (final / "vmlinux").exists() and (final / "layout.json").exists():
         return Built(v, final)
-    work = kernel_cache() / "build" / f"{v.name}-{key}"
+    work = work_dir(v, tarball)
     src, out = work / "src", work / "out"
     if not (src / "Makefile").exists():
         _say(f"{v.name}: patched tree ({', '.join(v.all_patches())})")

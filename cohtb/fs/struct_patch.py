@@ -20,7 +20,6 @@ from pathlib import Path
 
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf, kernel
-from cohtb.places import kernel_cache
 from cohtb.run import kernels
 
 COMPILE_TIMEOUT_S = 1800
@@ -136,8 +135,7 @@ def variant_file(variant: str, path: str) -> str:
 
 def _work(variant: str) -> Path:
     """The variant's build directory (cohtb/fs/kernel.py: its patched tree and objects)."""
-    v = kernels.variant(variant)
-    return kernel_cache() / "build" / f"{v.name}-{kernel.tree_key(v, kernel.source_tarball())}"
+    return kernel.work_dir(kernels.variant(variant), kernel.source_tarball())
 
 
 def built_layout(variant: str, patch: str, struct: str) -> dict:
