@@ -135,7 +135,7 @@ def test_the_verdicts_file_judges_every_declaration_and_sees_a_rule_change(monke
     assert judging.verdicts(history)["003"] == committed["003"]
     rule = history["003"][-1].declaration.rule
     monkeypatch.setitem(rules.POINT_RULES, rule, lambda pub, res, d: rules.Verdict(True, "yes: whatever the runs"))
-    assert judging.verdicts(history)["003"] != committed["003"]
+    assert judging.verdicts({"003": judging.history_in("003", [REFERENCE_RUNS])})["003"] != committed["003"]
 
 
 def test_a_declaration_whose_runs_failed_in_gem5_says_so_and_gives_no_verdict():

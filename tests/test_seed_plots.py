@@ -17,7 +17,7 @@ from matplotlib.patches import Patch
 
 from cohtb.analysis import compare, line_chain
 from cohtb.analysis.pipeline import metrics_for
-from cohtb.experiments import judging
+from cohtb.experiments import judging, profile_band
 from cohtb.experiments.reproduce import point_results
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY
 from cohtb.run.kernels import VARIANTS
@@ -264,8 +264,8 @@ def test_the_profile_figure_draws_each_arm_beside_its_published_profile_within_t
         pytest.skip("004-fs's latest declaration has no profile band")
     res = made_up(e, lambda p: 1.5)
     share = {"base": 0.05, "new": 0.04}
-    monkeypatch.setattr(seed_plots.profile_band, "of", lambda run: run)
-    monkeypatch.setattr(seed_plots.profile_band, "share_of", lambda run, s: share[run.arm] * (1 + 0.01 * run.spec.seed))
+    monkeypatch.setattr(profile_band, "of", lambda run: run)
+    monkeypatch.setattr(profile_band, "share_of", lambda run, s: share[run.arm] * (1 + 0.01 * run.spec.seed))
     for p in res.points:
         for arm, runs in (("base", p.base), ("new", p.new)):
             for m in runs:

@@ -10,12 +10,11 @@ from cohtb.commands._shared import (ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, 
                                     wrap)
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations, power
-from cohtb.experiments.rules import curve_verdicts
 from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.launch import launch
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, RUNS
 from cohtb.experiments.judging import history_in, latest_complete
-from cohtb.report.results import point_table, verdict_rows
+from cohtb.report.results import seed_text
 from cohtb.run import executors, gem5, provenance
 from cohtb.run.runs import kept
 
@@ -95,9 +94,5 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
             print(wrap(f"seed {e.seed}: no declaration of it has all its runs kept yet"))
             return 0
         print(wrap(f"Under the earlier declaration {res.declaration.id}, whose runs are kept:"))
-    if res.points:   # a seed of series alone has no speed-up table
-        print(point_table(res).text())
-    # the point table above has the headline point's verdict; a shape rule's rows are its curves, none printed yet
-    for row in verdict_rows(res)[1 if res.points and not curve_verdicts(res.points, res.declaration) else 0:]:
-        print(wrap(f"{row[0]}: {row[-1]}"))
+    print(seed_text(res))
     return 0

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.experiments import power, profile_band
+from cohtb.experiments.advice import AdviceResult, advise, declared as declared_advice
 from cohtb.experiments.declarations import Declaration, runs_declaration
 from cohtb.experiments.reproduce import PointResult, SeriesResult, point_results, series_result
 from cohtb.experiments.rules import Verdict, curve_verdicts, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
 from cohtb.places import REFERENCE_RUNS
+from cohtb.run.machines import hierarchy_of
 from cohtb.run.runs import kept
 
 VERDICTS = "verdicts.json"   # beside the bundled runs: every declaration's judgement of them
@@ -24,6 +27,8 @@ VERDICTS = "verdicts.json"   # beside the bundled runs: every declaration's judg
 
 @dataclass
 class SeedResult:
+    """One declaration's runs and its judgement of them: every verdict the report shows is asked of this value
+    (computed here once, by the declared rules), never computed by the report."""
     experiment: Experiment
     points: list[PointResult]
     series: list[SeriesResult]
@@ -34,10 +39,50 @@ class SeedResult:
     def complete(self) -> bool:
         return not self.missing
 
-
     @property
     def declaration(self) -> Declaration:
         return self.experiment.declaration
+
+    def verdict(self, p: PointResult, pub) -> Verdict:
+        """A point's verdict on one of its published figures: its declared rule, or none for a control."""
+        return _memo(self, ("point", p.point.label, pub.configuration), lambda: judge(pub, p, self.declaration))
+
+    @cached_property
+    def curves(self) -> dict[str, Verdict]:
+        """Each curve's verdict under a shape rule (points over the socket counts); none under another rule, and
+        none until every run is kept."""
+        return curve_verdicts(self.points, self.declaration) if self.complete else {}
+
+    def series_verdict(self, sr: SeriesResult) -> Verdict:
+        """A series' verdict under its declared collapse rule."""
+        return _memo(self, ("series", sr.series.label), lambda: series_verdict(sr, self.declaration))
+
+    @cached_property
+    def headline(self) -> tuple[PointResult, object] | None:
+        """The headline comparison (cohtb/experiments/power.py: headline) with its runs."""
+        return main_point(self)
+
+    @cached_property
+    def lacks_power(self) -> list:
+        """The answers its rule could never give, found before any run (cohtb/experiments/power.py)."""
+        return power.lacking(self.experiment)
+
+    @cached_property
+    def advice(self) -> list[AdviceResult]:
+        """The layout advice declared on this declaration's runs, each proposal with its proof
+        (cohtb/experiments/advice.py)."""
+        return [advise(a, self.points) for a in declared_advice() if a.declaration == self.declaration.id]
+
+    def profile_checks(self, p: PointResult) -> list:
+        """The point's arms held to (or shown beside) a published profile (cohtb/experiments/profile_band.py)."""
+        return _memo(self, ("profile", p.point.label), lambda: profile_band.checks(self.declaration, p))
+
+
+def _memo(res: SeedResult, key: tuple, compute):
+    cache = res.__dict__.setdefault("_judged", {})
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
 
 
 def recorded_under(m: RunMetrics, d: Declaration) -> bool:
@@ -108,6 +153,29 @@ def latest_complete(history: list[SeedResult]) -> SeedResult | None:
     return next(r for r in done if runs(r) == runs(done[-1]))
 
 
+def standing(versions: list[SeedResult]) -> list[tuple[SeedResult, str]]:
+    """The verdicts that stand for one seed, each with how it stands: the current declaration's; until its runs
+    are recorded, also the latest earlier declaration whose runs are all kept. A version that judges seen runs
+    again comes after the verdict declared before those runs, named as written after them."""
+    res = versions[-1]
+    if res.declaration.rejudges:   # the verdict declared before the runs first, then the one written after
+        judged = versions[res.declaration.rejudges - 1]
+        return [(judged, f"{judged.declaration.id} (declared before its runs)"),
+                (res, f"{res.declaration.id} (the same runs, its rule written after they were seen)")]
+    out = [(res, res.declaration.id)]
+    earlier = res if res.complete else latest_complete(versions[:-1])
+    if earlier is not None and earlier is not res:
+        out.append((earlier, f"{earlier.declaration.id} (earlier)"))
+    return out
+
+
+def on_hierarchy(versions: list[SeedResult], hierarchy: str) -> SeedResult | None:
+    """Of a seed's versions on machines of one hierarchy ("flat", "socket"): the latest whose runs are all kept,
+    else the latest declared."""
+    mine = [r for r in versions if hierarchy_of(r.declaration.run_machine()) == hierarchy]
+    return latest_complete(mine) or (mine[-1] if mine else None)
+
+
 def shown(versions: list[SeedResult]) -> SeedResult | None:
     """The result the figures draw: the current declaration's, else the latest earlier one whose runs are kept."""
     return versions[-1] if versions[-1].complete else latest_complete(versions)
@@ -124,17 +192,16 @@ def _spread(s) -> dict:
 
 def judgement(res: SeedResult) -> dict:
     """One declaration's judgement of its runs: which are kept, and each point's, curve's and series' verdict."""
-    d = res.declaration
     out: dict = {"runs": len(res.experiment.specs()), "missing": len(res.missing), "failed": len(res.failed)}
     if not res.complete:
         return out
     out["points"] = [{"label": p.point.label, "ratio": _spread(p.ratio),
-                      "published": {pub.configuration: _verdict(judge(pub, p, d)) for pub in p.point.published}}
+                      "published": {pub.configuration: _verdict(res.verdict(p, pub)) for pub in p.point.published}}
                      for p in res.points]
-    out["curves"] = {name: _verdict(v) for name, v in curve_verdicts(res.points, d).items()}
-    out["series"] = {sr.series.label: _verdict(series_verdict(sr, d)) for sr in res.series}
+    out["curves"] = {name: _verdict(v) for name, v in res.curves.items()}
+    out["series"] = {sr.series.label: _verdict(res.series_verdict(sr)) for sr in res.series}
     profiles = {p.point.label: {c.arm: {"verdict": c.verdict, "shares": {s: round(c.mean(s), 6) for s in c.shares}}
-                                for c in profile_band.checks(d, p) if c.complete}
+                                for c in res.profile_checks(p) if c.complete}
                 for p in res.points}
     if any(profiles.values()):
         out["profiles"] = profiles

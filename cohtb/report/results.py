@@ -28,13 +28,13 @@ from cohtb.run.kernels import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread
-from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO, curve_verdicts, series_verdict
-from cohtb.experiments.judging import SeedResult, judge, latest_complete, main_point, shown
+from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO
+from cohtb.experiments.judging import SeedResult, on_hierarchy, shown, standing
 from cohtb.experiments.seeds import Experiment
 from cohtb.places import ROOT
 from cohtb.run import cost, gem5 as gem5_tool
 from cohtb.run.machines import hierarchy_of
-from cohtb.tables import Table
+from cohtb.tables import TERMINAL_WIDTH, Table
 
 COMMAND = "cohtb results"
 BEGIN, END = f"<!-- results: written by `{COMMAND}`; do not edit -->", "<!-- end of results -->"
@@ -60,7 +60,7 @@ def point_table(res: SeedResult) -> Table:
         if not p.complete:
             continue
         for pub in p.point.published:
-            v = judge(pub, p, d)
+            v = res.verdict(p, pub)
             rows.append([p.point.label, pub.configuration, f"{_fmt(pub.base)} -> {_fmt(pub.new)} {pub.unit}",
                          _speedup(pub.ratio), p.base_throughput.text(1e-6), p.new_throughput.text(1e-6),
                          *([_change(p.ratio_of_first(n))] if n else []), _change(p.ratio), v.text])
@@ -108,14 +108,14 @@ def disagreement(res: SeedResult) -> list[str]:
     """A plain statement for every published row of a judged point the simulation misses (in sign, effect or
     magnitude) or whose magnitude its rule calls out; under a shape rule, for every curve it does not reproduce."""
     out = []
-    curves = curve_verdicts(res.points, res.declaration) if res.complete else {}
+    curves = res.curves
     if curves:   # a shape rule judges curves, not points: each curve it does not reproduce
         return [f"{name}: {v.text}." for name, v in curves.items() if not v.reproduced]
     for p in res.points:
         if not p.complete or not p.point.judged:
             continue
         for pub in p.point.published:
-            v = judge(pub, p, res.declaration)
+            v = res.verdict(p, pub)
             if not v.reproduced or v.called_out:
                 out.append(f"{p.point.label} vs {pub.configuration}: published {_speedup(pub.ratio)}, simulated "
                            f"{_speedup(p.ratio.mean)} — {v.text}.")
@@ -135,8 +135,7 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
     if not res.complete:
         return [[e.title, "-", "-", not_complete(res)]]
     rows = []
-    curves = curve_verdicts(res.points, d)
-    for name, v in curves.items():
+    for name, v in res.curves.items():
         ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
         published = "; ".join(f"{p.point.base.sockets}: " + " to ".join(dict.fromkeys(
             _speedup(x) for x in (min(q.ratio for q in p.point.published), max(q.ratio for q in p.point.published))))
@@ -144,17 +143,27 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
         simulated = "; ".join(f"{p.point.base.sockets}: {_speedup(p.ratio.mean)}" for p in ps)
         rows.append([f"{e.title}: {e.base_name} -> {e.new_name}, {name} (shape over the sockets)", published,
                      simulated, v.text])
-    if not curves and (mp := main_point(res)) is not None:
+    if not res.curves and (mp := res.headline) is not None:
         main, pub = mp
-        v = judge(pub, main, d)
+        v = res.verdict(main, pub)
         rows.append([f"{e.title}: {e.base_name} -> {e.new_name}, {main.point.label} (vs {pub.configuration})",
                      _speedup(pub.ratio), f"{_speedup(main.ratio.mean)} ({_speedup(main.ratio.lo)} to "
                      f"{_speedup(main.ratio.hi)})", v.text])
     for sr in res.series:
         rows.append([f"{e.title}: {sr.series.label}",
                      f"{sr.series.published[0].ratio:.2f} of its level, lasting (retry100)",
-                     _series_text(sr), series_verdict(sr, d).text])
+                     _series_text(sr), res.series_verdict(sr).text])
     return rows
+
+
+def seed_text(res: SeedResult) -> str:
+    """A declaration's judgement for the terminal (`cohtb seeds --seed S`): its speed-up table, which holds the
+    headline point's verdict, then every other verdict, one wrapped line each (a shape rule's curves, the series)."""
+    lines = [point_table(res).text()] if res.points else []   # a seed of series alone has no speed-up table
+    rows = verdict_rows(res)[1 if res.points and not res.curves else 0:]
+    lines += [textwrap.fill(f"{row[0]}: {row[-1]}", TERMINAL_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+              for row in rows]
+    return "\n".join(lines)
 
 
 def not_complete(res: SeedResult) -> str:
@@ -169,23 +178,13 @@ def headline(history: dict[str, list[SeedResult]]) -> Table:
     """Per seed, the verdict under its current declaration; until its runs are recorded, the latest earlier
     declaration whose runs are all kept, named as such. A version that judges seen runs again comes after the
     verdict declared before those runs, named as written after them; a verdict whose rule has no power says so."""
-    def rows_of(res: SeedResult, label: str) -> list[list[str]]:
-        lacks = power.lacking(res.experiment)
+    def rows_of(seed: str, res: SeedResult, label: str) -> list[list[str]]:
+        lacks = res.lacks_power
         said = f" (its rule has no power: {lacks[0].lacks})" if lacks and res.complete else ""
         return [[seed, label, *row[:-1], conclusion(row[-1]) + said] for row in verdict_rows(res)]
 
-    rows = []
-    for seed, versions in history.items():
-        res = versions[-1]
-        if res.declaration.rejudges:   # the verdict declared before the runs first, then the one written after
-            judged = versions[res.declaration.rejudges - 1]
-            rows += rows_of(judged, f"{judged.declaration.id} (declared before its runs)")
-            rows += rows_of(res, f"{res.declaration.id} (the same runs, its rule written after they were seen)")
-            continue
-        rows += rows_of(res, res.declaration.id)
-        shown = res if res.complete else latest_complete(versions[:-1])
-        if shown is not None and shown is not res:
-            rows += rows_of(shown, f"{shown.declaration.id} (earlier)")
+    rows = [row for seed, versions in history.items() for res, label in standing(versions)
+            for row in rows_of(seed, res, label)]
     return Table("Seeds: published vs simulated speed-up",
                  ["seed", "declaration", "effect", "published", "simulated (range)", "reproduced"], rows,
                  "Each verdict is its declaration's rule on the runs recorded under it; an earlier declaration's "
@@ -193,13 +192,6 @@ def headline(history: dict[str, list[SeedResult]]) -> Table:
                  "they were seen stands below the verdict declared before them (docs/results.md, 'Method "
                  "changes'). A rule without power (one of its answers no simulated outcome could give) says so. "
                  "Each verdict's figures are on its seed's page (docs/results/).")
-
-
-def on_hierarchy(versions: list[SeedResult], hierarchy: str) -> SeedResult | None:
-    """Of a seed's versions on machines of one hierarchy ("flat", "socket"): the latest whose runs are all kept,
-    else the latest declared."""
-    mine = [r for r in versions if hierarchy_of(r.declaration.run_machine()) == hierarchy]
-    return latest_complete(mine) or (mine[-1] if mine else None)
 
 
 def _conclusion(row: list[str]) -> tuple[str, str]:
@@ -218,7 +210,7 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
             # a declaration without its runs has one row for all its effects: it stands for each
             f = flat_rows[i] if i < len(flat_rows) else (flat_rows[0] if flat and not flat.complete else None)
             k = socket_rows[i] if i < len(socket_rows) else (socket_rows[0] if socket and not socket.complete else None)
-            powerless = [res.declaration.id for res in (flat, socket) if res and power.lacking(res.experiment)]
+            powerless = [res.declaration.id for res in (flat, socket) if res and res.lacks_power]
             if f is None or k is None or not (flat.complete and socket.complete):
                 changes = "-"
             elif powerless:   # a verdict that could not come out otherwise concludes nothing
@@ -426,10 +418,9 @@ def profile_band_tables(e: Experiment) -> list[str]:
 def advice_sections(versions: list[SeedResult]) -> list[str]:
     """The seed's declared layout advice (cohtb/experiments/advice.py), from the runs of its declaration."""
     out = []
-    for a in advice.declared():
-        res = next((v for v in versions if v.declaration.id == a.declaration), None)
-        if res is not None:
-            out += advice_report.seed_advice_section(advice.advise(a, res.points))
+    for res in versions:
+        for found in res.advice:
+            out += advice_report.seed_advice_section(found)
     return out
 
 
@@ -437,7 +428,7 @@ def profile_sections(res: SeedResult) -> list[str]:
     """Each point's arms beside the seed's published profiles, once any of its runs has a profile."""
     out = []
     for p in res.points:
-        checks = profile_band.checks(res.declaration, p)
+        checks = res.profile_checks(p)
         if any(c.runs for c in checks):
             out.append(profile_report.band_table(res.declaration, p.point.label, checks).markdown())
     return out
@@ -520,7 +511,7 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
             table.title = f"Attribution, {p.point.label}, repetition 1: {table.title.split(': ', 1)[-1]}"
             out += [table.markdown(), textwrap.fill(text, 100), ""] + turns_tables(pair, f"{p.point.label}, repetition 1")
     for sr in res.series:
-        cv = series_verdict(sr, res.declaration)
+        cv = res.series_verdict(sr)
         per_us = 1 / (sr.series.runs[0].interval_us)
         rows = [[policy, sr.trough(policy).text() if sr.trough(policy) else "-",
                  sr.falls(policy).text() if sr.falls(policy) else "-",

@@ -22,12 +22,10 @@ from cohtb.analysis import lock_queue  # noqa: E402
 from cohtb.analysis.compare import CHAIN_ROWS, turns_per_op  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
 from cohtb.experiments.reproduce import SeriesResult  # noqa: E402
-from cohtb.experiments.rules import curve_verdicts  # noqa: E402
 from cohtb.report.palette import EDGE, LAYOUT_HATCH, hatch_colour, is_kernels, spec_colour  # noqa: E402
 from cohtb.report.plots import DENTRY_LAYOUTS, DPI, figure_wrap  # noqa: E402
 from cohtb.run.kernels import variant, variant_dentry  # noqa: E402
 from cohtb.experiments.judging import SeedResult  # noqa: E402
-from cohtb.experiments import profile_band  # noqa: E402
 from cohtb.report.results import profile_figure_name, shape_figure_name, turns_figure_name  # noqa: E402
 from cohtb.tables import slug  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
@@ -201,7 +199,7 @@ def draw_seed(res: SeedResult):
 def shape_curves(res: SeedResult) -> list[str]:
     """The curves a shape rule judges (points over the socket counts), in the experiment's order; none under
     another rule."""
-    return list(curve_verdicts(res.points, res.declaration)) if res.complete else []
+    return list(res.curves)
 
 
 def draw_shape(res: SeedResult):
@@ -209,7 +207,7 @@ def draw_shape(res: SeedResult):
     the pairs of repetitions) beside the published ones (a bar: their range over the seed's configurations at that
     count), the minimum effect shaded around 1x: the series the rule judges, not its points one by one."""
     e, d = res.experiment, res.declaration
-    verdicts = curve_verdicts(res.points, d)
+    verdicts = res.curves
     names = shape_curves(res)
     fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.2), layout="constrained", sharey=True,
                              squeeze=False)
@@ -468,7 +466,7 @@ def profile_panels(res: SeedResult) -> list[tuple[str, object]]:
     """(point label, check) of every arm held to or shown beside a published profile, once every run has one."""
     out = []
     for p in res.points:
-        for c in profile_band.checks(res.declaration, p):
+        for c in res.profile_checks(p):
             if c.complete:
                 out.append((p.point.label, c))
     return out
