@@ -6,11 +6,26 @@ import hashlib
 from pathlib import Path
 
 
+def files_sha256(paths: list[Path], prefix: bytes = b"") -> str:
+    """One digest of `prefix` and the files' bytes, one after another, read in blocks (a gem5 binary is large)."""
+    h = hashlib.sha256(prefix)
+    for path in paths:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    return files_sha256([path])
+
+
+def tree_digest(files: list[Path], root: Path, prefix: bytes = b"") -> str:
+    """One digest of `prefix` and source files, each by its path under `root` and its bytes: a renamed, moved or
+    edited file changes it."""
+    h = hashlib.sha256(prefix)
+    for f in files:
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 
 

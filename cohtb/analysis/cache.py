@@ -6,9 +6,9 @@ of them changes — and only then: a change to the report, the experiments or th
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 
+from cohtb.digest import files_sha256, tree_digest
 from cohtb.monitor.ondemand import rtl_sources_digest
 from cohtb.run.runs import Run
 from cohtb.places import ROOT, analysis_cache
@@ -32,19 +32,11 @@ def analysis_files() -> list[Path]:
 
 @functools.cache
 def _code_digest() -> str:
-    h = hashlib.sha256(rtl_sources_digest().encode())
-    for f in analysis_files():
-        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()
+    return tree_digest(analysis_files(), ROOT, rtl_sources_digest().encode())
 
 
 def run_key(run: Run) -> str:
-    h = hashlib.sha256(_code_digest().encode())
-    for f in (run.path / "manifest.json", run.events_file()):
-        with open(f, "rb") as src:
-            for block in iter(lambda: src.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()[:20]
+    return files_sha256([run.path / "manifest.json", run.events_file()], _code_digest().encode())[:20]
 
 
 def cached_counters_path(run: Run) -> Path:

@@ -8,10 +8,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-from cohtb.run import cost
+from cohtb.atomic import writable_dir
+from cohtb.experiments import declarations, power
+from cohtb.launch import launch
+from cohtb.places import RUNS
+from cohtb.run import cost, executors, gem5, provenance
+from cohtb.run.recorder import Live
 from cohtb.run.runs import discover
 from cohtb.run.spec import RunSpec
-from cohtb.tables import TERMINAL_WIDTH
+from cohtb.tables import TERMINAL_WIDTH, count
 
 RUNS_HELP = "run directories, directories of runs, or run ids (looked up in results/runs/ and reference-runs/)"
 ANALYSIS_HELP = "where RUN_ID/counters.json are kept (default: the analysis cache, $COHTB_CACHE or ~/.cache/cohtb)"
@@ -22,6 +27,36 @@ DASK_HELP = ("record the runs on the Dask cluster whose scheduler is at this add
 ALLOW_DIRTY_HELP = ("record even from a checkout with uncommitted changes; each run keeps the diff beside its manifest "
                     "(default: refused, so every run names the commit that made it)")
 INSECURE_HELP = "with --dask: accept a plain tcp:// address off this machine (anyone who reaches it can run code)"
+
+
+def add_recording_arguments(p: argparse.ArgumentParser, runs_help: str, dry_run_help: str) -> None:
+    """The options of every verb that records gem5 runs (`launch`, `seeds --launch`): where, how many at a time and
+    on which executor, how long each may take, from which checkout, or only their cost."""
+    p.add_argument("--runs", default=str(RUNS), help=runs_help)
+    p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
+    p.add_argument("--dask", metavar="ADDRESS", help=DASK_HELP)
+    p.add_argument("--insecure", action="store_true", help=INSECURE_HELP)
+    p.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+    p.add_argument("--dry-run", action="store_true", help=dry_run_help)
+    p.add_argument("--allow-dirty", action="store_true", help=ALLOW_DIRTY_HELP)
+
+
+def record(specs: list[RunSpec], args: argparse.Namespace, verb: str, live: Live | None = None) -> int:
+    """Record runs as every verb does, each check before anything is written: the declared rule can give each of
+    its answers, each machine's gem5 build (with its patches) is there, the declarations are committed, the checkout
+    is clean, the runs' directory is writable; then the runs on the chosen executor. 1 if any failed."""
+    power.refuse_without_power(specs)
+    for machine in dict.fromkeys(s.machine for s in specs):
+        gem5.require(machine)
+    declared = declarations.records_for(specs)
+    provenance.require_clean(args.allow_dirty)
+    writable_dir(args.runs)   # now, not when the first run is done
+    executor = executors.choose(args.dask, args.jobs, args.insecure)
+    try:
+        print(f"{verb}: {count(len(specs), 'run')} into {args.runs}, on {executor.describe()}", flush=True)
+        return report_failures(launch(specs, Path(args.runs), args.jobs, args.timeout, live, declared, executor))
+    finally:
+        executor.close()
 
 
 def non_negative(text: str) -> int:

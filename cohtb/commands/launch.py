@@ -7,17 +7,14 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from cohtb.atomic import writable_dir
-from cohtb.commands._shared import ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, print_cost, report_failures
+from cohtb.commands._shared import add_recording_arguments, print_cost, record
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations, plans, power
-from cohtb.launch import check, launch
+from cohtb.experiments import plans
+from cohtb.launch import check
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, RUNS
-from cohtb.run import executors, gem5, provenance
 from cohtb.run.machines import core_of, known
 from cohtb.run.recorder import Live
 from cohtb.run.spec import RunSpec
-from cohtb.tables import count
 
 DECLARED = "default: as the seed's declaration says"
 
@@ -53,19 +50,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the socket one's)")
     p.add_argument("--untraced", action="store_true",
                    help="with --workload: gem5 without ProtocolTrace (for a workload that times itself, e.g. cclat)")
-    p.add_argument("--runs", default=str(RUNS), help="where run directories go")
-    p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
-    p.add_argument("--dask", metavar="ADDRESS", help=DASK_HELP)
-    p.add_argument("--insecure", action="store_true", help=INSECURE_HELP)
-    p.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     p.add_argument("--live", action="store_true",
                    help="count while gem5 runs: its trace goes through a pipe into the ingest and the Verilated "
                         "monitor, which takes a snapshot every --interval-us of simulated time (live.json); no "
                         "trace file is kept")
     p.add_argument("--keep-trace", action="store_true", help="with --live: keep gem5's trace too (trace.gz)")
-    p.add_argument("--dry-run", action="store_true", help="print the runs it would record, each with its predicted "
-                   "gem5 CPU time, and the whole set's CPU hours and wall time on --jobs slots, and stop")
-    p.add_argument("--allow-dirty", action="store_true", help=ALLOW_DIRTY_HELP)
+    add_recording_arguments(p, "where run directories go", "print the runs it would record, each with its "
+                            "predicted gem5 CPU time, and the whole set's CPU hours and wall time on --jobs slots, "
+                            "and stop")
 
 
 def offset_list(text: str) -> tuple[int | None, ...]:
@@ -126,16 +118,4 @@ def run(args: argparse.Namespace) -> int:
         check(specs)
         print_cost(specs, [Path(args.runs), RUNS, REFERENCE_RUNS, CALIBRATION_RUNS], args.jobs)
         return 0
-    power.refuse_without_power(specs)   # before anything is written: the rule, gem5, then the code
-    for machine in dict.fromkeys(s.machine for s in specs):
-        gem5.require(machine)
-    provenance.require_clean(args.allow_dirty)
-    writable_dir(args.runs)   # now, not when the first run is done
-    live = Live(keep_trace=args.keep_trace) if args.live else None
-    declared = declarations.records_for(specs)
-    executor = executors.choose(args.dask, args.jobs, args.insecure)
-    try:
-        print(f"cohtb launch: {count(len(specs), 'run')} into {args.runs}, on {executor.describe()}", flush=True)
-        return report_failures(launch(specs, Path(args.runs), args.jobs, args.timeout, live, declared, executor))
-    finally:
-        executor.close()
+    return record(specs, args, "cohtb launch", Live(keep_trace=args.keep_trace) if args.live else None)

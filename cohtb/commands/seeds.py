@@ -5,17 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cohtb.atomic import writable_dir
-from cohtb.commands._shared import (ALLOW_DIRTY_HELP, DASK_HELP, INSECURE_HELP, JOBS_HELP, print_cost, report_failures,
-                                    wrap)
+from cohtb.commands._shared import add_recording_arguments, print_cost, record, wrap
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations, power
-from cohtb.experiments.seeds import EXPERIMENTS
-from cohtb.launch import launch
-from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, RUNS
+from cohtb.experiments import power
 from cohtb.experiments.judging import history_in, latest_complete
+from cohtb.experiments.seeds import EXPERIMENTS
+from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, RUNS
 from cohtb.report.results import seed_text
-from cohtb.run import executors, gem5, provenance
 from cohtb.run.runs import kept
 
 
@@ -24,14 +20,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", help=f"the seed: {', '.join(EXPERIMENTS)} or all (each in turn); without: list the "
                    "experiments")
     p.add_argument("--launch", action="store_true", help="first record the runs that are missing (needs gem5)")
-    p.add_argument("--runs", default=str(RUNS), help="where --launch puts run directories")
-    p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
-    p.add_argument("--dask", metavar="ADDRESS", help=DASK_HELP)
-    p.add_argument("--insecure", action="store_true", help=INSECURE_HELP)
-    p.add_argument("--timeout", type=float, default=3600, help="seconds per run")
-    p.add_argument("--allow-dirty", action="store_true", help=ALLOW_DIRTY_HELP)
-    p.add_argument("--dry-run", action="store_true", help="with --launch: print the missing runs, each with its "
-                   "predicted gem5 CPU time, and their CPU hours and wall time on --jobs slots, and stop")
+    add_recording_arguments(p, "where --launch puts run directories", "with --launch: print the missing runs, each "
+                            "with its predicted gem5 CPU time, and their CPU hours and wall time on --jobs slots, and "
+                            "stop")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,22 +55,11 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
                   "runs to record")
             print_cost([s for s in e.specs() if s.id in missing], [Path(args.runs), *dirs, CALIBRATION_RUNS], args.jobs)
             return 0
-        for machine in dict.fromkeys(s.machine for s in e.specs()):   # the builds of its own machines, only
-            if gem5.find(machine) is None:
-                raise CohtbError(f"--launch needs gem5: {gem5.why_missing(machine)}")
-        declared = declarations.records_for(e.specs())   # committed before its runs, or refused here
-        provenance.require_clean(args.allow_dirty)
         todo = [s for s in e.specs() if s.id in missing]
-        writable_dir(args.runs)
         print(f"cohtb seeds: seed {e.seed}, declaration {e.declaration.id}: {len(todo)} of {len(e.specs())} runs to "
-              f"record into {args.runs}", flush=True)
-        executor = executors.choose(args.dask, args.jobs, args.insecure)
-        try:
-            if report_failures(launch(todo, Path(args.runs), args.jobs, args.timeout, declared=declared,
-                                      executor=executor)):
-                return 1
-        finally:
-            executor.close()
+              f"record", flush=True)
+        if todo and record(todo, args, "cohtb seeds"):
+            return 1
     print(wrap(f"seed {e.seed}, declaration {e.declaration.id}: what its rule can say, found before any run "
                "(cohtb/experiments/power.py):"))
     for p in power.powers(e):

@@ -5,7 +5,6 @@ variant is rebuilt when the RTL sources change."""
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from cohtb.digest import tree_digest
 from cohtb import contract as ct
 from cohtb.errors import CohtbError
 from cohtb.monitor.config import MonitorConfig, MonitorParams, admits, load, variant as load_variant
@@ -22,11 +22,8 @@ CORES, SOCKETS = ct.MONITOR_LIMITS["cores"], ct.MONITOR_LIMITS["sockets"]   # th
 
 
 def rtl_sources_digest() -> str:
-    files = sorted((ROOT / "rtl" / "src").rglob("*.scala")) + [ROOT / "build.sc", ROOT / ".mill-version"]
-    h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()
+    return tree_digest(sorted((ROOT / "rtl" / "src").rglob("*.scala")) + [ROOT / "build.sc", ROOT / ".mill-version"],
+                       ROOT)
 
 
 def mill() -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import matplotlib
 
+from cohtb.digest import tree_digest
 from cohtb.analysis.cache import run_key
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.atomic import atomic_dir
@@ -25,10 +26,8 @@ INDEX = "figures.json"   # figure name -> its file in the entry, or null: the fi
 
 @functools.cache
 def _drawing_code() -> str:
-    h = hashlib.sha256(matplotlib.__version__.encode())
-    for f in sorted((ROOT / "cohtb" / "report").glob("*.py")):
-        h.update(f.name.encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()
+    report = ROOT / "cohtb" / "report"
+    return tree_digest(sorted(report.glob("*.py")), report, matplotlib.__version__.encode())
 
 
 def key(ms: list[RunMetrics]) -> str:

@@ -4,13 +4,13 @@ its command line, the same for every run and boot (each config adds its own argu
 from __future__ import annotations
 
 import functools
-import hashlib
 import mmap
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
+from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.places import ROOT
 from cohtb.run.machines import hierarchy_of
@@ -133,11 +133,7 @@ def command(gem5: Path, run_dir: Path, config: Path, args: list[str], trace: str
 
 @functools.cache
 def _digest(path: str, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()[:16]
+    return file_sha256(Path(path))[:16]
 
 
 def identity(path: Path) -> str:
