@@ -23,10 +23,10 @@ def run(args: argparse.Namespace) -> int:
         if stale:
             print(f"not what the kept runs give: {', '.join(map(str, stale))} (run `cohtb results`)", file=sys.stderr)
             return 1
-        print(f"{pages.RESULTS}, its seed pages and the results blocks of {pages.README}, {pages.FS_DOC} and "
+        print(f"{pages.RESULTS}, its seed pages and the results blocks of {pages.README} and "
               f"{pages.MACHINE_DOC} match the kept runs")
         return 0
     built.write()
     print(f"{built.root / pages.RESULTS}: written from {built.runs} runs; seed pages and figures in {pages.FIGURES}/; the results "
-          f"blocks of {pages.README}, {pages.FS_DOC} and {pages.MACHINE_DOC} updated")
+          f"blocks of {pages.README} and {pages.MACHINE_DOC} updated")
     return 0

@@ -34,6 +34,7 @@ class SeedResult:
     series: list[SeriesResult]
     missing: list[str]
     failed: list[str] = field(default_factory=list)   # of the missing: runs gem5 did not finish (a record is kept)
+    sensitivity: list[RunMetrics] = field(default_factory=list)   # the experiment's unjudged runs that are kept
 
     @property
     def complete(self) -> bool:
@@ -103,9 +104,11 @@ def seed_result(e: Experiment, ms: list[RunMetrics], failed: frozenset[str] = fr
     mine = list({m.run.id: m for m in ms if m.run.id in ids and recorded_under(m, recorder)}.values())
     have = {m.run.id for m in mine}
     missing = sorted(ids - have)
+    sensitivity = {s.id for s in e.sensitivity}
     return SeedResult(e, point_results(e.points, mine, e.repetitions),
                       [series_result(s, mine, e.repetitions) for s in e.series], missing,
-                      [i for i in missing if i in failed])
+                      [i for i in missing if i in failed],
+                      list({m.run.id: m for m in ms if m.run.id in sensitivity}.values()))
 
 
 def seed_results(ms: list[RunMetrics]) -> list[SeedResult]:

@@ -1,5 +1,5 @@
 """The pages `cohtb results` writes from the bundled runs, the same on every checkout: docs/results.md and its
-figures, and the generated results blocks of README.md, docs/fs.md and docs/machine.md (the latter from the
+figures, and the generated results blocks of README.md and docs/machine.md (the latter from the
 calibration runs)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from cohtb.report import atomicity, costs, html, latency, results, seed_plots
 from cohtb.run.runs import discover, kept
 from cohtb.run.spec import RunSpec
 
-RESULTS, README, FS_DOC, FIGURES = "docs/results.md", "README.md", "docs/fs.md", "docs/results"   # in the checkout
+RESULTS, README, FIGURES = "docs/results.md", "README.md", "docs/results"   # in the checkout
 MACHINE_DOC = "docs/machine.md"
 
 
@@ -97,7 +97,6 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     written = results.pages(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history),
                             results.machine_check_text(checks))
     pages = {root / "docs" / name: text for name, text in written.items()}
-    blocks = [(root / README, results.readme_block(history)), (root / FS_DOC, results.fs_block(history, ms)),
-              (root / MACHINE_DOC, machine_block(calibration_runs, runs))]
+    blocks = [(root / README, results.readme_block(history)), (root / MACHINE_DOC, machine_block(calibration_runs, runs))]
     return Pages(root, pages, blocks, history, (reference_runs / VERDICTS, verdicts_text(history)), len(runs),
                  len(missing))

@@ -27,7 +27,7 @@ from cohtb.experiments.method_changes import changed_inputs
 from cohtb.run.kernels import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
-from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread
+from cohtb.experiments.reproduce import PointResult, SeriesResult
 from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO
 from cohtb.experiments.judging import SeedResult, on_hierarchy, shown, standing
 from cohtb.experiments.seeds import Experiment
@@ -677,7 +677,7 @@ def seed_page(versions: list[SeedResult], figures: list[str], declaration_figure
         out += [f"![seed {e.seed}: every declaration]({declaration_figure})", ""]
     drawn = shown(versions)
     if res.complete:
-        out += [recording_text(res), "", *result_sections(res, figures)]
+        out += [recording_text(res), "", *result_sections(res, figures), *sensitivity_section(res)]
     else:
         out += [verdict_rows(res)[0][-1][0].upper() + verdict_rows(res)[0][-1][1:] + "." if res.failed else
                 not_complete(res)[0].upper() + not_complete(res)[1:] +
@@ -693,7 +693,7 @@ def seed_page(versions: list[SeedResult], figures: list[str], declaration_figure
         out += [f"## Under declaration {earlier.declaration.id} (earlier)", "", earlier.experiment.simulated_setup
                 + ".", "", declaration_table(earlier.declaration).markdown(),
                 *power_tables(earlier.experiment), recording_text(earlier), "",
-                *result_sections(earlier, figures if earlier is drawn else [])]
+                *result_sections(earlier, figures if earlier is drawn else []), *sensitivity_section(earlier)]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -709,45 +709,27 @@ def _kernel_label(variant_name: str, runs: list[RunMetrics]) -> str:
                               for m in runs}))
 
 
-def fs_block(history: dict[str, list[SeedResult]], ms: list[RunMetrics]) -> str:
-    """docs/fs.md's results: every kept full-system run of seed 004, by declaration, and the line-offset
-    sensitivity study of the hypothetical 184-byte dentry."""
-    out = [BEGIN, ""]
-    by_id = {m.run.id: m for m in ms}
-    for res in history["004-fs"]:
-        e, d = res.experiment, res.declaration
-        rows = []
-        for p in res.points:
-            for name, runs in ((p.point.base.kernel, p.base), (p.point.new.kernel, p.new)):
-                if runs:
-                    rows.append([_kernel_label(name, runs), p.point.label.split(", ", 1)[-1],
-                                 f"{len(runs)} of {d.repetitions}", Spread(tuple(m.throughput for m in runs)).text(1e-6)])
-        if not rows:
-            out += [f"Declaration {d.id}: no runs yet ({len(res.missing)} to record).", ""]
-            continue
-        out.append(Table(f"Declaration {d.id}: {d.window_us} µs window, {d.size_text()}",
-                         ["kernel", "the file's dentry", "repetitions kept", "ops/µs: mean (min-max)"], rows,
-                         f"{d.kernel_note}." if d.kernel_note else "").markdown())
-        sens = [by_id[s.id] for s in e.sensitivity if s.id in by_id]
-        line_start = next((p for p in res.points if "line start" in p.point.label and p.complete), None)
-        if sens and line_start:
-            ref = line_start.new_throughput.mean
-            rows = [["0", f"{line_start.base_throughput.mean * 1e-6:.2f}",
-                     _speedup(line_start.base_throughput.mean / ref), f"{len(line_start.base_throughput.values)}"]]
-            rows += [[m.spec.extra[m.spec.extra.index("--dentry-line-offset") + 1], f"{m.throughput * 1e-6:.2f}",
-                      _speedup(m.throughput / ref), "1"] for m in sens]
-            out.append(Table(f"Declaration {d.id}: {_kernel_label(e.sensitivity[0].kernel, sens)} at each offset of a line (a "
-                             "sensitivity study of a "
-                             "layout no kernel shipped)",
-                             ["offset of the dentry in its line (bytes)", "ops/µs", f"against {e.new_name} at a line start",
-                              "repetitions"], rows,
-                             f"{e.new_name} at a line start: {ref * 1e-6:.2f} ops/µs (mean of its repetitions).").markdown())
-    out.append(END)
-    return "\n".join(out)
+def sensitivity_section(res: SeedResult) -> list[str]:
+    """The declaration's unjudged runs of its base kernel at each offset of a line (a sensitivity study), against
+    its new kernel at a line start; nothing when it has none kept."""
+    e, sens = res.experiment, res.sensitivity
+    line_start = next((p for p in res.points if "line start" in p.point.label and p.complete), None)
+    if not sens or line_start is None:
+        return []
+    ref = line_start.new_throughput.mean
+    rows = [["0", f"{line_start.base_throughput.mean * 1e-6:.2f}", _speedup(line_start.base_throughput.mean / ref),
+             f"{len(line_start.base_throughput.values)}"]]
+    rows += [[m.spec.extra[m.spec.extra.index("--dentry-line-offset") + 1], f"{m.throughput * 1e-6:.2f}",
+              _speedup(m.throughput / ref), "1"] for m in sens]
+    return [Table(f"Declaration {res.declaration.id}: {_kernel_label(e.sensitivity[0].kernel, sens)} at each offset "
+                  "of a line (a sensitivity study of a layout no kernel shipped)",
+                  ["offset of the dentry in its line (bytes)", "ops/µs", f"against {e.new_name} at a line start",
+                   "repetitions"], rows,
+                  f"{e.new_name} at a line start: {ref * 1e-6:.2f} ops/µs (mean of its repetitions).").markdown()]
 
 
 def write_block(readme: Path, block: str, check: bool) -> bool:
-    """Replace the generated block of a page (README.md, docs/fs.md): the lines BEGIN ... END."""
+    """Replace the generated block of a page (README.md, docs/machine.md): the lines BEGIN ... END."""
     text = readme.read_text()
     if BEGIN not in text or END not in text:
         raise CohtbError(f"{readme}: no results block (the lines {BEGIN!r} ... {END!r})")
