@@ -280,31 +280,35 @@ def _stays_collapsed(res: SeriesResult, collapsing: str, waiting: str, expected:
                          f"{said}")
 
 
-def collapse_stays_under_half(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
-    """The listings the workload made as declared, then the collapse."""
+def _collapse_after_listings(res: SeriesResult, collapsing: str, waiting: str,
+                             counts: list[tuple[str, str, str]]) -> Verdict:
+    """The listings as declared in each count named (a SeriesResult attribute, what it is called, where it was
+    counted), in turn, then the collapse."""
     if not res.complete:
         return Verdict(False, "no: runs missing")
     expected = _declared_listings(res, collapsing, waiting)
-    return (_listings_not_as_declared(res, expected, res.disturbances, "the listings", "made")
-            or _stays_collapsed(res, collapsing, waiting, expected))
+    for attribute, what, where in counts:
+        if v := _listings_not_as_declared(res, expected, getattr(res, attribute), what, where):
+            return v
+    return _stays_collapsed(res, collapsing, waiting, expected)
+
+
+def collapse_stays_under_half(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
+    """The listings the workload made as declared, then the collapse."""
+    return _collapse_after_listings(res, collapsing, waiting, [("disturbances", "the listings", "made")])
 
 
 def collapse_stays_under_half_in_window(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
     """The listings the trace shows in the window as declared, then the collapse."""
-    if not res.complete:
-        return Verdict(False, "no: runs missing")
-    expected = _declared_listings(res, collapsing, waiting)
-    return (_listings_not_as_declared(res, expected, res.listings_seen, "the listings in the window", "in the window")
-            or _stays_collapsed(res, collapsing, waiting, expected))
+    return _collapse_after_listings(res, collapsing, waiting,
+                                    [("listings_seen", "the listings in the window", "in the window")])
 
 
 def collapse_stays_under_half_counted_twice(res: SeriesResult, collapsing: str, waiting: str) -> Verdict:
     """The listings as declared both as the workload made them and in the trace's window, then the collapse."""
-    if not res.complete:
-        return Verdict(False, "no: runs missing")
-    expected = _declared_listings(res, collapsing, waiting)
-    return (_listings_not_as_declared(res, expected, res.disturbances, "the listings the workload made", "made")
-            or collapse_stays_under_half_in_window(res, collapsing, waiting))
+    return _collapse_after_listings(res, collapsing, waiting,
+                                    [("disturbances", "the listings the workload made", "made"),
+                                     ("listings_seen", "the listings in the window", "in the window")])
 
 
 SERIES_RULES = {"collapse-locked-level": collapse_locked_level, "collapse-trough": collapse_trough,
