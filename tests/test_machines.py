@@ -28,7 +28,22 @@ def write(directory, name, doc):
 @pytest.mark.parametrize("name", machines.machine_file.names())
 def test_every_kept_machine_file_reads_and_sources_every_parameter(name):
     m = machines.machine_file.load(name)
-    assert m.hierarchy in machines.HIERARCHIES and m.params and set(m.params) <= set(m.sources)
+    assert m.hierarchy in machines.HIERARCHIES and set(m.params) <= set(m.sources)
+    assert m.params or name == m.hierarchy   # only a hierarchy's own file keeps every default
+
+
+def test_a_machine_file_s_build_and_declared_names_leave_its_digest_alone(files):
+    """The digest a run's manifest keeps is of what gem5 simulates: adding how gem5 is built for the machine, or the
+    names the declarations give it, does not make its runs look like another machine's."""
+    (files / "m.json").write_text(json.dumps({**GOOD, "name": "m"}, indent=1) + "\n")
+    bare = machines.machine_file.load("m").digest
+    (files / "m.json").write_text(json.dumps({**GOOD, "name": "m", "gem5_patches": ["chi-locked-rmw"],
+                                              "gem5_patches_why": "a reason", "declared_as": {"x": {"about": "a"}}},
+                                             indent=1) + "\n")
+    built = machines.machine_file.load("m")
+    assert built.digest == bare and built.gem5_patches == ("chi-locked-rmw",) and built.declared_as["x"]["about"] == "a"
+    (files / "m.json").write_text(json.dumps({**GOOD, "name": "m", "description": "another"}, indent=1) + "\n")
+    assert machines.machine_file.load("m").digest != bare
 
 
 def test_a_machine_is_a_hierarchy_or_a_file(files, monkeypatch):
@@ -51,6 +66,10 @@ def test_a_machine_is_a_hierarchy_or_a_file(files, monkeypatch):
     (lambda d: d["params"].update(home_latency=True), "params.home_latency"),
     (lambda d: d["sources"].pop("clock"), "sources.clock"),
     (lambda d: d.pop("description"), "description"),
+    (lambda d: d.update(patches=["chi-locked-rmw"]), "patches"),
+    (lambda d: d.update(gem5_patches="chi-locked-rmw"), "gem5_patches"),
+    (lambda d: d.update(gem5_patches=["chi-locked-rmw"]), "gem5_patches_why"),
+    (lambda d: d.update(declared_as=["x"]), "declared_as"),
 ])
 def test_a_damaged_machine_file_names_the_file_and_the_field(files, damage, field):
     doc = json.loads(json.dumps(GOOD))

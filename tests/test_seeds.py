@@ -17,6 +17,7 @@ from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.experiments.magnitude import predicted
 from cohtb.places import REFERENCE_RUNS, ROOT, RUNS
+from cohtb.run import machines
 from cohtb.run.machines import hierarchy_of
 from cohtb.run.runs import kept
 from cohtb.experiments.published import PROFILES, SHARES, Published
@@ -208,9 +209,7 @@ def test_declarations_refuse_bad_fields(tmp_path, monkeypatch):
                           (text.replace('"start skew"]', '"the moon"]', 1), "repetition_sources"),
                           (text.replace("version = 2", "version = 3"), "version")]:
         (tmp_path / "001.toml").write_text(damage)
-        (tmp_path / "machines.toml").write_text(declarations.MACHINES_FILE.read_text())
         monkeypatch.setattr(declarations, "DECLARED", tmp_path)
-        monkeypatch.setattr(declarations, "MACHINES_FILE", tmp_path / "machines.toml")
         with pytest.raises(CohtbError, match=field):
             declarations.versions("001")
 
@@ -617,14 +616,12 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
     repo = tmp_path / "repo"
     declared = repo / "cohtb" / "experiments" / "declared"
     declared.mkdir(parents=True)
-    for name in ("003.toml", "machines.toml"):
-        (declared / name).write_text((declarations.DECLARED / name).read_text())
+    (declared / "003.toml").write_text((declarations.DECLARED / "003.toml").read_text())
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
     subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "d"],
                    check=True)
     monkeypatch.setattr(declarations, "DECLARED", declared)
-    monkeypatch.setattr(declarations, "MACHINES_FILE", declared / "machines.toml")
     assert declaration_record(EXPERIMENTS["003"].declaration.id)["commit"]
     (declared / "003.toml").write_text((declared / "003.toml").read_text().replace("min_effect = 0.10", "min_effect = 0.05"))
     with pytest.raises(CohtbError, match="not committed"):
@@ -704,7 +701,7 @@ def test_every_change_of_a_runs_input_has_a_row_that_names_it():
 
 
 def test_a_declared_machine_names_the_runs_machine_file_and_wiring():
-    """The socket-machine versions run the calibrated machine file, wired as machines.toml says per socket count;
+    """The socket-machine versions run the calibrated machine file, wired as its declared name says per socket count;
     the flat versions keep the flat machine and the complete wiring (so their run ids did not change)."""
     wiring = {s.sockets: (s.machine, s.topology) for s in HISTORY["000"][3].specs()}
     assert wiring == {8: ("westmere-ex-8s-c2", "glueless-8s"), 4: ("westmere-ex-8s-c2", "glueless-8s-nodes0-3"),
@@ -713,18 +710,31 @@ def test_a_declared_machine_names_the_runs_machine_file_and_wiring():
     assert {(s.sockets, s.cores_per_socket) for s in HISTORY["004"][3].specs()} == {(1, 20)}
 
 
-@pytest.mark.parametrize("entry, error", [
-    ('run_machne = "flat"', r"machines.toml: \[x\]: field 'run_machne' unknown"),
-    ('topologies = { eight = "glueless-8s" }', r"\[x\]: field 'topologies'"),
-    ('topologies = { 4 = "glueless-8s" }', r"\[x\]: field 'topologies': 'glueless-8s' does not wire 4 sockets"),
-    ('run_machine = "westmere-ex-8s-c9"', r"\[x\]: field 'run_machine': unknown machine 'westmere-ex-8s-c9'"),
+@pytest.mark.parametrize("damage, error", [
+    (lambda d: d["declared_as"].update(x={"about": "a", "wiring": {}}), r"field 'declared_as.x.wiring': unknown"),
+    (lambda d: d["declared_as"].update(x={"about": "a", "topologies": {"eight": "glueless-8s"}}),
+     r"field 'declared_as.x.topologies': keys are socket counts"),
+    (lambda d: d["declared_as"].update(x={"about": "a", "topologies": {"4": "glueless-8s"}}),
+     r"field 'declared_as.x.topologies': 'glueless-8s' does not wire 4 sockets"),
+    (lambda d: d["declared_as"].update(x={"topologies": {}}), r"field 'declared_as.x.about': missing"),
+    (lambda d: d["declared_as"].update({"se-mesi-two-level": {"about": "a"}}),
+     r"field 'declared_as.se-mesi-two-level': also declared by machine 'flat'"),
 ])
-def test_a_damaged_machines_file_is_refused_naming_the_field(tmp_path, monkeypatch, entry, error):
-    bad = tmp_path / "machines.toml"
-    bad.write_text(declarations.MACHINES_FILE.read_text() + f'\n[x]\nabout = "a"\n{entry}\n')
-    monkeypatch.setattr(declarations, "MACHINES_FILE", bad)
-    with pytest.raises(CohtbError, match=error):
-        declarations.simulated_machines()
+def test_a_damaged_declared_machine_is_refused_naming_the_file_and_field(tmp_path, monkeypatch, damage, error):
+    for f in machines.FILES.glob("*.json"):
+        (tmp_path / f.name).write_text(f.read_text())
+    doc = json.loads((tmp_path / "westmere-ex-8s-c3.json").read_text())
+    damage(doc)
+    (tmp_path / "westmere-ex-8s-c3.json").write_text(json.dumps(doc, indent=1) + "\n")
+    monkeypatch.setattr(machines.machine_file, "DIRECTORY", tmp_path)
+    with pytest.raises(CohtbError, match=error) as e:
+        declarations.simulated_machine("fs-chi-c3-glueless")
+    assert "westmere-ex-8s-c3.json" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_declaration_naming_no_declared_machine_is_refused():
+    with pytest.raises(CohtbError, match="machine 'nowhere': no machine file declares it"):
+        declarations.simulated_machine("nowhere")
 
 
 def test_a_declared_field_of_the_wrong_type_is_refused_naming_it(tmp_path, monkeypatch):

@@ -8,7 +8,6 @@ belong to the `reconstructed` version that regenerates their ids. Declarations a
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import subprocess
@@ -18,11 +17,10 @@ from pathlib import Path
 
 from cohtb.analysis.steady import last_quarter
 from cohtb.errors import CohtbError
-from cohtb.run.machines import known, topology_sockets
+from cohtb.run.machines import FILES as MACHINE_FILES, DeclaredMachine, declared_machines
 from cohtb.tables import count
 
 DECLARED = Path(__file__).with_name("declared")
-MACHINES_FILE = DECLARED / "machines.toml"
 
 # What may vary between the repetitions of one configuration.
 REPETITION_SOURCES = {
@@ -162,7 +160,8 @@ def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
     if bad:
         raise CohtbError(f"{where}: field 'repetition_sources': unknown source '{bad[0]}'")
     if d.machine not in machines():
-        raise CohtbError(f"{where}: field 'machine': unknown machine '{d.machine}' (not in {MACHINES_FILE.name})")
+        raise CohtbError(f"{where}: field 'machine': unknown machine '{d.machine}' (no machine file declares it: "
+                         f"declared_as in {MACHINE_FILES}/*.json)")
     if d.cores_per_socket < 1:
         raise CohtbError(f"{where}: field 'cores_per_socket' out of range")
     if d.repetitions < 1 or not 0 <= d.min_effect < 1:
@@ -191,61 +190,16 @@ def _read(path: Path) -> dict:
         raise CohtbError(f"{path}: {e}") from None
 
 
-@dataclass(frozen=True)
-class SimulatedMachine:
-    """An entry of machines.toml: what the runs name (RunSpec.machine: a hierarchy or a machine file) and how its
-    sockets are wired at each socket count (a topology file's name; absent: complete-<sockets>s)."""
-    name: str
-    about: str
-    run_machine: str = "flat"
-    topologies: dict = field(default_factory=dict, compare=False)
-
-
-def simulated_machines() -> dict[str, SimulatedMachine]:
-    try:
-        text = MACHINES_FILE.read_text()
-    except OSError as e:
-        raise CohtbError(f"{MACHINES_FILE}: {e}") from None
-    return dict(_machines_of(MACHINES_FILE, text))
-
-
-@functools.lru_cache(maxsize=4)   # every declaration asks, each several times: parsed once per text
-def _machines_of(path: Path, text: str) -> dict[str, SimulatedMachine]:
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise CohtbError(f"{path}: {e}") from None
-    out = {}
-    for name, m in doc.items():
-        unknown = sorted(set(m) - {"about", "run_machine", "topologies"})
-        if unknown or "about" not in m:
-            raise CohtbError(f"{path}: [{name}]: field '{unknown[0] if unknown else 'about'}' "
-                             f"{'unknown' if unknown else 'is missing'}")
-        try:
-            topologies = {int(k): str(v) for k, v in m.get("topologies", {}).items()}
-        except ValueError:
-            raise CohtbError(f"{path}: [{name}]: field 'topologies': keys are socket counts") from None
-        run_machine = m.get("run_machine", "flat")
-        if run_machine not in known():
-            raise CohtbError(f"{path}: [{name}]: field 'run_machine': unknown machine '{run_machine}' "
-                             f"(known: {', '.join(known())})")
-        wrong = [(n, t) for n, t in topologies.items() if topology_sockets(t) != n]
-        if wrong:
-            raise CohtbError(f"{path}: [{name}]: field 'topologies': '{wrong[0][1]}' does not wire "
-                             f"{wrong[0][0]} sockets")
-        out[name] = SimulatedMachine(name, m["about"], run_machine, topologies)
-    return out
-
-
-def simulated_machine(name: str) -> SimulatedMachine:
-    found = simulated_machines()
+def simulated_machine(name: str) -> DeclaredMachine:
+    found = declared_machines()
     if name not in found:
-        raise CohtbError(f"{MACHINES_FILE}: no machine '{name}'")
+        raise CohtbError(f"machine '{name}': no machine file declares it (declared_as of {MACHINE_FILES}/*.json; "
+                         f"declared: {', '.join(found)})")
     return found[name]
 
 
 def machines() -> dict[str, str]:
-    return {name: m.about for name, m in simulated_machines().items()}
+    return {name: m.about for name, m in declared_machines().items()}
 
 
 def versions(experiment: str) -> list[Declaration]:

@@ -25,6 +25,7 @@ from cohtb.errors import CohtbError
 from cohtb.fs import dwarf, initramfs, kernel, symbols
 from cohtb.places import ROOT
 from cohtb.run import gem5 as gem5_tool, kernels
+from cohtb.run.machines import simulated
 from cohtb.run.claim import exclusive
 from cohtb.run.manifest import object_field
 from cohtb.run.code_names import Code
@@ -33,9 +34,8 @@ from cohtb.run.spec import GUEST_BENCHMARK, RunSpec
 from cohtb.trace.layout import PAGE
 
 CONFIG = ROOT / "gem5-configs" / "cohtb_fs.py"
-MACHINE_FILES = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py")),
-                 *sorted((ROOT / "gem5-configs" / "multisocket" / "topologies").glob("*.json")),
-                 *sorted((ROOT / "gem5-configs" / "multisocket" / "machines").glob("*.json"))]
+BOOT_CODE = [CONFIG, *sorted((ROOT / "gem5-configs" / "multisocket").glob("*.py")),
+             *sorted((ROOT / "gem5-configs" / "multisocket" / "topologies").glob("*.json"))]
 CONSOLE = "board.pc.com_1.device"   # the guest's serial console, in gem5's output directory
 PMEM = "board.physmem.store0.pmem"   # a checkpoint's memory image (gzip), physical addresses from 0
 RESULT = "workload.json"            # what the guest's script writes back (m5 writefile), into gem5's outdir
@@ -85,8 +85,9 @@ def checked_checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: 
 
 def checkpoint(built: kernel.Built, spec: RunSpec, gem5: Path, timeout: float) -> Path:
     """The boot of this kernel on this machine, saved once /init is up (minutes; cached)."""
-    key = inputs_digest([(f.name, f.read_bytes()) for f in MACHINE_FILES] + [("kernel", built.dir.name.encode()),
-                                                                              ("machine", " ".join(spec.machine_args()).encode())])
+    key = inputs_digest([(f.name, f.read_bytes()) for f in BOOT_CODE] + [("kernel", built.dir.name.encode()),
+                                                                          ("machine", " ".join(spec.machine_args()).encode()),
+                                                                          ("machine file", simulated(spec.machine))])
     final = kernel.kernel_cache() / "checkpoints" / f"{built.dir.name}-{spec.sockets}x{spec.cores_per_socket}-{key[:12]}"
     if (final / "ckpt" / "m5.cpt").exists():
         return final

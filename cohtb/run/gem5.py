@@ -13,7 +13,7 @@ from pathlib import Path
 from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.places import ROOT
-from cohtb.run.machines import hierarchy_of
+from cohtb.run.machines import gem5_patches, hierarchy_of
 
 # hierarchy -> (the environment variable naming its gem5.opt, the name looked for on PATH, what it must be). Each
 # hierarchy needs gem5 built with its protocol (gem5-configs/multisocket/machine.py; docs/gem5.md says how), and
@@ -29,16 +29,11 @@ BUILDS = {
 PATCHES = ROOT / "gem5-configs" / "build" / "patches"
 PATCH_MARKERS = {"chi-locked-rmw": ("mem/ruby/protocol/Cache_Wakeup.cc", "(*m_snpRdy_ptr).delayHead"),
                  "x86-sti-shadow": ("gem5.opt", "In the STI interrupt shadow")}
-# The socket machines built with patches, and which (build-gem5.sh SOURCE X86_CHI <these>; docs/gem5.md), and
-# those that run on stock gem5 (recorded before the first patch): a new socket machine goes in one of the two.
 # Patches that add a way to look at a run, not a change to what it simulates: build-gem5.sh applies them to every
 # build, whatever its machine, and the machine check leaves them out. pc-profile: PcProfile, the window's profile
-# (cohtb/run/pc_profile.py), which every full-system run records.
+# (cohtb/run/pc_profile.py), which every full-system run records. The patches a machine's build must have are its
+# machine file's `gem5_patches` (cohtb/run/machines.py).
 INSTRUMENTS = {"pc-profile": "PcProfile: cannot write"}   # name -> a string the binary has when built with it
-MACHINE_PATCHES = {"westmere-ex-8s-c3": ("chi-locked-rmw",),
-                   "westmere-ex-8s-c4": ("chi-locked-rmw", "x86-sti-shadow"),
-                   "westmere-ex-8s-c4-o3": ("chi-locked-rmw", "x86-sti-shadow")}
-STOCK_SOCKET_MACHINES = ("socket", "westmere-ex-8s-c1", "westmere-ex-8s-c2")
 TRACE = "trace.gz"   # ProtocolTrace, in gem5's output directory (gzip: gem5 compresses a .gz debug file itself)
 
 
@@ -94,7 +89,7 @@ def has_profile(gem5: Path) -> bool:
 
 
 def patches_needed(machine: str) -> set[str]:
-    return set(MACHINE_PATCHES.get(machine, ())) if hierarchy_of(machine) == "socket" else set()
+    return set(gem5_patches(machine)) if hierarchy_of(machine) == "socket" else set()
 
 
 def require(machine: str = "flat") -> Path:

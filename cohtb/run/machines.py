@@ -6,7 +6,10 @@ numbering likewise (multisocket/placement.py)."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
+from dataclasses import dataclass, field
 
 from cohtb.errors import CohtbError
 from cohtb.places import ROOT
@@ -29,7 +32,68 @@ FILES = CONFIGS / "machines"
 
 
 def known() -> list[str]:
-    return [*HIERARCHIES, *machine_file.names()]
+    """Every machine a run can name: the bare hierarchies, then the machine files (a hierarchy's own file is its)."""
+    return [*HIERARCHIES, *(n for n in machine_file.names() if n not in HIERARCHIES)]
+
+
+def _file(machine: str):
+    try:
+        return machine_file.load(machine)
+    except machine_file.MachineFileError as e:
+        raise CohtbError(f"machine '{machine}': {e}") from None
+
+
+def simulated(machine: str) -> bytes:
+    """What gem5 simulates of a machine's file (machine_file.simulated_part; nothing for a bare hierarchy, which
+    takes machine.py's defaults): a change to it is a change to the machine, a change to its build or names not."""
+    if machine in HIERARCHIES:
+        return b""
+    path = machine_file.DIRECTORY / f"{machine}.json"
+    _file(machine)   # a damaged file is refused naming its field
+    return machine_file.simulated_part(json.loads(path.read_bytes()))
+
+
+def gem5_patches(machine: str) -> tuple[str, ...]:
+    """The project's patches the machine's gem5 build must have (its file's `gem5_patches`; a bare hierarchy
+    without a file of its own runs on stock gem5)."""
+    if machine in HIERARCHIES and machine not in machine_file.names():
+        return ()
+    return _file(machine).gem5_patches
+
+
+@dataclass(frozen=True)
+class DeclaredMachine:
+    """A name a seed's declaration gives a machine (a machine file's `declared_as`): what its runs name
+    (RunSpec.machine) and how its sockets are wired at each socket count (a topology file's name; absent:
+    complete-<sockets>s)."""
+    name: str
+    about: str
+    run_machine: str
+    topologies: dict = field(default_factory=dict, compare=False)
+
+
+def declared_machines() -> dict[str, DeclaredMachine]:
+    """Every declared machine name, from every machine file; a name two files declare, or a wiring that does not
+    have the sockets it is given for, is refused in one line naming the file and the field."""
+    stamp = tuple((p, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(machine_file.DIRECTORY.glob("*.json")))
+    return dict(_declared(stamp))
+
+
+@functools.lru_cache(maxsize=4)   # every declaration asks, each several times: the files read once per version
+def _declared(stamp: tuple) -> dict[str, DeclaredMachine]:
+    out: dict[str, DeclaredMachine] = {}
+    for name in machine_file.names():
+        path = machine_file.DIRECTORY / f"{name}.json"
+        for alias, entry in (_file(name).declared_as or {}).items():
+            if alias in out:
+                raise CohtbError(f"{path}: field 'declared_as.{alias}': also declared by machine "
+                                 f"'{out[alias].run_machine}'")
+            wrong = [(n, t) for n, t in entry["topologies"].items() if topology_sockets(t) != n]
+            if wrong:
+                raise CohtbError(f"{path}: field 'declared_as.{alias}.topologies': '{wrong[0][1]}' does not wire "
+                                 f"{wrong[0][0]} sockets")
+            out[alias] = DeclaredMachine(alias, entry["about"], name, entry["topologies"])
+    return out
 
 
 def hierarchy_of(machine: str) -> str:
@@ -45,10 +109,7 @@ def core_of(machine: str) -> str:
     """The core model of a machine's measured window (a machine file's `core`; a bare hierarchy's: timing)."""
     if machine in HIERARCHIES:
         return "timing"
-    try:
-        return machine_file.load(machine).params.get("core", "timing")
-    except machine_file.MachineFileError as e:
-        raise CohtbError(f"machine '{machine}': {e}") from None
+    return _file(machine).params.get("core", "timing")
 
 
 def l1d_versions(machine: str, cores: int, sockets: int) -> list[int] | None:

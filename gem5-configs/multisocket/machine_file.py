@@ -6,7 +6,13 @@ calibration is a new file (docs/machine.md). This module needs only the standard
 tests read the files with the same rules as the gem5 configs.
 
 A file: {"name": str, "hierarchy": "flat"|"socket", "description": str,
-         "params": {param: value, ...}, "sources": {param: where its value comes from, ...}}"""
+         "params": {param: value, ...}, "sources": {param: where its value comes from, ...},
+         "gem5_patches": [the project's patches its gem5 build must have, ...], "gem5_patches_why": str,
+         "declared_as": {name: {"about": str, "topologies": {"<sockets>": topology file, ...}}, ...}}
+The first five are what gem5 simulates, and the digest a run's manifest keeps is of them alone; the others say how
+cohtb builds gem5 for the machine (gem5-configs/build/build-gem5.sh) and the names a seed's declaration gives it,
+each with its wiring per socket count (absent: complete-<N>s). A hierarchy's own file (flat.json, socket.json)
+holds these for the bare hierarchy, whose parameters are machine.py's defaults."""
 
 import hashlib
 import json
@@ -27,6 +33,10 @@ CORES = ("timing", "o3")   # gem5's TimingSimpleCPU (one instruction at a time) 
 O3_PARAMS = ("o3_width", "o3_rob_entries", "o3_iq_entries", "o3_lq_entries", "o3_sq_entries")
 
 
+SIMULATED = ("name", "hierarchy", "description", "params", "sources")   # what gem5 simulates: the digest's part
+BUILD_AND_NAMES = ("gem5_patches", "gem5_patches_why", "declared_as")
+
+
 class MachineFileError(ValueError):
     """A machine file that cannot be used; the message names the file and the field."""
 
@@ -38,14 +48,24 @@ class MachineFile:
     description: str
     params: dict
     sources: dict
-    digest: str   # of the file's bytes: the manifest says which machine a run had
+    digest: str   # of what gem5 simulates (SIMULATED, as the file writes it): the manifest says which machine a run had
+    gem5_patches: tuple = ()
+    gem5_patches_why: str = ""
+    declared_as: dict = None   # declared name -> {"about": str, "topologies": {sockets: topology name}}
 
     def record(self) -> dict:
         return {"name": self.name, "digest": self.digest, "hierarchy": self.hierarchy}
 
 
 def names() -> list[str]:
+    """The machine files' names, a hierarchy's own file among them."""
     return sorted(p.stem for p in DIRECTORY.glob("*.json"))
+
+
+def simulated_part(doc: dict) -> bytes:
+    """What gem5 simulates of a machine file, as the files are written (one-space indent, a final newline): the
+    bytes its digest is of, the whole file's bytes for a file that holds nothing else."""
+    return (json.dumps({k: v for k, v in doc.items() if k in SIMULATED}, indent=1) + "\n").encode()
 
 
 def hierarchy_of(machine: str) -> str:
@@ -92,4 +112,30 @@ def load(name: str) -> MachineFile:
     if params.get("core", "timing") != "o3" and any(k in params for k in O3_PARAMS):
         raise MachineFileError(f"{path}: field 'params.{next(k for k in O3_PARAMS if k in params)}': an O3 core's "
                                "parameter on a machine whose core is not o3")
-    return MachineFile(name_in, hierarchy, description, params, sources, hashlib.sha256(data).hexdigest()[:16])
+    unknown = [k for k in doc if k not in SIMULATED + BUILD_AND_NAMES]
+    if unknown:
+        raise MachineFileError(f"{path}: field '{unknown[0]}': not a field of a machine file "
+                               f"({', '.join(SIMULATED + BUILD_AND_NAMES)})")
+    patches = doc.get("gem5_patches", [])
+    if not isinstance(patches, list) or not all(isinstance(x, str) for x in patches):
+        raise MachineFileError(f"{path}: field 'gem5_patches': not a list of patch names")
+    if patches and not (isinstance(doc.get("gem5_patches_why"), str) and doc["gem5_patches_why"].strip()):
+        raise MachineFileError(f"{path}: field 'gem5_patches_why': a machine built with patches says why")
+    declared = doc.get("declared_as", {})
+    if not isinstance(declared, dict):
+        raise MachineFileError(f"{path}: field 'declared_as': not an object")
+    for alias, entry in declared.items():
+        where = f"{path}: field 'declared_as.{alias}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("about"), str) or not entry["about"].strip():
+            raise MachineFileError(f"{where}.about': missing or not str")
+        extra = sorted(set(entry) - {"about", "topologies"})
+        if extra:
+            raise MachineFileError(f"{where}.{extra[0]}': unknown (about, topologies)")
+        wiring = entry.get("topologies", {})
+        if not isinstance(wiring, dict) or not all(k.isdigit() and isinstance(v, str) for k, v in wiring.items()):
+            raise MachineFileError(f"{where}.topologies': keys are socket counts, values topology names")
+    return MachineFile(name_in, hierarchy, description, params, sources,
+                       hashlib.sha256(simulated_part(doc)).hexdigest()[:16], tuple(patches),
+                       doc.get("gem5_patches_why", ""),
+                       {alias: {"about": e["about"], "topologies": {int(k): v for k, v in e.get("topologies", {}).items()}}
+                        for alias, e in declared.items()})
