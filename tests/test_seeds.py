@@ -14,7 +14,7 @@ import pytest
 
 from cohtb import launch
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations
+from cohtb.experiments import declarations, seed_folders
 from cohtb.experiments.magnitude import predicted
 from cohtb.places import REFERENCE_RUNS, ROOT, RUNS
 from cohtb.run import machines
@@ -203,13 +203,14 @@ def test_a_run_recorded_under_a_declaration_matches_it():
 
 def test_declarations_refuse_bad_fields(tmp_path, monkeypatch):
 
-    text = (declarations.DECLARED / "001.toml").read_text()
+    text = seed_folders.declaration_file("001").read_text()
     for damage, field in [(text.replace("rule = ", "rules = ", 1), "rules"),
                           (text.replace('machine = "se-mesi-two-level"', 'machine = "nowhere"', 1), "machine"),
                           (text.replace('"start skew"]', '"the moon"]', 1), "repetition_sources"),
                           (text.replace("version = 2", "version = 3"), "version")]:
-        (tmp_path / "001.toml").write_text(damage)
-        monkeypatch.setattr(declarations, "DECLARED", tmp_path)
+        (tmp_path / "001").mkdir(exist_ok=True)
+        (tmp_path / "001" / "001.toml").write_text(damage)
+        monkeypatch.setattr(seed_folders, "SEEDS", tmp_path)
         with pytest.raises(CohtbError, match=field):
             declarations.versions("001")
 
@@ -470,14 +471,15 @@ def test_a_rule_only_version_records_no_runs(monkeypatch, tmp_path):
 def test_a_rule_only_version_may_change_the_rule_alone(tmp_path, monkeypatch):
     from cohtb.experiments import declarations
 
-    text = (declarations.DECLARED / "004-collapse-fs.toml").read_text()
-    monkeypatch.setattr(declarations, "DECLARED", tmp_path)
+    text = seed_folders.declaration_file("004-collapse-fs").read_text()
+    monkeypatch.setattr(seed_folders, "SEEDS", tmp_path)
+    (tmp_path / "004").mkdir()
     head, _, tail = text.partition("version = 4\n")
-    (tmp_path / "004-collapse-fs.toml").write_text(head + "version = 4\n" + tail.replace("window_us = 3000",
+    (tmp_path / "004" / "004-collapse-fs.toml").write_text(head + "version = 4\n" + tail.replace("window_us = 3000",
                                                                                          "window_us = 2900", 1))
     with pytest.raises(CohtbError, match="version 4: field 'rejudges': 'window_us' differs from version 3's"):
         declarations.versions("004-collapse-fs")
-    (tmp_path / "004-collapse-fs.toml").write_text(text.replace("rejudges = 3", "rejudges = 4"))
+    (tmp_path / "004" / "004-collapse-fs.toml").write_text(text.replace("rejudges = 3", "rejudges = 4"))
     with pytest.raises(CohtbError, match="field 'rejudges': must name an earlier declared version"):
         declarations.versions("004-collapse-fs")
 
@@ -585,7 +587,7 @@ def test_a_shape_rules_page_rows_and_disagreements_are_its_curves():
 def test_a_collapse_declaration_whose_listings_cannot_be_judged_is_refused(damage, error):
     """The collapse rule measures the level before the first listing and what lasts after the last: a declaration
     whose listings leave either out is refused, naming the field."""
-    path = declarations.DECLARED / "004-collapse-fs.toml"
+    path = seed_folders.declaration_file("004-collapse-fs")
     raw = {**tomllib.loads(path.read_text())["version"][0], **damage}
     with pytest.raises(CohtbError, match=re.escape(error)):
         declarations._declaration(path, "004-collapse-fs", raw)
@@ -614,16 +616,16 @@ def test_a_run_is_recorded_only_under_a_committed_declaration(tmp_path, monkeypa
     rec = declaration_record(EXPERIMENTS["003"].declaration.id)
     assert rec["id"] == EXPERIMENTS["003"].declaration.id and rec["digest"] == EXPERIMENTS["003"].declaration.digest() and len(rec["commit"]) == 40
     repo = tmp_path / "repo"
-    declared = repo / "cohtb" / "experiments" / "declared"
-    declared.mkdir(parents=True)
-    (declared / "003.toml").write_text((declarations.DECLARED / "003.toml").read_text())
+    declared = repo / "cohtb" / "experiments" / "seed_data"
+    (declared / "003").mkdir(parents=True)
+    (declared / "003" / "003.toml").write_text(seed_folders.declaration_file("003").read_text())
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
     subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "d"],
                    check=True)
-    monkeypatch.setattr(declarations, "DECLARED", declared)
+    monkeypatch.setattr(seed_folders, "SEEDS", declared)
     assert declaration_record(EXPERIMENTS["003"].declaration.id)["commit"]
-    (declared / "003.toml").write_text((declared / "003.toml").read_text().replace("min_effect = 0.10", "min_effect = 0.05"))
+    (declared / "003" / "003.toml").write_text((declared / "003" / "003.toml").read_text().replace("min_effect = 0.10", "min_effect = 0.05"))
     with pytest.raises(CohtbError, match="not committed"):
         declaration_record(EXPERIMENTS["003"].declaration.id)
 
@@ -738,9 +740,10 @@ def test_a_declaration_naming_no_declared_machine_is_refused():
 
 
 def test_a_declared_field_of_the_wrong_type_is_refused_naming_it(tmp_path, monkeypatch):
-    text = (declarations.DECLARED / "003.toml").read_text().replace("repetitions = 5", 'repetitions = "5"')
-    (tmp_path / "003.toml").write_text(text)
-    monkeypatch.setattr(declarations, "DECLARED", tmp_path)
+    text = seed_folders.declaration_file("003").read_text().replace("repetitions = 5", 'repetitions = "5"')
+    (tmp_path / "003").mkdir()
+    (tmp_path / "003" / "003.toml").write_text(text)
+    monkeypatch.setattr(seed_folders, "SEEDS", tmp_path)
     with pytest.raises(CohtbError, match=r"003.toml: version 2: field 'repetitions' is not int"):
         declarations.versions("003")
 

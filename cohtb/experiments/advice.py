@@ -1,4 +1,4 @@
-"""The seeds' layout advice (declared/advice.toml): `cohtb advise`'s proposal from every kept run of one kernel
+"""The seeds' layout advice (seed_data/<seed>/advice.toml): `cohtb advise`'s proposal from every kept run of one kernel
 under a declaration, with the declared constraints, and its proof.
 
 The proof is an arm of the same declaration whose runs hold the advised object with the proposed layout, field for
@@ -15,11 +15,8 @@ from dataclasses import dataclass, field
 from cohtb.analysis.layout_proposal import Proposal, object_fields, proposals
 from cohtb.analysis.metrics import RunMetrics
 from cohtb.errors import CohtbError
-from cohtb.experiments.declarations import DECLARED
+from cohtb.experiments import seed_folders
 from cohtb.experiments.reproduce import PointResult, Ratio, Spread
-
-ADVICE_FILE = DECLARED / "advice.toml"
-
 
 @dataclass(frozen=True)
 class SeedAdvice:
@@ -36,12 +33,16 @@ class SeedAdvice:
 
 
 def declared() -> list[SeedAdvice]:
-    try:
-        doc = tomllib.loads(ADVICE_FILE.read_text())
-        return [SeedAdvice(**{**a, "together": tuple(tuple(g) for g in a.get("together", ()))})
-                for a in doc["advice"]]
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
-        raise CohtbError(f"{ADVICE_FILE}: {e}") from None
+    """Every seed's declared advice, seed by seed (seed_data/<seed>/advice.toml)."""
+    out = []
+    for path in seed_folders.advice_files():
+        try:
+            doc = tomllib.loads(path.read_text())
+            out += [SeedAdvice(**{**a, "together": tuple(tuple(g) for g in a.get("together", ()))})
+                    for a in doc["advice"]]
+        except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
+            raise CohtbError(f"{path}: {e}") from None
+    return out
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""What each seed experiment declared before its runs (declared/<experiment>.toml, one [[version]] per change):
+"""What each seed experiment declared before its runs (seed_data/<seed>/<experiment>.toml, one [[version]] per change):
 the machine, the lock model and why it is the seed era's, the windows, the repetitions and what varies between
 them, the minimum effect that counts, the verdict rule and the magnitude prediction.
 
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from cohtb.analysis.steady import last_quarter
 from cohtb.errors import CohtbError
+from cohtb.experiments import seed_folders
 from cohtb.run.machines import FILES as MACHINE_FILES, DeclaredMachine, declared_machines
 from cohtb.tables import count
 
-DECLARED = Path(__file__).with_name("declared")
 
 # What may vary between the repetitions of one configuration.
 REPETITION_SOURCES = {
@@ -204,7 +204,7 @@ def machines() -> dict[str, str]:
 
 def versions(experiment: str) -> list[Declaration]:
     """Every version of an experiment's declaration, oldest first."""
-    path = DECLARED / f"{experiment}.toml"
+    path = seed_folders.declaration_file(experiment)
     doc = _read(path)
     if doc.get("experiment") != experiment:
         raise CohtbError(f"{path}: field 'experiment' is {doc.get('experiment')!r}, not {experiment!r}")
@@ -282,8 +282,8 @@ def by_id(declaration_id: str) -> Declaration:
 def committed(experiment: str) -> str:
     """The commit that holds the experiment's declaration as it is on disk, or a CohtbError: a run may be recorded
     only under a declaration committed before it (declare, commit, then run)."""
-    path = DECLARED / f"{experiment}.toml"
-    root = DECLARED.parent.parent.parent
+    path = seed_folders.declaration_file(experiment)
+    root = seed_folders.SEEDS.parent.parent.parent
     rel = path.relative_to(root)
     try:
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", str(rel)],

@@ -1,15 +1,17 @@
-"""The seeds' published figures as data (published.json): each figure with the lines of its public message it is
-printed on, and each message cited by list, subject, author and date, so that anyone can find it."""
+"""The seeds' published figures as data (seed_data/<seed>/published.json): each figure with the lines of its public
+message it is printed on, and each message cited by list, subject, author and date, so that anyone can find it;
+what the seed publishes about where its time went before the patch (shares), and its perf profiles."""
 
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import quote_plus
 
-DATA = Path(__file__).with_name("published.json")
+from cohtb.errors import CohtbError
+from cohtb.experiments import seed_folders
+
 
 
 @dataclass(frozen=True)
@@ -92,29 +94,38 @@ class Profile:
         return dict(self.functions).get(symbol)
 
 
-def load_profiles(path: Path = DATA) -> dict[str, tuple[Profile, ...]]:
+def _seed_docs() -> dict[str, dict]:
+    """seed -> its published.json, every seed in order."""
+    out = {}
+    for seed in seed_folders.seeds():
+        path = seed_folders.published_file(seed)
+        try:
+            out[seed] = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise CohtbError(f"{path}: {e}") from None
+    return out
+
+
+def load_profiles() -> dict[str, tuple[Profile, ...]]:
     """seed -> the profiles it publishes (none: nothing to hold a simulated profile to)."""
-    doc = json.loads(path.read_text())
     return {seed: tuple(Profile(seed, x["arm"], x["configuration"], x["tool"], x["where"], tuple(x["quote"]),
                                 tuple(x["functions"].items()))
                         for x in s.get("profiles", ()))
-            for seed, s in doc["seeds"].items()}
+            for seed, s in _seed_docs().items()}
 
 
-def load_shares(path: Path = DATA) -> dict[str, tuple[Share, ...]]:
+def load_shares() -> dict[str, tuple[Share, ...]]:
     """seed -> what it publishes about its time before the patch (none: magnitude not testable)."""
-    doc = json.loads(path.read_text())
     return {seed: tuple(Share(seed, x["kind"], x["what"], tuple(x["applies_to"]), x["where"], tuple(x["quote"]),
                               x.get("share", 0.0), x.get("threads", 0), x.get("block_bytes", 0), x.get("unit_bytes", 0))
                         for x in s.get("shares", ()))
-            for seed, s in doc["seeds"].items()}
+            for seed, s in _seed_docs().items()}
 
 
-def load(path: Path = DATA) -> dict[str, dict[str, Published]]:
+def load() -> dict[str, dict[str, Published]]:
     """seed -> configuration -> its published figure."""
-    doc = json.loads(path.read_text())
     out: dict[str, dict[str, Published]] = {}
-    for seed, s in doc["seeds"].items():
+    for seed, s in _seed_docs().items():
         src = Source(seed, s["list"], s["subject"], s["author"], s["date"])
         out[seed] = {f["configuration"]: Published(f["configuration"], f["base"], f["new"], f["unit"],
                                                    f["higher_is_better"], src, f["where"], tuple(f["quote"]),

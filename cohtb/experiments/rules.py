@@ -1,4 +1,4 @@
-"""The verdict rules, each under the name a declaration gives it (declared/*.toml: `rule`, `collapse_rule`). A rule
+"""The verdict rules, each under the name a declaration gives it (seed_data/<seed>/<experiment>.toml: `rule`, `collapse_rule`). A rule
 is never changed in place once a declaration names it: a new rule gets a new name, so every run is judged by the
 rule it was recorded under, and an earlier verdict can always be computed again.
 

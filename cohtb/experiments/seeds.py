@@ -1,8 +1,8 @@
-"""One experiment per seed (a patch's public message: published.json cites each): what the patch changed, the
+"""One experiment per seed (a patch's public message: seed_data/<seed>/published.json cites each): what the patch changed, the
 published figures, and the gem5 runs that mirror the published setup as far as the simulator allows.
 
 Published figures are kept as data with the lines of the message they are printed on (published.py); nothing here
-is tuned to approach them. Every experiment is built from a declaration (declarations.py: declared/<seed>.toml),
+is tuned to approach them. Every experiment is built from a declaration (declarations.py: seed_data/<seed>/<experiment>.toml),
 which fixes its machine, lock model, windows, repetitions, minimum effect and verdict rule before its runs; each
 earlier version of the declaration builds the experiment its runs were recorded under (HISTORY)."""
 

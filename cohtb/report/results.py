@@ -637,7 +637,7 @@ def index(history: dict[str, list[SeedResult]], ms: list[RunMetrics], machine_ch
            *([machine_checks, ""] if machine_checks else []), "## The seeds", "",
            *[f"- [Seed {seed}: {versions[-1].experiment.title}]({SEED_PAGES}/{seed_page_name(seed)})"
              for seed, versions in history.items()], "", "## How to read", "",
-           textwrap.fill("Every experiment is declared before its runs (cohtb/experiments/declared/, docs/experiments.md): "
+           textwrap.fill("Every experiment is declared before its runs (cohtb/experiments/seed_data/, docs/experiments.md): "
                          "machine, lock "
                          "model, windows, repetitions and what varies between them, the minimum effect, the verdict "
                          "rule and the magnitude prediction. A run is judged only by the declaration it was recorded "

@@ -14,7 +14,7 @@ from cohtb.toolchain import ROOT
 BIN_DIR = ROOT / "build" / "workloads"
 
 
-# The workloads, and the seed (cohtb/experiments/published.json cites each) each stands for. What each accepts comes from the binary.
+# The workloads, and the seed (cohtb/experiments/seed_data/<seed>/published.json cites each) each stands for. What each accepts comes from the binary.
 SEEDS = {"lockref": "000, 004", "dget_parent": "000", "list_batch": "001", "rwsem": "002", "stat_counter": "003",
          "stat_path": "004", "open_close": "000", "pause": "every spin-wait (what PAUSE costs)",
          "cclat": "the machine's calibration (docs/machine.md)",
