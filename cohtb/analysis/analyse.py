@@ -18,7 +18,8 @@ from cohtb.monitor import live, ondemand, replay
 from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.counters import Counters, diff_counters
 from cohtb.analysis import holder, line_chain, lock_queue
-from cohtb.analysis.reconcile import CONTENDED, TOLERANCE, LineCheck, reconcile
+from cohtb.analysis.compiled_reconcile import reconcile
+from cohtb.analysis.reconcile import CONTENDED, TOLERANCE, LineCheck
 from cohtb.monitor.models import LineStats
 from cohtb.run.runs import Run
 from cohtb.trace.events import LEGACY_NOTE, LEGACY_VERSION, Header, read_all

@@ -32,7 +32,9 @@ class _Params(ctypes.Structure):
 _lib: ctypes.CDLL | None = None
 
 
-def _library() -> ctypes.CDLL:
+def library() -> ctypes.CDLL:
+    """The compiled library (the bounded model, and the reconciliation: cohtb/analysis/compiled_reconcile.py), loaded
+    once and held to the package's record layout."""
     global _lib
     if _lib is None:
         if not LIBRARY.exists():
@@ -60,7 +62,7 @@ class CompiledModel:
 
     def __init__(self, p: MonitorParams):
         self.p = p
-        self.lib = _library()
+        self.lib = library()
         params = _Params(p.cores, p.sockets, p.lineAddrBits, p.sets, p.ways, p.indexing == "xorfold",
                          p.replacement == "lru", p.hotEntries, p.regions, p.counterWidth)
         self.handle = self.lib.cohtb_model_new(ctypes.byref(params))
