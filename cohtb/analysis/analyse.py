@@ -146,8 +146,8 @@ def analyse_events(name: str, header: Header, recs: np.ndarray, out: Path | None
     t0 = time.perf_counter()
     rtl, perf = replay.replay_rtl(recs, watch, variant)
     series = queue = None
-    if interval_ticks:   # the same counting again, snapshotted: its last snapshot is rtl (checked below)
-        over_time = live.series(recs, variant, [(r.base, r.mask) for r in watch], interval_ticks)
+    if interval_ticks:   # the same counting again, snapshotted, by the compiled model: its last is rtl (checked)
+        over_time = live.series(recs, variant, [(r.base, r.mask) for r in watch], interval_ticks, by_model=True)
         if diff_counters(rtl, over_time.snapshots[-1]):
             raise CohtbError(f"{name}: the monitor's counters over time do not end at its counters")
         series = {"variant": variant, "regions": [r.line for r in regions], **over_time.to_json()}

@@ -100,3 +100,28 @@ class CompiledModel:
                         matrix=matrix.tolist(),
                         hot=[HotEntry(**dict(zip(ct.HOT_FIELDS, row))) for row in hot.tolist()],
                         saturated=bool(flags[0]), dropped=bool(flags[1]))
+
+
+class ModelMonitor:
+    """The compiled model behind a monitor's counting interface (set_regions, stream, drain, snapshot, close), so
+    that counters over time (cohtb/monitor/live.py: series) can be taken of an event file without the RTL's CSR
+    readout, whose eight clocks per word make a snapshot cost thousands of clocks."""
+
+    def __init__(self, p: MonitorParams):
+        self.model = CompiledModel(p)
+
+    def set_regions(self, regions: list[tuple[int, int]]) -> None:
+        for r, (base, mask) in enumerate(regions):
+            self.model.set_region(r, base, mask)
+
+    def stream(self, recs: np.ndarray) -> None:
+        self.model.apply_array(recs)
+
+    def drain(self) -> None:
+        """Nothing in flight: the model applies each event at once."""
+
+    def snapshot(self) -> Counters:
+        return self.model.snapshot()
+
+    def close(self) -> None:
+        """Nothing to release before the model is collected."""

@@ -4,7 +4,10 @@ them while gem5 runs. Every `interval` of simulated time (by the events' ticks) 
 with the CSR snapshot command, as software beside a real FPGA would, so a run has its counters over time.
 
 The snapshots are cut at the same ticks whatever the chunks the records arrive in, so a live run's counters and
-series are identical to feeding its event file through `series()` afterwards (tests/test_live.py)."""
+series are identical to feeding its event file through `series()` afterwards (tests/test_live.py). Offline, the
+analysis takes a recorded run's series from the compiled model (`by_model`): the RTL's CSR readout takes eight
+clocks a word, so its snapshots were most of a replay's time; the model's counters are the RTL's bit for bit, and
+the analysis holds the last of them to the RTL's own."""
 
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ import numpy as np
 
 from cohtb.errors import CohtbError
 from cohtb.monitor import rtl
+from cohtb.monitor.compiled_model import ModelMonitor
+from cohtb.monitor.config import variant as load_variant
 from cohtb.monitor.counters import Counters
 from cohtb.trace.events import RECORD
 
@@ -59,10 +64,12 @@ class Counting:
     """A fresh monitor fed chunk by chunk, snapshotting at every interval boundary the events cross. The grid's
     origin is the first event's tick."""
 
-    def __init__(self, variant: str, regions: list[tuple[int, int]], interval_ticks: int):
+    def __init__(self, variant: str, regions: list[tuple[int, int]], interval_ticks: int, by_model: bool = False):
+        """by_model: counted by the compiled model (the same counters, bit for bit, without the RTL's CSR readout)
+        instead of the Verilated monitor."""
         if interval_ticks <= 0:
             raise CohtbError("the snapshot interval must be positive")
-        self.mon = rtl.VerilatedMonitor(variant)
+        self.mon = ModelMonitor(load_variant(variant).params) if by_model else rtl.VerilatedMonitor(variant)
         self.mon.set_regions(regions)
         self.series = Series(interval_ticks)
 
@@ -95,9 +102,10 @@ class Counting:
 
 
 def series(recs: np.ndarray, variant: str, regions: list[tuple[int, int]], interval_ticks: int,
-           chunk: int = 1 << 16) -> Series:
-    """Offline: an event array through the same counting, in chunks (the result does not depend on them)."""
-    c = Counting(variant, regions, interval_ticks)
+           chunk: int = 1 << 16, by_model: bool = False) -> Series:
+    """Offline: an event array through the same counting, in chunks (the result does not depend on them); by_model:
+    counted by the compiled model instead of the Verilated monitor."""
+    c = Counting(variant, regions, interval_ticks, by_model)
     for i in range(0, len(recs), chunk):
         c.feed(recs[i:i + chunk])
     return c.finish()

@@ -501,9 +501,10 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
             out += [textwrap.fill(
                 f"Top: ops per interval. Middle: the share of the lockref updates in each interval that {middle}. "
                 "Bottom: cache-line transfers per operation in each interval, "
-                "from the coherence monitor's snapshots over simulated time (`cohtb launch --live` takes them "
-                "while gem5 runs; for a run recorded to a file, the same counting of its event file, which gives "
-                "the same numbers). The monitor's intervals start at the first traced event.", 100), ""]
+                "from the monitor's counters over simulated time (`cohtb launch --live` snapshots the Verilated "
+                "monitor while gem5 runs; for a run recorded to a file, the compiled reference model counts its "
+                "event file interval by interval, the same counters bit for bit, its last held to the RTL's). The "
+                "monitor's intervals start at the first traced event.", 100), ""]
     for p in res.points:
         pair = representative(p)
         if figures and pair and p.point.judged and p.point.base.sockets == max(q.point.base.sockets for q in res.points):

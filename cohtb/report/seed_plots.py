@@ -382,7 +382,7 @@ def draw_series(s: SeriesResult):
                  "lines in the trace,\nover the operations interpolated to the monitor's intervals: a step may "
                  "overshoot 100% by a few)" if kernel_side else
                  "the share of lockref updates that took the spinlock, per interval (the workload's count)", fontsize=9)
-    tx.set_title("cache-line transfers per operation, per interval (the monitor's snapshots over simulated time, from "
+    tx.set_title("cache-line transfers per operation, per interval (the monitor's counters over simulated time, from "
                  "the traced region's start)", fontsize=9)
     return fig
 
