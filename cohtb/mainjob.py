@@ -33,12 +33,12 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
         declared = declarations.records_for(specs)
         power.refuse_without_power(specs)
         provenance.require_clean(allow_dirty)
-        print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({len(specs)} runs) into {out / 'runs'}", flush=True)
+        print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({count(len(specs), 'run')}) into {out / 'runs'}", flush=True)
         outcomes = launch(specs, out / "runs", jobs, timeout, declared=declared)
         runs = [load(out / "runs" / o.spec.id) for o in outcomes if o.status != "failed"]
         failed = [o for o in outcomes if o.status == "failed"]
         if failed:
-            print(f"cohtb run: {len(failed)} runs failed (see {out / 'runs'}/*.failed.json); reporting the rest")
+            print(f"cohtb run: {count(len(failed), 'run')} failed (see {out / 'runs'}/*.failed.json); reporting the rest")
         if not runs:
             raise CohtbError("every gem5 run failed; nothing to report")
         source = f"gem5 runs in {out / 'runs'}"

@@ -243,7 +243,7 @@ def test_compare_of_runs_of_different_gem5_builds(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("field, value", [("all_ops", "1200"), ("elapsed_s", "0.5"), ("flags", ["--op", "stat"]),
-                                          ("layout_map", "objects")])
+                                          ("layout_map", "objects"), ("ops", "200"), ("threads", "2")])
 def test_a_workload_field_the_report_reads_of_the_wrong_type_is_refused(tmp_path, capsys, field, value):
     """The workload's own fields that the report reads are typed: a number written as a string, flags or a layout
     map of another shape are one line naming the field, exit 2, and no report."""

@@ -10,6 +10,7 @@ from cohtb.analysis.metrics import RunMetrics, lock_model, placement
 from cohtb.run.manifest import split_object_field
 from cohtb.run.spec import RunSpec
 from cohtb.tables import Table, num, pct
+from cohtb.tables import count
 
 METRICS = [("throughput (ops/sim µs)", lambda m: m.throughput / 1e6),
            ("transfers/op", lambda m: m.per_op["transfers"]),
@@ -46,7 +47,7 @@ def configuration_tables(pairs: list[tuple[RunMetrics, RunMetrics]], base_name: 
 def configuration(m: RunMetrics, compared: str) -> str:
     """The run's configuration apart from the key being compared."""
     s = m.spec
-    parts = [f"{s.sockets} sockets x {s.cores_per_socket} cores"]
+    parts = [f"{count(s.sockets, 'socket')} x {count(s.cores_per_socket, 'core')}"]
     if s.kernel:   # the kernel variant is the policy and the layout; the placement is what else differs
         parts += [f"kernel {s.kernel}"] if compared != "kernel" else []
         parts.append(placement(s))

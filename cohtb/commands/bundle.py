@@ -9,6 +9,7 @@ from cohtb.commands._shared import RUNS_HELP
 from cohtb.places import REFERENCE_RUNS
 from cohtb.run.bundle import bundle
 from cohtb.run.runs import discover
+from cohtb.tables import count
 
 
 
@@ -20,5 +21,5 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     runs = discover([Path(r) for r in args.runs])
     size = bundle(runs, Path(args.into))
-    print(f"bundled {len(runs)} runs into {args.into}: {size / 1e6:.2f} MB")
+    print(f"bundled {count(len(runs), 'run')} into {args.into}: {size / 1e6:.2f} MB")
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cohtb.errors import CohtbError
 from cohtb.trace import ingest
+from cohtb.tables import count
 
 
 
@@ -38,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
     counts = ingest.ingest(args.trace, Path(args.out), smap, {"trace": str(args.trace)},
                            pagemap=Path(args.pagemap) if args.pagemap else None, cores_per_socket=args.cores_per_socket,
                            l1d_versions=versions)
-    print(f"{args.trace}: {counts['lines']:,} lines -> {counts['events']:,} events of {counts['cores']} cores in "
-          f"{counts['sockets']} sockets in {args.out}")
+    print(f"{args.trace}: {counts['lines']:,} lines -> {counts['events']:,} events of {count(counts['cores'], 'core')} in "
+          f"{count(counts['sockets'], 'socket')} in {args.out}")
     print("  " + ", ".join(f"{k} {v:,}" for k, v in counts.items() if k not in ("lines", "events", "cores", "sockets")))
     if counts["events"] == 0:
         print(f"cohtb ingest: warning: {args.trace}: no coherence events in {counts['lines']:,} lines "

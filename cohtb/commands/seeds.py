@@ -13,6 +13,7 @@ from cohtb.experiments.seeds import EXPERIMENTS
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, RUNS
 from cohtb.report.results import seed_text
 from cohtb.run.runs import kept
+from cohtb.tables import count
 
 
 
@@ -67,7 +68,7 @@ def one_seed(seed: str, args: argparse.Namespace, dirs: list[Path]) -> int:
     history = history_in(seed, dirs)
     res = history[-1]
     if not res.complete:
-        print(wrap(f"seed {e.seed}: {len(res.missing)} runs of declaration {e.declaration.id} are not recorded (first: "
+        print(wrap(f"seed {e.seed}: {count(len(res.missing), 'run')} of declaration {e.declaration.id} are not recorded (first: "
                    f"{res.missing[0]}); `cohtb seeds --seed {e.seed} --launch` records them with gem5"))
         res = latest_complete(history[:-1])
         if res is None:   # a new experiment: nothing to print yet, and nothing wrong

@@ -103,7 +103,7 @@ class Declaration:
 
     def size_text(self) -> str:
         """The simulated machine's size as the pages say it: "8/4/2/1 sockets x 4 cores", "1 socket x 20 cores"."""
-        return f"{'/'.join(map(str, self.sockets))} socket{'s' if self.sockets != (1,) else ''} x {self.cores_per_socket} cores"
+        return f"{'/'.join(map(str, self.sockets))} socket{'s' if self.sockets != (1,) else ''} x {count(self.cores_per_socket, 'core')}"
 
     def run_machine(self) -> str:
         """The machine the runs name (RunSpec.machine): the declared machine's hierarchy or machine file."""

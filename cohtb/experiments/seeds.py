@@ -102,7 +102,7 @@ def timed(d: Declaration, workload: str, policy: str, layout: str, sockets: int,
 
 
 def _measure(d: Declaration) -> str:
-    return (f"ops/s in a {d.window_us} µs window after {d.warmup_us} µs of warm-up, {d.repetitions} repetitions "
+    return (f"ops per simulated µs in a {d.window_us} µs window after {d.warmup_us} µs of warm-up, {d.repetitions} repetitions "
             f"({' and '.join(d.repetition_sources)} varied)")
 
 

@@ -14,6 +14,7 @@ from cohtb.monitor.config import MonitorConfig
 from cohtb.monitor.counters import Counters
 from cohtb.monitor.compiled_model import CompiledModel
 from cohtb.trace.events import Header
+from cohtb.tables import count
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,8 @@ def check_fits(header: Header, cfg: MonitorConfig, where: str) -> None:
     """An event file from a larger system than the monitor was built for cannot be replayed honestly."""
     p = cfg.params
     if header.num_cores > p.cores or header.num_sockets > p.sockets:
-        raise CohtbError(f"{where}: events from {header.num_cores} cores / {header.num_sockets} sockets, "
-                         f"but the monitor was built for {p.cores} cores / {p.sockets} sockets")
+        raise CohtbError(f"{where}: events from {count(header.num_cores, 'core')} / {count(header.num_sockets, 'socket')}, "
+                         f"but the monitor was built for {count(p.cores, 'core')} / {count(p.sockets, 'socket')}")
 
 
 def replay_rtl(recs: np.ndarray, regions: list[Region], variant: str = "default", repeat: int = 1) -> tuple[Counters, dict]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from cohtb.analysis.advice import FalseSharing, FieldTraffic
 from cohtb.analysis.layout_proposal import Layout, Proposal
 from cohtb.experiments.advice import AdviceResult
-from cohtb.tables import Table
+from cohtb.tables import Table, count
 
 
 def _rate(n: int, ops: float | None) -> str:
@@ -143,7 +143,7 @@ def seed_advice_section(r: AdviceResult) -> list[str]:
     run_id, first = r.proposals[0]
     together = " ".join(f"--together {','.join(g)}" for g in a.together)
     size = f" --max-size {a.max_size}" if a.max_size is not None else ""
-    out += [f"From {len(r.proposals)} of the {len(r.runs)} runs (each with a profile); "
+    out += [f"From {len(r.proposals)} of the {count(len(r.runs), 'run')} (each with a profile); "
             + ("every one proposes the same layout." if r.agree else "they do not all propose the same layout: "
                "the first run's is shown.")
             + f" The first, `{run_id}`, as `cohtb advise RUN {together}{size}` prints it:", "", "```",
@@ -151,7 +151,7 @@ def seed_advice_section(r: AdviceResult) -> list[str]:
     estimated = [p for _, p in r.proposals if p.saved_ns_per_op is not None]
     if estimated:
         saved, line = [p.saved_ns_per_op for p in estimated], [p.line_ns_per_op for p in estimated]
-        out += [f"**Estimated saving** over the {len(estimated)} runs: {min(saved):.0f}-{max(saved):.0f} ns per "
+        out += [f"**Estimated saving** over the {count(len(estimated), 'run')}: {min(saved):.0f}-{max(saved):.0f} ns per "
                 f"operation of the line's {min(line):.0f}-{max(line):.0f}.", ""]
     if r.unconstrained is not None and r.unconstrained.moved != first.moved:
         u = r.unconstrained

@@ -30,6 +30,7 @@ from cohtb.experiments.seeds import HISTORY  # noqa: E402
 from cohtb.report.palette import (EDGE, LAYOUT_ORDER, POLICY_ORDER, hatch_colour, is_kernels, layout_hatch,  # noqa: E402
                                   layout_line, spec_colour)
 from cohtb.run.kernels import DENTRY_68, DENTRY_611, DENTRY_HYBRID184, recorded_dentry  # noqa: E402
+from cohtb.tables import count  # noqa: E402
 
 DPI = 110
 WIDTH = 10.5          # inches: 1155 px at DPI, inside the HTML page's 1168 px column (html.CSS)
@@ -70,7 +71,7 @@ def ordered(ms: list[RunMetrics]) -> list[RunMetrics]:
 
 def size_name(m: RunMetrics) -> str:
     n = m.spec.sockets
-    return f"{n} socket{'s' if n > 1 else ''} x {m.spec.cores_per_socket} cores"
+    return f"{count(n, 'socket')} x {count(m.spec.cores_per_socket, 'core')}"
 
 
 def panel_name(m: RunMetrics) -> str:
@@ -585,10 +586,6 @@ def matrix_runs(ms: list[RunMetrics]) -> tuple[list[RunMetrics], list[str]]:
                     "totals: the summary table's transfers/op and x-socket/op)")
         runs = runs[:MATRIX_PANELS]
     return runs, left
-
-
-def count(n: int, what: str) -> str:
-    return f"{n} {what}{'s' * (n != 1)}"
 
 
 def matrix_rows(runs: list[RunMetrics]) -> list[tuple[list[RunMetrics], int]]:

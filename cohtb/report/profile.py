@@ -8,7 +8,7 @@ from cohtb.analysis.profile import FunctionShare
 from cohtb.experiments.declarations import Declaration
 from cohtb.experiments.profile_band import ProfileCheck
 from cohtb.run.runs import Run
-from cohtb.tables import Table
+from cohtb.tables import Table, count
 
 TOP = 15   # functions shown; the rest are summed in one row
 
@@ -69,7 +69,7 @@ def band_table(d: Declaration, label: str, checks: list[ProfileCheck]) -> Table:
                          if shares else "not held" if c.arm == "base" else "-")
             rows.append([f"{c.arm}: {symbol}", f"{100 * published:.2f}%", simulated,
                          ("inside" if c.inside(symbol) else "outside") if shares and c.judged and c.runs else ""])
-    verdicts = "; ".join(f"{c.arm} arm ({c.runs} of {c.of_runs} runs profiled): {c.verdict}" for c in checks)
+    verdicts = "; ".join(f"{c.arm} arm ({c.runs} of {count(c.of_runs, 'run')} profiled): {c.verdict}" for c in checks)
     return Table(f"Declaration {d.id}, {label}: where the window's time went, simulated beside published "
                  f"({checks[0].published.tool}, {checks[0].published.where})",
                  ["arm: function", "published", "simulated (min-max)", f"within {d.profile_band_points:g} points"],

@@ -34,7 +34,7 @@ from cohtb.experiments.seeds import Experiment
 from cohtb.places import ROOT
 from cohtb.run import cost, gem5 as gem5_tool
 from cohtb.run.machines import hierarchy_of
-from cohtb.tables import TERMINAL_WIDTH, Table
+from cohtb.tables import TERMINAL_WIDTH, Table, count
 
 COMMAND = "cohtb results"
 BEGIN, END = f"<!-- results: written by `{COMMAND}`; do not edit -->", "<!-- end of results -->"
@@ -170,7 +170,7 @@ def not_complete(res: SeedResult) -> str:
     """A declaration without all its runs: none yet, or how many are kept."""
     n, missing = len(res.experiment.specs()), len(res.missing)
     if missing == n:
-        return f"not run yet under {res.declaration.id} ({n} runs to record)"
+        return f"not run yet under {res.declaration.id} ({count(n, 'run')} to record)"
     return f"incomplete under {res.declaration.id}: {n - missing} of its {n} runs kept, {missing} missing"
 
 
@@ -307,7 +307,7 @@ def cost_table(history: dict[str, list[SeedResult]], ms: list[RunMetrics]) -> Ta
         total[0] += sum(have)
         total[1] += predicted
         rows.append([seed, e.declaration.id, f"{len(specs)}", f"{len(have)}", f"{sum(have) / 3600:,.1f}",
-                     f"{predicted / 3600:,.1f}" + (f" ({unknown} runs unpredicted)" if unknown else "")])
+                     f"{predicted / 3600:,.1f}" + (f" ({count(unknown, 'run')} unpredicted)" if unknown else "")])
     rows.append(["all", "", "", "", f"{total[0] / 3600:,.1f}", f"{total[1] / 3600:,.1f}"])
     return Table("The seeds' cost in gem5 CPU hours, current declarations",
                  ["seed", "declaration", "runs", "kept", "kept: measured", "missing: predicted"], rows,
@@ -346,7 +346,8 @@ def provenance(ms: list[RunMetrics]) -> str:
     dirs = sorted({str(m.run.path.parent.relative_to(ROOT)) if m.run.path.is_relative_to(ROOT) else str(m.run.path.parent)
                    for m in ms})
     versions = sorted({m.run.manifest.gem5.version for m in ms})
-    return f"{len(ms)} runs in {', '.join(f'`{d}/`' for d in dirs)}, recorded with gem5 {', '.join(versions)}"
+    return (f"the {count(len(ms), 'run')} some declaration names, in {', '.join(f'`{d}/`' for d in dirs)}, recorded "
+            f"with gem5 {', '.join(versions)}")
 
 
 def sources(e: Experiment) -> list[str]:
@@ -442,7 +443,7 @@ def recording_text(res: SeedResult) -> str:
     dirty = sum(1 for m in runs if (m.cohtb or {}).get("changed"))
     unknown = sum(1 for m in runs if m.cohtb is None)
     timed = sum(1 for m in runs if m.recorded is not None)
-    return (f"**Recorded.** {len(runs)} runs: {len(runs) - dirty - unknown} from a clean checkout, {dirty} from a "
+    return (f"**Recorded.** {count(len(runs), 'run')}: {len(runs) - dirty - unknown} from a clean checkout, {dirty} from a "
             f"checkout with uncommitted changes" + (f", {unknown} before the checkout was kept" if unknown else "") +
             f"; {timed} keep their host and recording time" + (" (the others were recorded before it was kept)"
                                                               if timed < len(runs) else "") + ".")

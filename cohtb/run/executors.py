@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from urllib.parse import urlsplit
 
 from cohtb.errors import CohtbError
+from cohtb.tables import count
 
 ADDRESS_VARIABLE = "COHTB_DASK"   # the cluster's address when --dask is not given
 RETRIES = 2                        # a run whose worker died is tried again on another, this many times
@@ -28,7 +29,7 @@ class LocalPool:
         self.slots = jobs or os.cpu_count() or 1
 
     def describe(self) -> str:
-        return f"{self.slots} local slots"
+        return count(self.slots, "local slot")
 
     def admit(self, check: Callable[..., str | None], *args) -> None:
         """This process is the one worker: check it as a cluster's are."""

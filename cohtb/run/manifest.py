@@ -89,8 +89,8 @@ class Intervals(_Open):
 
 
 class WorkloadResult(_Open):
-    ops: conint(ge=1)
-    threads: conint(ge=1)
+    ops: conint(ge=1, strict=True)   # strict: a number written as a string is refused, not read as one
+    threads: conint(ge=1, strict=True)
     locked_ops: Optional[conint(ge=0)] = None
     lockref_updates: Optional[conint(ge=0)] = None   # gets and puts; absent before timed windows (then 2 per op)
     measure: Optional[Measure] = None             # absent in runs recorded before timed windows

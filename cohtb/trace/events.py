@@ -22,6 +22,7 @@ from cohtb import contract as ct
 from cohtb.atomic import FileBeside
 from cohtb.contract import Kind, L1State
 from cohtb.errors import CohtbError
+from cohtb.tables import count
 
 _STRUCT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
 _FIXED = struct.Struct("<" + "".join("8s" if n == "magic" else _STRUCT_CODES[size] for n, size in ct.HEADER_FIELDS))
@@ -101,7 +102,7 @@ def read_header(f, where: str) -> Header:
     h = Header(line_size, cores, list(rest[:cores]), source, n, version)
     h.validate(where)
     if h.num_sockets != sockets:
-        raise CohtbError(f"{where}: header says {sockets} sockets, the core map has {h.num_sockets}")
+        raise CohtbError(f"{where}: header says {count(sockets, 'socket')}, the core map has {h.num_sockets}")
     return h
 
 
