@@ -78,6 +78,29 @@ static int index_init(struct index *ix, uint64_t size) {
 
 static uint64_t line_hash(uint64_t line) { return mix(line); }
 static uint64_t core_hash(uint64_t line, uint32_t core) { return mix(line * 0x9e3779b97f4a7c15ULL + core + 1); }
+static uint64_t line_hash_at(const void *recs, uint64_t i) { return line_hash(((const struct line_rec *)recs)[i].line); }
+static uint64_t core_hash_at(const void *recs, uint64_t i) {
+  const struct core_rec *c = &((const struct core_rec *)recs)[i];
+  return core_hash(c->line, c->core);
+}
+
+/* Record number i (from 0) put in the first free slot from its hash. */
+static void index_put(struct index *ix, uint64_t hash, uint64_t i) {
+  uint64_t h = hash & ix->mask;
+  while (ix->slots[h]) h = (h + 1) & ix->mask;
+  ix->slots[h] = (uint32_t)(i + 1);
+}
+
+/* Room for one more of n records, the index kept at most half full (0: out of memory). */
+static int index_room(struct index *ix, uint64_t n, uint64_t (*hash_at)(const void *, uint64_t), const void *recs) {
+  if (2 * (n + 1) <= ix->mask + 1) return 1;
+  struct index bigger;
+  if (!index_init(&bigger, 2 * (ix->mask + 1))) return 0;
+  for (uint64_t i = 0; i < n; i++) index_put(&bigger, hash_at(recs, i), i);
+  free(ix->slots);
+  *ix = bigger;
+  return 1;
+}
 
 /* The record of a line, added at the end if new (NULL: out of memory). */
 static struct line_rec *line_of(struct cohtb_reconcile *r, uint64_t line) {
@@ -86,17 +109,7 @@ static struct line_rec *line_of(struct cohtb_reconcile *r, uint64_t line) {
     if (!k) break;
     if (r->lines[k - 1].line == line) return &r->lines[k - 1];
   }
-  if (2 * (r->n_lines + 1) > r->line_index.mask + 1) {   /* keep the index at most half full */
-    struct index bigger;
-    if (!index_init(&bigger, 2 * (r->line_index.mask + 1))) return NULL;
-    for (uint64_t i = 0; i < r->n_lines; i++) {
-      uint64_t h = line_hash(r->lines[i].line) & bigger.mask;
-      while (bigger.slots[h]) h = (h + 1) & bigger.mask;
-      bigger.slots[h] = (uint32_t)(i + 1);
-    }
-    free(r->line_index.slots);
-    r->line_index = bigger;
-  }
+  if (!index_room(&r->line_index, r->n_lines, line_hash_at, r->lines)) return NULL;
   if (r->n_lines == r->cap_lines) {
     uint64_t cap = r->cap_lines ? 2 * r->cap_lines : 1024;
     struct line_rec *grown = realloc(r->lines, cap * sizeof *grown);
@@ -107,9 +120,7 @@ static struct line_rec *line_of(struct cohtb_reconcile *r, uint64_t line) {
   struct line_rec *rec = &r->lines[r->n_lines++];
   memset(rec, 0, sizeof *rec);
   rec->line = line;
-  uint64_t h = line_hash(line) & r->line_index.mask;
-  while (r->line_index.slots[h]) h = (h + 1) & r->line_index.mask;
-  r->line_index.slots[h] = (uint32_t)r->n_lines;
+  index_put(&r->line_index, line_hash(line), r->n_lines - 1);
   return rec;
 }
 
@@ -122,17 +133,7 @@ static struct core_rec *core_of(struct cohtb_reconcile *r, uint64_t line, uint32
     if (c->line == line && c->core == core) return c;
   }
   if (!add) return NULL;
-  if (2 * (r->n_cores + 1) > r->core_index.mask + 1) {
-    struct index bigger;
-    if (!index_init(&bigger, 2 * (r->core_index.mask + 1))) return NULL;
-    for (uint64_t i = 0; i < r->n_cores; i++) {
-      uint64_t h = core_hash(r->cores[i].line, r->cores[i].core) & bigger.mask;
-      while (bigger.slots[h]) h = (h + 1) & bigger.mask;
-      bigger.slots[h] = (uint32_t)(i + 1);
-    }
-    free(r->core_index.slots);
-    r->core_index = bigger;
-  }
+  if (!index_room(&r->core_index, r->n_cores, core_hash_at, r->cores)) return NULL;
   if (r->n_cores == r->cap_cores) {
     uint64_t cap = r->cap_cores ? 2 * r->cap_cores : 1024;
     struct core_rec *grown = realloc(r->cores, cap * sizeof *grown);
@@ -144,9 +145,7 @@ static struct core_rec *core_of(struct cohtb_reconcile *r, uint64_t line, uint32
   memset(c, 0, sizeof *c);
   c->line = line;
   c->core = core;
-  uint64_t h = core_hash(line, core) & r->core_index.mask;
-  while (r->core_index.slots[h]) h = (h + 1) & r->core_index.mask;
-  r->core_index.slots[h] = (uint32_t)r->n_cores;
+  index_put(&r->core_index, core_hash(line, core), r->n_cores - 1);
   return c;
 }
 
