@@ -131,7 +131,9 @@ def main() -> None:
             wall, used, (_, run_dir) = timed(lambda: recorded(spec, tmp / "file", None))
             manifest = json.loads((run_dir / "manifest.json").read_text())
             ingest = manifest["ingest"]["host_seconds"]
-            keep("file: gem5", wall - ingest, manifest["gem5"].get("cpu_seconds") or float("nan"))
+            if manifest["gem5"].get("cpu_seconds") is None:
+                raise SystemExit(f"{run_dir}: the manifest has no gem5 cpu_seconds (a gem5 run older than the recorder)")
+            keep("file: gem5", wall - ingest, manifest["gem5"]["cpu_seconds"])
             replay_wall, replay_cpu, _ = timed(lambda: analyse(runs.load(run_dir), tmp / "counters.json"))
             keep("file: gem5 + ingest + replay", wall + replay_wall, used + replay_cpu)
             simulated_ms = manifest["roi"]["seconds"] * 1e3

@@ -91,6 +91,11 @@ def fitted_widths(columns: list[list[str]], width: int) -> list[int]:
     return out
 
 
+def wrap(prose: str) -> str:
+    """A line of prose at the width of the tables around it (a terminal's), its continuation lines indented."""
+    return textwrap.fill(prose, TERMINAL_WIDTH, break_on_hyphens=False, subsequent_indent="  ")
+
+
 def count(n: int, thing: str, things: str | None = None) -> str:
     """"1 run", "2 runs": a number with its noun (things: an irregular plural)."""
     return f"{n:,} {thing if n == 1 else things or thing + 's'}"

@@ -29,7 +29,7 @@ def test_a_plot_that_raises_part_way(tmp_path, metrics, monkeypatch):
     def broken(ms, path):
         raise RuntimeError("plot failed")
 
-    monkeypatch.setitem(report.FIGURES, "matrices", broken)   # throughput, ping-pong and fields are drawn before it
+    monkeypatch.setitem(report.FIGURES, "matrices", broken)   # the other figures are drawn beside it
     monkeypatch.setenv("COHTB_CACHE", str(tmp_path / "cache"))   # no figures kept from an earlier report
     with pytest.raises(RuntimeError):
         report.write(metrics, tmp_path / "out" / "report")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import textwrap
 from pathlib import Path
 
 from cohtb.atomic import writable_dir
@@ -16,7 +15,7 @@ from cohtb.run import cost, executors, gem5, provenance
 from cohtb.run.recorder import Live
 from cohtb.run.runs import discover
 from cohtb.run.spec import RunSpec
-from cohtb.tables import TERMINAL_WIDTH, count
+from cohtb.tables import count, wrap
 
 RUNS_HELP = "run directories, directories of runs, or run ids (looked up in results/runs/ and reference-runs/)"
 ANALYSIS_HELP = "where RUN_ID/counters.json are kept (default: the analysis cache, $COHTB_CACHE or ~/.cache/cohtb)"
@@ -68,11 +67,6 @@ def non_negative(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"{n} is negative")
     return n
-
-
-def wrap(prose: str) -> str:
-    """A line of prose at the width of the tables around it."""
-    return textwrap.fill(prose, TERMINAL_WIDTH, break_on_hyphens=False, subsequent_indent="  ")
 
 
 def report_failures(outcomes) -> int:

@@ -46,7 +46,7 @@ class SeedResult:
 
     def verdict(self, p: PointResult, pub) -> Verdict:
         """A point's verdict on one of its published figures: its declared rule, or none for a control."""
-        return _memo(self, ("point", p.point.label, pub.configuration), lambda: judge(pub, p, self.declaration))
+        return _memo(self, ("point", id(p), id(pub)), lambda: judge(pub, p, self.declaration))
 
     @cached_property
     def curves(self) -> dict[str, Verdict]:
@@ -56,7 +56,7 @@ class SeedResult:
 
     def series_verdict(self, sr: SeriesResult) -> Verdict:
         """A series' verdict under its declared collapse rule."""
-        return _memo(self, ("series", sr.series.label), lambda: series_verdict(sr, self.declaration))
+        return _memo(self, ("series", id(sr)), lambda: series_verdict(sr, self.declaration))
 
     @cached_property
     def headline(self) -> tuple[PointResult, object] | None:
@@ -76,10 +76,11 @@ class SeedResult:
 
     def profile_checks(self, p: PointResult) -> list:
         """The point's arms held to (or shown beside) a published profile (cohtb/experiments/profile_band.py)."""
-        return _memo(self, ("profile", p.point.label), lambda: profile_band.checks(self.declaration, p))
+        return _memo(self, ("profile", id(p)), lambda: profile_band.checks(self.declaration, p))
 
 
 def _memo(res: SeedResult, key: tuple, compute):
+    """A judgement of res computed once. Keyed by the objects judged (res holds them, so their ids stay theirs)."""
     cache = res.__dict__.setdefault("_judged", {})
     if key not in cache:
         cache[key] = compute()

@@ -7,6 +7,8 @@ import html
 import json
 import multiprocessing
 import os
+import sys
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,7 +210,12 @@ def time_and_layout(ms: list[RunMetrics]) -> list[Details]:
     return out
 
 
-_DRAWING: list[RunMetrics] = []   # the runs a forked drawing process draws (it inherits them: nothing is pickled)
+_DRAWING: list[RunMetrics] = []   # in a drawing process: the runs it draws (set by its initializer, not pickled)
+
+
+def _drawing(ms: list[RunMetrics]) -> None:
+    global _DRAWING
+    _DRAWING = ms
 
 
 def _draw_one(name: str, d: Path) -> Path | None:
@@ -216,20 +223,17 @@ def _draw_one(name: str, d: Path) -> Path | None:
 
 
 def draw_figures(ms: list[RunMetrics], d: Path) -> dict[str, Path | None]:
-    """Every figure of the report into d, by name (None: nothing to draw): d/<name>.png. The figures are drawn side
-    by side on the machine's cores (each is independent, and drawing is most of a report's time), each in a
-    process forked with the runs already in its memory."""
-    global _DRAWING
-    workers = min(len(FIGURES), os.cpu_count() or 1)
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    """Every figure of the report into d, by name (None: nothing to draw): d/<name>.png. On Linux, from a process
+    with no other thread, the figures are drawn side by side on the cores it may use (each is independent, and
+    drawing is most of a report's time), each in a forked process that has the runs in its memory already (a
+    fork's initializer arguments are inherited, not pickled); elsewhere one after another."""
+    workers = min(len(FIGURES), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    if workers < 2 or sys.platform != "linux" or threading.active_count() > 1:
         return {name: draw(ms, d / f"{name}.png") for name, draw in FIGURES.items()}
-    _DRAWING = ms
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = {name: pool.submit(_draw_one, name, d) for name in FIGURES}
-            return {name: f.result() for name, f in futures.items()}
-    finally:
-        _DRAWING = []
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_drawing,
+                             initargs=(ms,)) as pool:
+        futures = {name: pool.submit(_draw_one, name, d) for name in FIGURES}
+        return {name: f.result() for name, f in futures.items()}
 
 
 def write(ms: list[RunMetrics], out: Path, title: str = "cohtb report", extra_tables: list[Table] | None = None,

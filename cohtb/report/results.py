@@ -27,14 +27,14 @@ from cohtb.experiments.method_changes import changed_inputs
 from cohtb.run.kernels import built_label
 from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
-from cohtb.experiments.reproduce import PointResult, SeriesResult
+from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread
 from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO
 from cohtb.experiments.judging import SeedResult, on_hierarchy, shown, standing
 from cohtb.experiments.seeds import Experiment
 from cohtb.places import ROOT
 from cohtb.run import cost, gem5 as gem5_tool
 from cohtb.run.machines import hierarchy_of
-from cohtb.tables import TERMINAL_WIDTH, Table, count
+from cohtb.tables import Table, count, wrap
 
 COMMAND = "cohtb results"
 BEGIN, END = f"<!-- results: written by `{COMMAND}`; do not edit -->", "<!-- end of results -->"
@@ -161,8 +161,7 @@ def seed_text(res: SeedResult) -> str:
     headline point's verdict, then every other verdict, one wrapped line each (a shape rule's curves, the series)."""
     lines = [point_table(res).text()] if res.points else []   # a seed of series alone has no speed-up table
     rows = verdict_rows(res)[1 if res.points and not res.curves else 0:]
-    lines += [textwrap.fill(f"{row[0]}: {row[-1]}", TERMINAL_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
-              for row in rows]
+    lines += [wrap(f"{row[0]}: {row[-1]}") for row in rows]
     return "\n".join(lines)
 
 
@@ -690,7 +689,7 @@ def seed_page(versions: list[SeedResult], figures: list[str], declaration_figure
         if not earlier.complete:
             out += [f"## Under declaration {earlier.declaration.id} (earlier)", "",
                     f"{len(earlier.missing)} of {len(earlier.experiment.specs())} of its runs are not kept.", "",
-                    *([recording_text(earlier), ""] if recording_text(earlier) else [])]
+                    *([recording_text(earlier), ""] if recording_text(earlier) else []), *kept_runs_section(earlier)]
             continue
         out += [f"## Under declaration {earlier.declaration.id} (earlier)", "", earlier.experiment.simulated_setup
                 + ".", "", declaration_table(earlier.declaration).markdown(),
@@ -709,6 +708,19 @@ def _kernel_label(variant_name: str, runs: list[RunMetrics]) -> str:
     """A kernel variant as its runs' builds had it (cohtb/run/kernels.py: built_label)."""
     return " / ".join(sorted({built_label(variant_name, m.run.manifest.kernel or {})
                               for m in runs}))
+
+
+def kept_runs_section(res: SeedResult) -> list[str]:
+    """A declaration without all its runs: the throughput of each arm's runs that are kept (no verdict: no spread
+    to hold it to); nothing when none is kept."""
+    e, d = res.experiment, res.declaration
+    rows = [[p.point.label, _kernel_label(runs[0].spec.kernel, runs) if runs[0].spec.kernel else name,
+             f"{len(runs)} of {d.repetitions}", Spread(tuple(m.throughput for m in runs)).text(1e-6)]
+            for p in res.points for name, runs in ((e.base_name, p.base), (e.new_name, p.new)) if runs]
+    if not rows:
+        return []
+    return [Table(f"Declaration {d.id}: the runs kept", ["simulated", "arm", "repetitions kept",
+                                                         "ops/µs: mean (min-max)"], rows).markdown()]
 
 
 def sensitivity_section(res: SeedResult) -> list[str]:

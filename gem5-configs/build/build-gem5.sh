@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds gem5.opt for one of cohtb's machines from a gem5 v24.0.0.1 source tree (docs/gem5.md says how to get
 # one): build-gem5.sh SOURCE VARIANT [PATCH...], VARIANT X86 (MESI_Two_Level, the flat machine) or X86_CHI (CHI),
-# then the project's patches the machine needs, by name (cohtb/run/gem5.py, MACHINE_PATCHES; none: stock). Every
+# then the project's patches the machine needs, by name (its machine file's gem5_patches, gem5-configs/multisocket/machines/; none: stock). Every
 # build also gets the instruments (cohtb/run/gem5.py, INSTRUMENTS: pc-profile), which change nothing simulated.
 # Niced: it takes every core for about 100 minutes on two. Ends with the binary's path and digest.
 set -eu
@@ -11,7 +11,7 @@ shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$src"
 case $variant in
-X86) [ $# -eq 0 ] || { echo "build-gem5.sh: the flat machine (X86) has no machine patches; they are for X86_CHI machines (cohtb/run/gem5.py, MACHINE_PATCHES)" >&2; exit 2; } ;;
+X86) [ $# -eq 0 ] || { echo "build-gem5.sh: the flat machine (X86) has no machine patches; they are for X86_CHI machines (a machine file's gem5_patches)" >&2; exit 2; } ;;
 X86_CHI)   # gem5's X86 options with the CHI protocol: X86_CHI.defconfig beside this script
     [ -f build/X86_CHI/gem5.build/config ] ||
         PATH="$here/bin:/usr/bin:/bin" scons defconfig build/X86_CHI "$here/X86_CHI.defconfig" --ignore-style

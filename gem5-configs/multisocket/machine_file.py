@@ -78,7 +78,7 @@ def load(name: str) -> MachineFile:
     try:
         data = path.read_bytes()
     except OSError as e:
-        known = ", ".join([*HIERARCHIES, *names()])
+        known = ", ".join(dict.fromkeys([*HIERARCHIES, *names()]))   # a hierarchy's own file is the hierarchy
         raise MachineFileError(f"{path}: cannot read ({e.strerror}); machines: {known}") from None
     try:
         doc = json.loads(data)

@@ -32,6 +32,8 @@ struct line_rec {                  /* one line: IdealModel.lines and .stats, Rec
   uint64_t stats[N_STATS];
   uint64_t check[N_CHECKS];
   uint8_t has_check;               /* the line is in Reconciler.lines */
+  uint64_t check_seq;              /* when it entered Reconciler.lines (the dict's order) */
+  uint64_t state_seq;              /* when its state last became tracked (IdealModel.lines' order) */
 };
 
 struct core_rec {                  /* one (line, core): its evidence, and whether it wrote or last read the line */
@@ -57,6 +59,7 @@ struct cohtb_reconcile {
   struct core_rec *cores;
   uint64_t n_cores, cap_cores;
   struct index core_index;
+  uint64_t checks, states;         /* the sequence numbers given so far */
   uint64_t *matrix;                /* sockets x sockets, [from][to] */
   uint64_t kinds[COHTB_NUM_KINDS];
   int failed;                      /* an event the Python would refuse (a kind, core or socket out of range) */
@@ -109,7 +112,7 @@ static struct line_rec *line_of(struct cohtb_reconcile *r, uint64_t line) {
     if (!k) break;
     if (r->lines[k - 1].line == line) return &r->lines[k - 1];
   }
-  if (!index_room(&r->line_index, r->n_lines, line_hash_at, r->lines)) return NULL;
+  if (r->n_lines >= UINT32_MAX - 1 || !index_room(&r->line_index, r->n_lines, line_hash_at, r->lines)) return NULL;
   if (r->n_lines == r->cap_lines) {
     uint64_t cap = r->cap_lines ? 2 * r->cap_lines : 1024;
     struct line_rec *grown = realloc(r->lines, cap * sizeof *grown);
@@ -133,7 +136,7 @@ static struct core_rec *core_of(struct cohtb_reconcile *r, uint64_t line, uint32
     if (c->line == line && c->core == core) return c;
   }
   if (!add) return NULL;
-  if (!index_room(&r->core_index, r->n_cores, core_hash_at, r->cores)) return NULL;
+  if (r->n_cores >= UINT32_MAX - 1 || !index_room(&r->core_index, r->n_cores, core_hash_at, r->cores)) return NULL;
   if (r->n_cores == r->cap_cores) {
     uint64_t cap = r->cap_cores ? 2 * r->cap_cores : 1024;
     struct core_rec *grown = realloc(r->cores, cap * sizeof *grown);
@@ -174,9 +177,19 @@ static int ideal_apply(struct cohtb_reconcile *r, struct line_rec *rec, unsigned
     if (fx->from_socket >= r->sockets || socket >= r->sockets) return -2;   /* the Python matrix has no such cell */
     r->matrix[(uint64_t)fx->from_socket * r->sockets + socket]++;
   }
-  if (free_state(&next)) memset(&rec->st, 0, sizeof rec->st);
-  else rec->st = next;
+  if (free_state(&next)) {
+    memset(&rec->st, 0, sizeof rec->st);
+  } else {
+    if (free_state(old)) rec->state_seq = r->states++;   /* a dict key added again goes last */
+    rec->st = next;
+  }
   return 1;
+}
+
+/* The line enters Reconciler.lines, if it is not there yet. */
+static void mark_checked(struct cohtb_reconcile *r, struct line_rec *rec) {
+  if (!rec->has_check) rec->check_seq = r->checks++;
+  rec->has_check = 1;
 }
 
 /* Reconciler._claim: the first of the owner's waiting evidence of one of the kinds, taken. */
@@ -226,6 +239,7 @@ static int apply(struct cohtb_reconcile *r, const struct cohtb_record *e) {
     struct core_rec *c = core_of(r, e->line, core, 1);
     if (!c) return -1;
     if (c->n == c->cap) {
+      if (c->cap >= UINT32_MAX / 2) return -1;
       uint32_t cap = c->cap ? 2 * c->cap : 4;
       uint32_t *grown = realloc(c->items, cap * sizeof *grown);
       if (!grown) return -1;
@@ -236,7 +250,7 @@ static int apply(struct cohtb_reconcile *r, const struct cohtb_record *e) {
     c->waiting = 1;
   }
   if (kind != COHTB_READ && kind != COHTB_WRITE) return 0;
-  rec->has_check = 1;
+  mark_checked(r, rec);
   uint64_t *chk = rec->check;
   if (fx.transfer) {
     if (claim(r, e->line, old.owner, COHTB_FWD_GETX, COHTB_INV)) chk[C_TRANSFERS_MATCHED]++;
@@ -299,7 +313,7 @@ int cohtb_reconcile_finish(struct cohtb_reconcile *r) {
     if (!c->waiting) continue;
     struct line_rec *rec = line_of(r, c->line);
     if (!rec) return r->failed = -1;
-    rec->has_check = 1;
+    mark_checked(r, rec);
     settle(r, c, rec, 1);
   }
   return r->failed;
@@ -308,16 +322,22 @@ int cohtb_reconcile_finish(struct cohtb_reconcile *r) {
 uint64_t cohtb_reconcile_lines(const struct cohtb_reconcile *r) { return r->n_lines; }
 uint32_t cohtb_reconcile_fields(void) { return N_STATS << 8 | N_CHECKS; }
 
-/* Every line in first-event order: its number, its stats (N_STATS each), whether it has a check, its check
- * (N_CHECKS each). */
-void cohtb_reconcile_read(const struct cohtb_reconcile *r, uint64_t *lines, uint64_t *stats, uint8_t *has_check,
-                          uint64_t *checks) {
+/* Every line in first-event order: its number, its stats (N_STATS each), its check (N_CHECKS each) and the
+ * sequence number it entered Reconciler.lines with (UINT64_MAX: it has no check), its final state (owner_valid,
+ * owner, owner_socket, dirty, holders) and the sequence number it entered IdealModel.lines with (UINT64_MAX: its
+ * line is free, not in that dict). */
+void cohtb_reconcile_read(const struct cohtb_reconcile *r, uint64_t *lines, uint64_t *stats, uint64_t *checks,
+                          uint64_t *check_seq, uint64_t *states, uint64_t *state_seq) {
   for (uint64_t i = 0; i < r->n_lines; i++) {
     const struct line_rec *rec = &r->lines[i];
     lines[i] = rec->line;
     memcpy(&stats[i * N_STATS], rec->stats, sizeof rec->stats);
-    has_check[i] = rec->has_check;
     memcpy(&checks[i * N_CHECKS], rec->check, sizeof rec->check);
+    check_seq[i] = rec->has_check ? rec->check_seq : UINT64_MAX;
+    const struct line_state *st = &rec->st;
+    uint64_t *out = &states[i * 5];
+    out[0] = st->owner_valid, out[1] = st->owner, out[2] = st->owner_socket, out[3] = st->dirty, out[4] = st->holders;
+    state_seq[i] = free_state(st) ? UINT64_MAX : rec->state_seq;
   }
 }
 
