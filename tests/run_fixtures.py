@@ -3,6 +3,10 @@
 import json
 from pathlib import Path
 
+from cohtb.experiments.seeds import EXPERIMENTS
+from cohtb.places import REFERENCE_RUNS, RUNS
+from cohtb.run.machines import hierarchy_of
+from cohtb.run.runs import kept
 from cohtb.trace import events as ev
 from cohtb.run.spec import RunSpec
 
@@ -44,3 +48,11 @@ def make_run(root: Path, layout: str, ops: int, roi_seconds: float, rounds: int,
     }
     (run / "manifest.json").write_text(json.dumps(manifest))
     return run
+
+
+def seed_with_runs_to_record(hierarchy: str) -> str | None:
+    """A seed whose current declaration still has runs to record, on a machine of this hierarchy (None: every one
+    has all its runs kept): what a test of `cohtb seeds --launch`'s refusals needs, since a launch with nothing to
+    record writes nothing and so refuses nothing."""
+    return next((seed for seed, e in EXPERIMENTS.items() if hierarchy_of(e.specs()[0].machine) == hierarchy
+                 and kept(e.specs(), [RUNS, REFERENCE_RUNS])[1]), None)

@@ -23,12 +23,8 @@ from cohtb.errors import CohtbError
 from cohtb.fpga import ecp5
 from cohtb.run import gem5
 from cohtb.se import native
-from cohtb.experiments.seeds import EXPERIMENTS
-from cohtb.places import REFERENCE_RUNS, RUNS
-from cohtb.run.machines import hierarchy_of
-from cohtb.run.runs import kept
 from cohtb.run.spec import RunSpec
-from run_fixtures import make_run
+from run_fixtures import make_run, seed_with_runs_to_record
 
 FAKE_GEM5 = Path(__file__).with_name("fake_gem5.py")
 
@@ -484,8 +480,7 @@ def test_seeds_launch_unwritable(capsys, monkeypatch, unwritable):
     if "full" in str(unwritable):
         pytest.skip("a full disk is found by the seed's runs, as by launch's (above): a whole seed of runs to wait for")
     # a seed with runs still to record on the flat machine (a launch with nothing to record writes nothing)
-    seed = next((k for k, e in EXPERIMENTS.items() if hierarchy_of(e.specs()[0].machine) == "flat"
-                 and kept(e.specs(), [RUNS, REFERENCE_RUNS])[1]), None)
+    seed = seed_with_runs_to_record("flat")
     if seed is None:
         pytest.skip("every flat-machine declaration has all its runs kept")
     monkeypatch.setenv("GEM5", str(FAKE_GEM5))

@@ -16,16 +16,15 @@ from cohtb import launch
 from cohtb.errors import CohtbError
 from cohtb.experiments import declarations, seed_folders
 from cohtb.experiments.magnitude import predicted
-from cohtb.places import REFERENCE_RUNS, ROOT, RUNS
+from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.run import machines
-from cohtb.run.machines import hierarchy_of
-from cohtb.run.runs import kept
 from cohtb.experiments.published import PROFILES, SHARES, Published
 from cohtb.experiments.reproduce import Ratio, Spread, point_results, series_result
 from cohtb.experiments.rules import (SERIES_RULES, SHAPE_RULES, collapse_locked_level, collapse_trough, curve_verdicts,
                                     series_verdict, sign_2x, sign_effect_band)
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, NO_INTRUDER
 from cohtb.run.spec import RunSpec
+from run_fixtures import seed_with_runs_to_record
 
 PLUS_55 = Published("20-way stat", 5038006, 7842883, "ops/s", True)
 E004 = HISTORY["004"][1]   # the collapse series as recorded (3 repetitions), judged by collapse-trough
@@ -751,8 +750,7 @@ def test_a_declared_field_of_the_wrong_type_is_refused_naming_it(tmp_path, monke
 def test_seeds_launch_asks_for_the_build_of_the_experiments_own_machine(tmp_path):
     """A seed whose current declaration has runs to record on a socket machine: without GEM5_CHI the launch says
     so, in one line, whatever GEM5 is."""
-    seed = next((k for k, e in EXPERIMENTS.items() if hierarchy_of(e.specs()[0].machine) == "socket"
-                 and kept(e.specs(), [RUNS, REFERENCE_RUNS])[1]), None)
+    seed = seed_with_runs_to_record("socket")
     if seed is None:
         pytest.skip("every socket-machine declaration has all its runs kept")
     env = {k: v for k, v in os.environ.items() if k not in ("GEM5", "GEM5_CHI")}
