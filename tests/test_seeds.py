@@ -14,7 +14,7 @@ import pytest
 
 from cohtb import launch
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations, seed_folders
+from cohtb.experiments import declarations, published, seed_folders
 from cohtb.experiments.magnitude import predicted
 from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.run import machines
@@ -736,6 +736,31 @@ def test_a_damaged_declared_machine_is_refused_naming_the_file_and_field(tmp_pat
 def test_a_declaration_naming_no_declared_machine_is_refused():
     with pytest.raises(CohtbError, match="machine 'nowhere': no machine file declares it"):
         declarations.simulated_machine("nowhere")
+
+
+@pytest.mark.parametrize("damage, error", [
+    (lambda d: d["figures"][0].pop("base"), r"field 'base' is missing"),
+    (lambda d: d.pop("subject"), r"field 'subject' is missing"),
+    (lambda d: d["figures"][0].update(quote=None), r"a field of the wrong type"),
+    (None, r"not valid JSON|Expecting"),
+])
+def test_a_damaged_published_file_is_refused_naming_the_file_and_field(tmp_path, monkeypatch, damage, error):
+    """Each seed's published figures (seed_data/<seed>/published.json): a field missing or of another type, or a
+    file that is not JSON, is one line naming the file, never a traceback."""
+    for path in seed_folders.SEEDS.glob("*/published.json"):
+        (tmp_path / path.parent.name).mkdir()
+        (tmp_path / path.parent.name / path.name).write_text(path.read_text())
+    target = tmp_path / "003" / "published.json"
+    if damage is None:
+        target.write_text(target.read_text()[:100])
+    else:
+        doc = json.loads(target.read_text())
+        damage(doc)
+        target.write_text(json.dumps(doc))
+    monkeypatch.setattr(seed_folders, "SEEDS", tmp_path)
+    with pytest.raises(CohtbError, match=error) as e:
+        published.load()
+    assert str(target) in str(e.value) and "\n" not in str(e.value)
 
 
 def test_a_declared_field_of_the_wrong_type_is_refused_naming_it(tmp_path, monkeypatch):

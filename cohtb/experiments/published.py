@@ -94,44 +94,47 @@ class Profile:
         return dict(self.functions).get(symbol)
 
 
-def _seed_docs() -> dict[str, dict]:
-    """seed -> its published.json, every seed in order."""
+def _per_seed(parse) -> dict:
+    """seed -> parse(seed, its published.json), every seed in order; a file that cannot be read, or a field missing
+    or of another type, is one line naming the file and the field."""
     out = {}
     for seed in seed_folders.seeds():
         path = seed_folders.published_file(seed)
         try:
-            out[seed] = json.loads(path.read_text())
+            out[seed] = parse(seed, json.loads(path.read_text()))
         except (OSError, ValueError) as e:
             raise CohtbError(f"{path}: {e}") from None
+        except KeyError as e:
+            raise CohtbError(f"{path}: field '{e.args[0]}' is missing") from None
+        except (TypeError, AttributeError) as e:
+            raise CohtbError(f"{path}: a field of the wrong type ({e})") from None
     return out
 
 
 def load_profiles() -> dict[str, tuple[Profile, ...]]:
     """seed -> the profiles it publishes (none: nothing to hold a simulated profile to)."""
-    return {seed: tuple(Profile(seed, x["arm"], x["configuration"], x["tool"], x["where"], tuple(x["quote"]),
-                                tuple(x["functions"].items()))
-                        for x in s.get("profiles", ()))
-            for seed, s in _seed_docs().items()}
+    return _per_seed(lambda seed, s: tuple(
+        Profile(seed, x["arm"], x["configuration"], x["tool"], x["where"], tuple(x["quote"]),
+                tuple(x["functions"].items())) for x in s.get("profiles", ())))
 
 
 def load_shares() -> dict[str, tuple[Share, ...]]:
     """seed -> what it publishes about its time before the patch (none: magnitude not testable)."""
-    return {seed: tuple(Share(seed, x["kind"], x["what"], tuple(x["applies_to"]), x["where"], tuple(x["quote"]),
-                              x.get("share", 0.0), x.get("threads", 0), x.get("block_bytes", 0), x.get("unit_bytes", 0))
-                        for x in s.get("shares", ()))
-            for seed, s in _seed_docs().items()}
+    return _per_seed(lambda seed, s: tuple(
+        Share(seed, x["kind"], x["what"], tuple(x["applies_to"]), x["where"], tuple(x["quote"]), x.get("share", 0.0),
+              x.get("threads", 0), x.get("block_bytes", 0), x.get("unit_bytes", 0)) for x in s.get("shares", ())))
+
+
+def _figures(seed: str, s: dict) -> dict[str, Published]:
+    src = Source(seed, s["list"], s["subject"], s["author"], s["date"])
+    return {f["configuration"]: Published(f["configuration"], f["base"], f["new"], f["unit"], f["higher_is_better"],
+                                          src, f["where"], tuple(f["quote"]), f.get("null", False))
+            for f in s["figures"]}
 
 
 def load() -> dict[str, dict[str, Published]]:
     """seed -> configuration -> its published figure."""
-    out: dict[str, dict[str, Published]] = {}
-    for seed, s in _seed_docs().items():
-        src = Source(seed, s["list"], s["subject"], s["author"], s["date"])
-        out[seed] = {f["configuration"]: Published(f["configuration"], f["base"], f["new"], f["unit"],
-                                                   f["higher_is_better"], src, f["where"], tuple(f["quote"]),
-                                                   f.get("null", False))
-                     for f in s["figures"]}
-    return out
+    return _per_seed(_figures)
 
 
 PUBLISHED = load()
