@@ -105,6 +105,16 @@ static int index_room(struct index *ix, uint64_t n, uint64_t (*hash_at)(const vo
   return 1;
 }
 
+/* An array of n records with room for one more: recs itself, or recs grown to twice its capacity (*cap updated);
+ * NULL, recs untouched, when out of memory. */
+static void *with_room(void *recs, uint64_t n, uint64_t *cap, size_t size) {
+  if (n < *cap) return recs;
+  uint64_t bigger = *cap ? 2 * *cap : 1024;
+  void *grown = realloc(recs, bigger * size);
+  if (grown) *cap = bigger;
+  return grown;
+}
+
 /* The record of a line, added at the end if new (NULL: out of memory). */
 static struct line_rec *line_of(struct cohtb_reconcile *r, uint64_t line) {
   for (uint64_t h = line_hash(line) & r->line_index.mask;; h = (h + 1) & r->line_index.mask) {
@@ -113,13 +123,9 @@ static struct line_rec *line_of(struct cohtb_reconcile *r, uint64_t line) {
     if (r->lines[k - 1].line == line) return &r->lines[k - 1];
   }
   if (r->n_lines >= UINT32_MAX - 1 || !index_room(&r->line_index, r->n_lines, line_hash_at, r->lines)) return NULL;
-  if (r->n_lines == r->cap_lines) {
-    uint64_t cap = r->cap_lines ? 2 * r->cap_lines : 1024;
-    struct line_rec *grown = realloc(r->lines, cap * sizeof *grown);
-    if (!grown) return NULL;
-    r->lines = grown;
-    r->cap_lines = cap;
-  }
+  struct line_rec *lines = with_room(r->lines, r->n_lines, &r->cap_lines, sizeof *lines);
+  if (!lines) return NULL;
+  r->lines = lines;
   struct line_rec *rec = &r->lines[r->n_lines++];
   memset(rec, 0, sizeof *rec);
   rec->line = line;
@@ -137,13 +143,9 @@ static struct core_rec *core_of(struct cohtb_reconcile *r, uint64_t line, uint32
   }
   if (!add) return NULL;
   if (r->n_cores >= UINT32_MAX - 1 || !index_room(&r->core_index, r->n_cores, core_hash_at, r->cores)) return NULL;
-  if (r->n_cores == r->cap_cores) {
-    uint64_t cap = r->cap_cores ? 2 * r->cap_cores : 1024;
-    struct core_rec *grown = realloc(r->cores, cap * sizeof *grown);
-    if (!grown) return NULL;
-    r->cores = grown;
-    r->cap_cores = cap;
-  }
+  struct core_rec *cores = with_room(r->cores, r->n_cores, &r->cap_cores, sizeof *cores);
+  if (!cores) return NULL;
+  r->cores = cores;
   struct core_rec *c = &r->cores[r->n_cores++];
   memset(c, 0, sizeof *c);
   c->line = line;
