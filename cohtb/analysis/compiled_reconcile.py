@@ -14,6 +14,7 @@ from dataclasses import fields
 import numpy as np
 
 from cohtb.analysis.reconcile import LineCheck, Reconciler
+from cohtb.contract import Kind
 from cohtb.errors import CohtbError
 from cohtb.monitor.compiled_model import LIBRARY, library
 from cohtb.monitor.models import LineState, LineStats
@@ -65,7 +66,7 @@ def reconcile(recs: np.ndarray, sockets: int, dirty_up: bool = False) -> Reconci
         state_seq = np.zeros(n, np.uint64)
         lib.cohtb_reconcile_read(handle, *(a.ctypes.data for a in (lines, stats, checks, check_seq, states, state_seq)))
         matrix = np.zeros((sockets, sockets), np.uint64)
-        kinds = np.zeros(len(Reconciler(sockets).ideal.kinds), np.uint64)
+        kinds = np.zeros(len(Kind), np.uint64)   # IdealModel.kinds: one count per kind
         lib.cohtb_reconcile_totals(handle, matrix.ctypes.data, kinds.ctypes.data)
     finally:
         lib.cohtb_reconcile_free(handle)
