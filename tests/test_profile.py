@@ -2,6 +2,7 @@
 summed per function; shares as perf report shows them; `cohtb profile` and every damaged input a clear line."""
 
 import json
+from dataclasses import replace
 import shutil
 import subprocess
 from pathlib import Path
@@ -287,6 +288,25 @@ def test_a_profile_band_judges_the_base_arms_mean_once_every_repetition_has_a_pr
     assert verdict([as_published] * 3) == "no verdict: 3 of 5 runs have a profile"
     assert verdict([as_published] * 3 + [no_lookup] * 2) == profile_band.OUTSIDE   # __d_lookup_rcu's mean 15.4%
     assert verdict([as_published] * 4 + [no_lookup]) == profile_band.REACHES      # its mean 20.5%: inside
+
+
+def test_a_profile_band_sums_the_guest_functions_declared_to_do_a_published_functions_work():
+    """6.12's qspinlock waits in queued_spin_lock_slowpath, which 3.10's ticket lock did inside _raw_spin_lock: the
+    declared counterparts' shares count as the published function's, and without them the band would miss."""
+    e = HISTORY["000-fs-o3"][-1]
+    point, d = e.points[0], e.declaration
+    waiting = {"_raw_spin_lock": 0.08, "queued_spin_lock_slowpath": 0.70}
+
+    def check(declaration) -> profile_band.ProfileCheck:
+        p = PointResult(point, [_Kept(waiting)] * 5, [], d.repetitions)
+        return next(c for c in profile_band.checks(declaration, p)
+                    if c.arm == "base" and c.published.configuration == "8 nodes, users 1100-2000")
+
+    assert check(d).mean("_raw_spin_lock") == pytest.approx(0.78)
+    assert check(d).verdict == profile_band.REACHES
+    alone = replace(d, profile_counterparts=())
+    assert check(alone).mean("_raw_spin_lock") == pytest.approx(0.08)
+    assert check(alone).verdict == profile_band.OUTSIDE
 
 
 C2C = Path(__file__).parent / "fixtures" / "perf-c2c-report.txt"

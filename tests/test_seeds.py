@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -590,6 +591,32 @@ def test_a_collapse_declaration_whose_listings_cannot_be_judged_is_refused(damag
     raw = {**tomllib.loads(path.read_text())["version"][0], **damage}
     with pytest.raises(CohtbError, match=re.escape(error)):
         declarations._declaration(path, "004-collapse-fs", raw)
+
+
+@pytest.mark.parametrize("damage, error", [
+    ({"profile_counterparts": {"_raw_spin_lock": []}}, "field 'profile_counterparts' is not a table of function names"),
+    ({"profile_counterparts": {"_raw_spin_lock": "queued_spin_lock_slowpath"}}, "field 'profile_counterparts' is not a"),
+    ({"profile_counterparts": {"lockref_get": ["lockref_get"]}},
+     "field 'profile_counterparts': 'lockref_get' is not one of the profile_functions"),
+])
+def test_a_profile_band_whose_counterparts_name_no_declared_function_is_refused(damage, error):
+    path = seed_folders.declaration_file("000-fs-o3")
+    raw = {**tomllib.loads(path.read_text())["version"][0], **damage}
+    with pytest.raises(CohtbError, match=re.escape(error)):
+        declarations._declaration(path, "000-fs-o3", raw)
+
+
+def test_a_declared_subset_of_seed_000s_paths_records_those_alone_and_an_unknown_path_is_refused():
+    from cohtb.experiments.seeds import BUILDERS
+
+    e = EXPERIMENTS["000-fs-o3"]
+    assert [(p.curve, p.base.sockets) for p in e.points] == [("stat(2) of one file", 8)]
+    assert "stat(2)s one tmpfs file" in e.simulated_setup and "inotify" not in e.simulated_setup
+    assert {p.curve for p in EXPERIMENTS["000-fs"].points} == {"stat(2) of one file",
+                                                                "open+close of each thread's own file in a watched directory"}
+    d = replace(e.declaration, fs_paths=("stat", "readdir"))
+    with pytest.raises(CohtbError, match=re.escape("000-fs-o3.toml: version 1: field 'fs_paths': unknown path 'readdir'")):
+        BUILDERS["000-fs-o3"](d)
 
 
 def test_disagreement_lists_a_reproduced_change_called_out_by_its_rule():

@@ -78,8 +78,16 @@ class Declaration:
     stands_beside: str = ""      # a machine check: the declaration (an id) this one differs from in the machine alone
     profile_functions: tuple[str, ...] = ()   # the functions whose published shares the base arm's profile is held to
     profile_band_points: float = 0.0         # ... within this many percentage points (cohtb/experiments/profile_band.py)
+    profile_counterparts: tuple[tuple[str, tuple[str, ...]], ...] = ()   # a published function -> the guest's
+                                 # functions that do its work (a TOML table; a function not named is itself)
+    fs_paths: tuple[str, ...] = ()   # full system, seed 000: the paths recorded (default: every one)
     rejudges: int = 0            # a rule-only version: judges version N's runs again by its own rule (no new runs)
     declared: dict = field(default_factory=dict, compare=False, repr=False)   # the version's table as written
+
+    def simulated_symbols(self, function: str) -> tuple[str, ...]:
+        """The guest's functions whose time stands for a published function's (profile_counterparts): 3.10's ticket
+        lock spun inside _raw_spin_lock, 6.12's qspinlock spins in queued_spin_lock_slowpath, which it calls."""
+        return dict(self.profile_counterparts).get(function, (function,))
 
     @property
     def id(self) -> str:
@@ -154,7 +162,15 @@ def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
                   and not _of_type(v, _FIELDS[n].type)]
     if wrong_type:
         raise CohtbError(f"{where}: field '{wrong_type[0]}' is not {_FIELDS[wrong_type[0]].type}")
+    counterparts = raw.get("profile_counterparts", {})
+    if not (isinstance(counterparts, dict) and all(
+            isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in counterparts.values())):
+        raise CohtbError(f"{where}: field 'profile_counterparts' is not a table of function names to lists of them")
+    stray = sorted(set(counterparts) - set(raw.get("profile_functions", ())))
+    if stray:
+        raise CohtbError(f"{where}: field 'profile_counterparts': '{stray[0]}' is not one of the profile_functions")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    values["profile_counterparts"] = tuple((k, tuple(v)) for k, v in counterparts.items())
     d = Declaration(experiment=experiment, declared={"experiment": experiment, **raw}, **values)
     bad = [s for s in d.repetition_sources if s not in REPETITION_SOURCES]
     if bad:

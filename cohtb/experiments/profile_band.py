@@ -2,7 +2,9 @@
 throughput verdict is read beside whether the simulated machine spends its time where the seed's did. Declared
 with the experiment (profile_functions, profile_band_points), before its runs: each named function's share of the
 simulated window, the mean over the base arm's repetitions, must lie within the band's points of the published
-share. The new arm's profile is shown beside its published one, not judged.
+share. Where the guest's kernel does a published function's work in more functions than the seed's (3.10's ticket
+lock spun inside _raw_spin_lock; 6.12's qspinlock spins in queued_spin_lock_slowpath), the declaration names them
+(profile_counterparts) and their shares are summed. The new arm's profile is shown beside its published one, not judged.
 
 The rule's answers are known before any run (outcomes): the published shares themselves reach the band, and a
 function moved just past the band's edge, either way, does not."""
@@ -35,6 +37,7 @@ class ProfileCheck:
     of_runs: int                 # the arm's declared repetitions
     judged: bool                 # the base arm is held to the band; the new arm is shown
     points: float                # the band's half width, in percentage points
+    counterparts: dict[str, tuple[str, ...]]   # function -> the guest's functions whose shares are summed for it
 
     def mean(self, symbol: str) -> float:
         return statistics.fmean(self.shares[symbol])
@@ -73,8 +76,9 @@ def checks(d: Declaration, p: PointResult) -> list[ProfileCheck]:
                 continue
             rows = [r for r in (of(m.run) for m in runs) if r is not None]
             symbols = d.profile_functions if arm == "base" else tuple(s for s, _ in profile.functions)
-            out.append(ProfileCheck(arm, profile, {s: tuple(share_of(r, s) for r in rows) for s in symbols},
-                                    len(rows), p.repetitions, arm == "base", d.profile_band_points))
+            shares = {s: tuple(sum(share_of(r, g) for g in d.simulated_symbols(s)) for r in rows) for s in symbols}
+            out.append(ProfileCheck(arm, profile, shares, len(rows), p.repetitions, arm == "base",
+                                    d.profile_band_points, {s: d.simulated_symbols(s) for s in symbols}))
     return out
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from cohtb.experiments import declarations
+from cohtb.errors import CohtbError
+from cohtb.experiments import declarations, seed_folders
 from cohtb.experiments.declarations import Declaration, sockets_text
 from cohtb.experiments.published import PUBLISHED, Published
 from cohtb.run.kernels import variant
@@ -349,8 +350,21 @@ FS_PATHS_000 = {"stat": ("stat(2) of one file", ()),
                                ("--own-files", "--watch-dir"))}
 
 
+# what each path does, as the setup says it
+FS_PATH_SETUPS_000 = {"stat": "by the stat loop: every thread stat(2)s one tmpfs file (the file's dentry: the lookup's "
+                              "lockref get and dput)",
+                      "open_close": "by the seed's own path: every thread opens and closes its own file in a directory "
+                                    "with an inotify watch (fsnotify_parent: dget_parent and dput of the directory's "
+                                    "dentry on each open and each close; each thread its own descriptor table)"}
+
+
 def e000fs(d: Declaration) -> Experiment:
     base, new = d.kernels
+    unknown = [op for op in d.fs_paths if op not in FS_PATHS_000]
+    if unknown:
+        raise CohtbError(f"{seed_folders.declaration_file(d.experiment)}: version {d.version}: field 'fs_paths': "
+                         f"unknown path '{unknown[0]}' (known: {', '.join(FS_PATHS_000)})")
+    paths = d.fs_paths or tuple(FS_PATHS_000)
 
     def run(kernel: str, op: str, sockets: int) -> RunSpec:
         spec = on_machine(d, full_system(d, kernel, sockets, d.cores_per_socket, op=op))
@@ -363,23 +377,20 @@ def e000fs(d: Declaration) -> Experiment:
                      curve=FS_PATHS_000[op][0])
 
     return Experiment(
-        seed="000-fs", declaration=d, title="Lockless dentry reference counts (lockref), in the real kernel (full system)",
+        seed=d.experiment, declaration=d, title="Lockless dentry reference counts (lockref), in the real kernel (full system)",
         change="dget_parent and dput update d_count with cmpxchg on the lock+count word instead of taking d_lock",
         base_name=base, new_name=new,
         published_setup="AIM7 short workload on ramdisk, 3.10 kernel, 8-socket 80-core x86-64 (HT off), restricted "
                         "to 1/2/4/8 nodes with numactl; jobs per minute",
         simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md), one thread per CPU, on "
-                        "one hot dentry two ways: every thread stat(2)s one tmpfs file (the file's dentry: the "
-                        "lookup's lockref get and dput), and the seed's own path, every thread opens and closes its "
-                        "own file in a directory with an inotify watch (fsnotify_parent: dget_parent and dput of "
-                        "the directory's dentry on each open and each close; each thread its own descriptor table); "
+                        f"one hot dentry {' and '.join(FS_PATH_SETUPS_000[op] for op in paths)}; "
                         f"{base} ({variant(base).about}) against {new} (6.12's lockref, its d_lock the qspinlock); "
                         f"{_measure(d)}",
         differences=f"{d.cores_per_socket} cores per socket, not 10; threads, not AIM7's processes (each with its own "
                     "descriptor table, as processes have); 6.12's kernel and qspinlock, not 3.10's and its ticket "
                     "lock; the directory watch stands for whichever 3.10 caller of dget_parent AIM7 hit (the seed does "
                     "not say); the 2-node baseline the author calls abnormal is reported, not judged",
-        points=tuple(point(op, n) for op in FS_PATHS_000 for n in d.sockets))
+        points=tuple(point(op, n) for op in paths for n in d.sockets))
 
 
 NO_INTRUDER = "without the listings"   # a collapse series' control: the same kernel, nobody lists the directory
@@ -442,11 +453,20 @@ def machine_check(build):
     return built
 
 
+def on_out_of_order_cores(build):
+    """An experiment recorded on a machine with out-of-order cores, its own declaration (not a machine check: it
+    records a part of the other's points)."""
+    def built(d: Declaration) -> Experiment:
+        e = build(d)
+        return replace(e, title=f"{e.title}, on out-of-order cores")
+    return built
+
+
 # Each seed's SE experiment, then its full-system ones beside it, then the machine checks.
 BUILDERS = {"000": e000, "000-fs": e000fs, "001": e001, "002": e002, "002-fs": e002fs,
             "002-kernel-fs": lambda d: e002fs(d, "kernel_rwsem"), "003": e003, "004": e004, "004-fs": e004fs,
             "004-collapse-fs": e004collapse_fs, "002-flat": machine_check(e002), "004-fs-8x4": machine_check(e004fs),
-            "004-fs-o3": machine_check(e004fs)}
+            "004-fs-o3": machine_check(e004fs), "000-fs-o3": on_out_of_order_cores(e000fs)}
 
 # Every version of every experiment, oldest first: the runs of each are judged by its own declaration.
 HISTORY = {seed: tuple(build(d) for d in declarations.versions(seed)) for seed, build in BUILDERS.items()}
