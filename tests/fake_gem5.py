@@ -11,7 +11,6 @@ with the project's pc-profile patch does (and this text has that build's marker,
 "PcProfile: cannot write")."""
 
 import gzip
-import importlib.util
 import json
 import os
 import subprocess
@@ -22,17 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cohtb.contract import contiguous_socket_map  # noqa: E402  (the map cohtb's gem5 system builds)
-
-
-
-def config_module(name: str):
-    """One of the configs' standard-library modules (topology files, placement), as gem5 would run it."""
-    spec = importlib.util.spec_from_file_location(
-        name, Path(__file__).resolve().parents[1] / "gem5-configs" / "multisocket" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from cohtb.run.machines import config_module  # noqa: E402  (the configs' standard-library modules, as gem5 runs them)
 
 topology, placement = config_module("topology"), config_module("placement")
 

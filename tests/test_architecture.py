@@ -53,7 +53,9 @@ ALLOWED = {
 }
 # The gem5-config files cohtb runs by their path (importlib), by the module that runs them: gem5 runs them too, so
 # they import only the standard library and each other.
-EXECUTED_BY_PATH = {"cohtb.run.machines": {"gem5-configs/multisocket/machine_file.py",
+EXECUTED_BY_PATH = {"cohtb.run.machines": {"gem5-configs/multisocket/__init__.py",
+                                           "gem5-configs/multisocket/json_file.py",
+                                           "gem5-configs/multisocket/machine_file.py",
                                            "gem5-configs/multisocket/placement.py",
                                            "gem5-configs/multisocket/topology.py"}}
 

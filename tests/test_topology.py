@@ -1,16 +1,14 @@
 """The socket wirings (gem5-configs/multisocket/topologies/) and the rules that read them, without gem5: the
 module needs only the standard library, so it is loaded here from its file as the configs load it."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-MODULE = Path(__file__).resolve().parents[1] / "gem5-configs" / "multisocket" / "topology.py"
-spec = importlib.util.spec_from_file_location("topology", MODULE)
-topology = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(topology)
+from cohtb.run.machines import config_module
+
+topology = config_module("topology")
 
 
 def test_every_file_loads_connected_with_a_symmetric_hop_matrix():

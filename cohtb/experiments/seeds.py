@@ -8,6 +8,7 @@ earlier version of the declaration builds the experiment its runs were recorded 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from cohtb.errors import CohtbError
@@ -468,7 +469,28 @@ BUILDERS = {"000": e000, "000-fs": e000fs, "001": e001, "002": e002, "002-fs": e
             "004-collapse-fs": e004collapse_fs, "002-flat": machine_check(e002), "004-fs-8x4": machine_check(e004fs),
             "004-fs-o3": machine_check(e004fs), "000-fs-o3": on_out_of_order_cores(e000fs)}
 
+class _BuiltOnFirstUse(Mapping):
+    """seed -> what `build` makes of it, in BUILDERS' order, each built when first asked for: a command about one
+    seed reads that seed's declarations alone."""
+
+    def __init__(self, build):
+        self._build, self._built = build, {}
+
+    def __getitem__(self, seed: str):
+        if seed not in BUILDERS:
+            raise KeyError(seed)
+        if seed not in self._built:
+            self._built[seed] = self._build(seed)
+        return self._built[seed]
+
+    def __iter__(self):
+        return iter(BUILDERS)
+
+    def __len__(self) -> int:
+        return len(BUILDERS)
+
+
 # Every version of every experiment, oldest first: the runs of each are judged by its own declaration.
-HISTORY = {seed: tuple(build(d) for d in declarations.versions(seed)) for seed, build in BUILDERS.items()}
+HISTORY = _BuiltOnFirstUse(lambda seed: tuple(BUILDERS[seed](d) for d in declarations.versions(seed)))
 # The experiments new runs are recorded under: the newest declaration of each.
-EXPERIMENTS = {seed: versions[-1] for seed, versions in HISTORY.items()}
+EXPERIMENTS = _BuiltOnFirstUse(lambda seed: HISTORY[seed][-1])

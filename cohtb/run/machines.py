@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import sys
 from dataclasses import dataclass, field
 
 from cohtb.errors import CohtbError
@@ -17,16 +18,24 @@ from cohtb.places import ROOT
 CONFIGS = ROOT / "gem5-configs" / "multisocket"
 
 
-def _load_module(name: str):
-    spec = importlib.util.spec_from_file_location(f"cohtb_{name}", CONFIGS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+CONFIGS_PACKAGE = "cohtb_gem5_configs"   # the name the configs' package has in cohtb's process
 
 
-machine_file = _load_module("machine_file")
-placement = _load_module("placement")
-topology = _load_module("topology")
+def config_module(name: str):
+    """One of the configs' standard-library modules, loaded from its file as a module of the configs' package (its
+    relative imports of its siblings work as under gem5; the package's own __init__ imports nothing)."""
+    if CONFIGS_PACKAGE not in sys.modules:
+        spec = importlib.util.spec_from_file_location(CONFIGS_PACKAGE, CONFIGS / "__init__.py",
+                                                      submodule_search_locations=[str(CONFIGS)])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[CONFIGS_PACKAGE] = package
+        spec.loader.exec_module(package)
+    return importlib.import_module(f"{CONFIGS_PACKAGE}.{name}")
+
+
+machine_file = config_module("machine_file")
+placement = config_module("placement")
+topology = config_module("topology")
 HIERARCHIES: tuple[str, ...] = machine_file.HIERARCHIES
 FILES = CONFIGS / "machines"
 

@@ -19,6 +19,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .json_file import field as json_field, read_object
+
 DIRECTORY = Path(__file__).resolve().parent / "machines"
 # Each cache hierarchy and the Ruby protocol its gem5 must be built with.
 PROTOCOL_OF = {"flat": "MESI_Two_Level", "socket": "CHI"}
@@ -75,22 +77,9 @@ def hierarchy_of(machine: str) -> str:
 
 def load(name: str) -> MachineFile:
     path = DIRECTORY / f"{name}.json"
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        known = ", ".join(dict.fromkeys([*HIERARCHIES, *names()]))   # a hierarchy's own file is the hierarchy
-        raise MachineFileError(f"{path}: cannot read ({e.strerror}); machines: {known}") from None
-    try:
-        doc = json.loads(data)
-    except ValueError as e:
-        raise MachineFileError(f"{path}: not JSON ({e})") from None
-    if not isinstance(doc, dict):
-        raise MachineFileError(f"{path}: not a JSON object")
-
-    def field(key, kind):
-        if not isinstance(doc.get(key), kind):
-            raise MachineFileError(f"{path}: field '{key}': missing or not {kind.__name__}")
-        return doc[key]
+    known = ", ".join(dict.fromkeys([*HIERARCHIES, *names()]))   # a hierarchy's own file is the hierarchy
+    _, doc = read_object(path, MachineFileError, f"machines: {known}")
+    field = lambda key, kind: json_field(path, doc, key, kind, MachineFileError)
 
     name_in, hierarchy = field("name", str), field("hierarchy", str)
     description, params, sources = field("description", str), field("params", dict), field("sources", dict)

@@ -6,9 +6,10 @@ so cohtb and its tests read the same files with the same rules as the gem5 confi
 A file: {"name": str, "sockets": int, "links": [[a, b], ...], "source": str (where the wiring comes from)}."""
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from .json_file import field as json_field, read_object
 
 DIRECTORY = Path(__file__).resolve().parent / "topologies"
 
@@ -60,22 +61,8 @@ def names() -> list[str]:
 
 def load(name_or_path: str) -> Topology:
     path = path_of(name_or_path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        known = ", ".join(names())
-        raise TopologyError(f"{path}: cannot read ({e.strerror}); topologies here: {known}") from None
-    try:
-        doc = json.loads(data)
-    except ValueError as e:
-        raise TopologyError(f"{path}: not JSON ({e})") from None
-    if not isinstance(doc, dict):
-        raise TopologyError(f"{path}: not a JSON object")
-
-    def field(key, kind):
-        if not isinstance(doc.get(key), kind) or isinstance(doc.get(key), bool):
-            raise TopologyError(f"{path}: field '{key}': missing or not {kind.__name__}")
-        return doc[key]
+    data, doc = read_object(path, TopologyError, f"topologies here: {', '.join(names())}")
+    field = lambda key, kind: json_field(path, doc, key, kind, TopologyError)
 
     name, sockets, links, source = field("name", str), field("sockets", int), field("links", list), field("source", str)
     if name != path.stem:
