@@ -10,15 +10,14 @@ from pathlib import Path
 from cohtb.analysis.pipeline import metrics_for, standard_comparisons
 from cohtb.atomic import writable_dir
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations, power
 from cohtb.experiments.plans import plan
-from cohtb.launch import launch
+from cohtb import recording
 from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.report.html import summary_table, write
 from cohtb.experiments.judging import seed_history, shown
 from cohtb.report.results import fairness_table, headline, point_table
 from cohtb.tables import TERMINAL_WIDTH, Table, count
-from cohtb.run import gem5, provenance
+from cohtb.run import gem5
 from cohtb.run.runs import discover, load
 from cohtb.trace.events import LEGACY_NOTE
 
@@ -30,11 +29,8 @@ def run(out: Path, matrix: str = "default", jobs: int | None = None, timeout: fl
     found = gem5.find()
     if found is not None:
         specs = plan(matrix)
-        declared = declarations.records_for(specs)
-        power.refuse_without_power(specs)
-        provenance.require_clean(allow_dirty)
-        print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix ({count(len(specs), 'run')}) into {out / 'runs'}", flush=True)
-        outcomes = launch(specs, out / "runs", jobs, timeout, declared=declared)
+        print(f"cohtb run: gem5 at {found}; launching the '{matrix}' matrix", flush=True)
+        outcomes = recording.record(specs, out / "runs", "cohtb run", jobs=jobs, timeout=timeout, allow_dirty=allow_dirty)
         runs = [load(out / "runs" / o.spec.id) for o in outcomes if o.status != "failed"]
         failed = [o for o in outcomes if o.status == "failed"]
         if failed:

@@ -26,6 +26,7 @@ STAGES = [
     {"launch"},        # the runners put together
     {"analysis"},      # a run's counters, reconciled with gem5, and its metrics
     {"experiments"},   # the seeds' declared experiments, their rules and plans
+    {"recording"},     # runs recorded as every verb records them: the checks, then the launch
     {"report"},        # tables, plots, pages
     {"mainjob"},       # cohtb run
     {"commands"},      # one module per verb
@@ -45,8 +46,9 @@ ALLOWED = {
     "launch": BASE | {"run", "se", "fs"},
     "analysis": BASE | {"contract", "trace", "monitor", "run"},
     "experiments": BASE | {"run", "analysis"},
+    "recording": BASE | {"run", "launch", "experiments"},
     "report": BASE | {"run", "analysis", "experiments"},
-    "mainjob": BASE | {"trace", "run", "launch", "analysis", "experiments", "report"},
+    "mainjob": BASE | {"trace", "run", "recording", "analysis", "experiments", "report"},
     "commands": set(STAGE_OF) - {"cli"},
     "cli": BASE,
     **{name: BASE for name in BASE},

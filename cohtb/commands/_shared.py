@@ -7,15 +7,13 @@ import os
 import sys
 from pathlib import Path
 
-from cohtb.atomic import writable_dir
-from cohtb.experiments import declarations, power
-from cohtb.launch import launch
 from cohtb.places import RUNS
-from cohtb.run import cost, executors, gem5, provenance
+from cohtb import recording
+from cohtb.run import cost
 from cohtb.run.recorder import Live
 from cohtb.run.runs import discover
 from cohtb.run.spec import RunSpec
-from cohtb.tables import count, wrap
+from cohtb.tables import wrap
 
 RUNS_HELP = "run directories, directories of runs, or run ids (looked up in results/runs/ and reference-runs/)"
 ANALYSIS_HELP = "where RUN_ID/counters.json are kept (default: the analysis cache, $COHTB_CACHE or ~/.cache/cohtb)"
@@ -41,21 +39,10 @@ def add_recording_arguments(p: argparse.ArgumentParser, runs_help: str, dry_run_
 
 
 def record(specs: list[RunSpec], args: argparse.Namespace, verb: str, live: Live | None = None) -> int:
-    """Record runs as every verb does, each check before anything is written: the declared rule can give each of
-    its answers, each machine's gem5 build (with its patches) is there, the declarations are committed, the checkout
-    is clean, the runs' directory is writable; then the runs on the chosen executor. 1 if any failed."""
-    power.refuse_without_power(specs)
-    for machine in dict.fromkeys(s.machine for s in specs):
-        gem5.require(machine)
-    declared = declarations.records_for(specs)
-    provenance.require_clean(args.allow_dirty)
-    writable_dir(args.runs)   # now, not when the first run is done
-    executor = executors.choose(args.dask, args.jobs, args.insecure)
-    try:
-        print(f"{verb}: {count(len(specs), 'run')} into {args.runs}, on {executor.describe()}", flush=True)
-        return report_failures(launch(specs, Path(args.runs), args.jobs, args.timeout, live, declared, executor))
-    finally:
-        executor.close()
+    """Record runs with the recording options (cohtb/recording.py); 1 if any failed."""
+    return report_failures(recording.record(specs, Path(args.runs), verb, jobs=args.jobs, timeout=args.timeout,
+                                            allow_dirty=args.allow_dirty, dask=args.dask, insecure=args.insecure,
+                                            live=live))
 
 
 def non_negative(text: str) -> int:
