@@ -48,7 +48,7 @@ def test_a_machine_file_s_build_and_declared_names_leave_its_digest_alone(files)
 
 def test_a_machine_is_a_hierarchy_or_a_file(files, monkeypatch):
     write(files, "m", GOOD)
-    assert machines.known() == ["flat", "socket", "m"]
+    assert machines.known() == ["flat", "socket", "mesh", "m"]
     assert [machines.hierarchy_of(n) for n in ("flat", "socket", "m")] == ["flat", "socket", "socket"]
     spec = RunSpec("atomicity", "xadd", "line", 2, 2, 10, machine="m")
     spec.check()
@@ -58,7 +58,7 @@ def test_a_machine_is_a_hierarchy_or_a_file(files, monkeypatch):
 
 
 @pytest.mark.parametrize("damage, field", [
-    (lambda d: d.update(hierarchy="mesh"), "hierarchy"),
+    (lambda d: d.update(hierarchy="ring"), "hierarchy"),
     (lambda d: d["params"].update(socket_latency="sixty"), "params.socket_latency"),
     (lambda d: d["params"].update(socket_latency=-1), "params.socket_latency"),
     (lambda d: d["params"].update(speed=3), "params.speed"),
@@ -88,8 +88,8 @@ def test_a_file_whose_name_is_not_its_own_is_refused(files):
 
 
 def test_an_unknown_machine_names_the_known_ones(files):
-    with pytest.raises(CohtbError, match="unknown machine 'mesh' \\(known: flat, socket\\)"):
-        RunSpec("atomicity", "xadd", "line", 2, 2, 10, machine="mesh").check()
+    with pytest.raises(CohtbError, match="unknown machine 'ring' \\(known: flat, socket, mesh\\)"):
+        RunSpec("atomicity", "xadd", "line", 2, 2, 10, machine="ring").check()
 
 
 def test_a_yes_no_parameter_takes_only_a_boolean(files):
@@ -105,3 +105,16 @@ def test_a_live_ingest_knows_the_socket_machines_l1d_versions(files):
     write(files, "m", GOOD)
     assert machines.l1d_versions("socket", 4, 2) == machines.l1d_versions("m", 4, 2) == [4, 6, 8, 10]
     assert machines.l1d_versions("flat", 4, 2) is None
+
+
+def test_the_mesh_machine_joins_each_tile_to_its_grid_neighbours_and_numbers_its_l1ds_after_slices_and_l2s():
+    placement = machines.placement
+    # 5 tiles on rows of 2: 0-1 / 2-3 / 4; vertical links weigh more, so routes go X first
+    assert placement.mesh_neighbours(5, 2) == [(0, 1, 1), (0, 2, 2), (1, 3, 2), (2, 3, 1), (2, 4, 2)]
+    assert placement.mesh_neighbours(4, 1) == [(0, 1, 2), (1, 2, 2), (2, 3, 2)]
+    assert [placement.mesh_tile_of_slice(j, 16, 20) for j in (0, 1, 4, 15)] == [0, 1, 5, 18]
+    # 16 slices, then 20 L2s, then each core's L1D and L1I; the socket machine: 2 per socket, then L1D and L1I
+    assert [placement.chi_l1d_version(c, "mesh", 1, 20, 16) for c in (0, 1, 19)] == [36, 38, 74]
+    assert [placement.chi_l1d_version(c, "socket", 2, 4) for c in (0, 3)] == [4, 10]
+    with pytest.raises(ValueError):
+        placement.chi_l1d_version(0, "flat", 1, 4)

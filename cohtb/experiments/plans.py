@@ -41,7 +41,8 @@ def atomicity_plan(machine: str) -> list[RunSpec]:
     cmpxchg loop, an xchg lock and a ticket lock, on 1x4, 2x4 and 8x4; a lost increment or a ticket handed out
     twice is a locked RMW the machine broke. Untraced: the count is the result."""
     return [RunSpec("atomicity", p, "line", sockets, 4, ops, traced=False, machine=machine)
-            for sockets, ops in ((1, 2000), (2, 2000), (8, 3000)) for p in ("xadd", "cmpxchg", "xchg", "ticket")]
+            for sockets, ops in ((1, 2000), (2, 2000), (8, 3000)) if sockets in sockets_of(machine)
+            for p in ("xadd", "cmpxchg", "xchg", "ticket")]
 
 
 def handoff_plan(machine: str) -> list[RunSpec]:
@@ -61,7 +62,13 @@ def contention_plan(machine: str) -> list[RunSpec]:
     (seed 000's declaration) and traced, so each run's transfers per update sit beside its throughput."""
     return [RunSpec("contention", p, "line", sockets, cores, machine=machine,
                     **_measure(declarations.current(SE_SEED), None, None, None, None))
-            for sockets, cores in CONTENTION_SIZES for p in ("xadd", "cmpxchg", "ticket", "qspinlock")]
+            for sockets, cores in CONTENTION_SIZES if sockets in sockets_of(machine)
+            for p in ("xadd", "cmpxchg", "ticket", "qspinlock")]
+
+
+def sockets_of(machine: str) -> tuple[int, ...]:
+    """The socket counts a machine can be built with: the mesh machine is one socket."""
+    return (1,) if hierarchy_of(machine) == "mesh" else (1, 2, 4, 8)
 
 
 def seeds_plan(*seeds: str) -> list[RunSpec]:
@@ -82,9 +89,11 @@ PLANS = {
                       for p in ("pause", "plain")],
     # The calibration benchmark on the flat machine, and on every other machine (calibration-<machine>).
     "calibration": lambda: calibration_plan("flat"),
-    **{f"calibration-{m}": (lambda m=m: calibration_plan(m)) for m in known() if m != "flat"},
-    # The locked-instruction check on every socket machine (the flat one's protocol blocks a snooped line itself).
-    **{f"atomicity-{m}": (lambda m=m: atomicity_plan(m)) for m in known() if hierarchy_of(m) == "socket"},
+    # (The mesh machine's calibration is another benchmark's: one socket's core-to-core spread, not hops.)
+    **{f"calibration-{m}": (lambda m=m: calibration_plan(m)) for m in known()
+       if m != "flat" and hierarchy_of(m) != "mesh"},
+    # The locked-instruction check on every CHI machine (the flat one's protocol blocks a snooped line itself).
+    **{f"atomicity-{m}": (lambda m=m: atomicity_plan(m)) for m in known() if hierarchy_of(m) != "flat"},
     # The same runs traced on every socket machine: line moves per increment (docs/machine.md, question 7).
     **{f"handoff-{m}": (lambda m=m: handoff_plan(m)) for m in known() if hierarchy_of(m) == "socket"},
     # One line under contention on every machine (docs/machine.md): throughput and transfers per update by size.

@@ -21,6 +21,7 @@ from cohtb.run.machines import gem5_patches, hierarchy_of
 BUILDS = {
     "flat": ("GEM5", "gem5.opt", "gem5 v24.0.0.1, X86 build (build/X86/gem5.opt, protocol MESI_Two_Level)"),
     "socket": ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)"),
+    "mesh": ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)"),
 }
 # The project's patches to gem5 (gem5-configs/build/patches/<name>.patch, each documented in its header), each
 # with what a build that has it shows: a file of the build tree, relative to gem5.opt's directory, and a string in

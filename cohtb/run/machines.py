@@ -124,9 +124,11 @@ def core_of(machine: str) -> str:
 def l1d_versions(machine: str, cores: int, sockets: int) -> list[int] | None:
     """The L1D controller versions a trace of this machine names its cores by, before gem5 has run (a live ingest):
     None where the version is the core (MESI_Two_Level)."""
-    if machine_file.PROTOCOL_OF[hierarchy_of(machine)] != "CHI":
+    hierarchy = hierarchy_of(machine)
+    if machine_file.PROTOCOL_OF[hierarchy] != "CHI":
         return None
-    return [placement.chi_l1d_version(c, sockets) for c in range(cores)]
+    slices = 0 if machine in HIERARCHIES else _file(machine).params.get("llc_slices", 0)
+    return [placement.chi_l1d_version(c, hierarchy, sockets, cores, slices) for c in range(cores)]
 
 
 def topology_sockets(name: str) -> int:

@@ -1,8 +1,10 @@
 """The simulated machine both cohtb configs build (SE: cohtb_se.py, full system: cohtb_fs.py): S sockets x
-C cores and one memory channel per socket, with one of two cache hierarchies: `flat` (MESI_Two_Level: private
-L1s, one L2 bank per socket chosen by address, so a line's only point of coherence is its home socket's bank)
-or `socket` (CHI: a shared last-level cache per socket that is the point of coherence of its own cores for
-every address, and a home directory per socket; docs/machine.md). Its parameters are defined here once."""
+C cores and one memory channel per socket, with one of three cache hierarchies: `flat` (MESI_Two_Level: private
+L1s, one L2 bank per socket chosen by address, so a line's only point of coherence is its home socket's bank),
+`socket` (CHI: a shared last-level cache per socket that is the point of coherence of its own cores for
+every address, and a home directory per socket) or `mesh` (CHI, one socket: private L1s and L2 per core, the
+last level sliced by address over a mesh, each slice home to its lines; docs/machine.md). Its parameters are
+defined here once."""
 
 import argparse
 import importlib
@@ -18,16 +20,21 @@ from . import topology as wiring
 
 # hierarchy -> the module and class of its hierarchy. A hierarchy's module is imported only for its machine: it
 # needs its protocol's controllers (machine_file.PROTOCOL_OF), which exist only in a gem5 built with that protocol.
-MACHINES = {"flat": ("multisocket_mesi_two_level", "MultiSocketMESITwoLevel"), "socket": ("socket_chi", "SocketCHI")}
+MACHINES = {"flat": ("multisocket_mesi_two_level", "MultiSocketMESITwoLevel"), "socket": ("socket_chi", "SocketCHI"),
+            "mesh": ("mesh_chi", "MeshCHI")}
 assert set(MACHINES) == set(files.HIERARCHIES)
 # The parameters' values where neither the machine's file nor the command line gives one (None: gem5's own).
 DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1i_size": "32KiB", "l2_size": "1MiB", "local_latency": 20,
             "local_bandwidth": 32, "socket_latency": 300, "socket_bandwidth": 8, "router_latency": None,
             "l1_latency": None, "l1i_latency": None, "l1_snoop_latency": None, "l1_dirty_shared": True, "llc_latency": None,
             "home_latency": None, "memory_latency": None, "core": "timing", "o3_width": None, "o3_rob_entries": None,
-            "o3_iq_entries": None, "o3_lq_entries": None, "o3_sq_entries": None}
+            "o3_iq_entries": None, "o3_lq_entries": None, "o3_sq_entries": None, "l2_private_size": "2MiB",
+            "l2_private_latency": None, "llc_slices": 16, "mesh_columns": 4, "mesh_link_latency": 1}
 # The CHI controllers' parameters (None: gem5's own; l1_dirty_shared True is CHI's L1 default)
-SOCKET_ONLY = ("l1_latency", "l1i_latency", "l1_snoop_latency", "l1_dirty_shared", "llc_latency", "home_latency", "memory_latency")
+CHI_ONLY = ("l1_latency", "l1i_latency", "l1_snoop_latency", "l1_dirty_shared", "llc_latency", "memory_latency")
+SOCKET_ONLY = ("home_latency",)   # the socket machine's home directory
+SOCKET_LINKS = ("socket_latency", "socket_bandwidth")   # the links between sockets (the flat and socket machines)
+MESH_ONLY = ("l2_private_size", "l2_private_latency", "llc_slices", "mesh_columns", "mesh_link_latency")
 HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machine's L2 bank, the socket machine's "
                                                    "shared last-level cache",
         "local_latency": "controller<->socket router link, cycles", "local_bandwidth": "bytes/cycle",
@@ -47,7 +54,12 @@ HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machin
         "core": "the measured window's cores: timing (TimingSimpleCPU, one instruction at a time) or o3 (X86O3CPU)",
         "o3_width": "o3: instructions fetched, decoded, renamed, dispatched, issued, written back and committed per cycle",
         "o3_rob_entries": "o3: reorder buffer entries", "o3_iq_entries": "o3: issue queue (reservation station) entries",
-        "o3_lq_entries": "o3: load queue entries", "o3_sq_entries": "o3: store queue entries"}
+        "o3_lq_entries": "o3: load queue entries", "o3_sq_entries": "o3: store queue entries",
+        "l2_private_size": "mesh machine: each core's private L2", "l2_private_latency": "mesh machine: a core's L2 "
+        "lookup, hit or miss or snoop, cycles", "llc_slices": "mesh machine: the last level's slices, each home to the "
+        "lines its address picks (a power of two; --l2-size is their sum)", "mesh_columns": "mesh machine: tiles "
+        "per row (a core and its caches each; the slices spread evenly over the tiles)",
+        "mesh_link_latency": "mesh machine: one mesh link between neighbouring tiles' routers, cycles"}
 assert set(DEFAULTS) == set(files.PARAMS)
 
 
@@ -91,11 +103,15 @@ def check_machine(opts, config: str) -> None:
     if opts.core != "o3" and any(getattr(opts, n) is not None for n in files.O3_PARAMS):
         refuse(f"{config}: {', '.join(n for n in files.O3_PARAMS if getattr(opts, n) is not None)}: an O3 "
                          f"core's parameters, and the core is {opts.core}")
-    if opts.hierarchy != "socket":
-        given = [n for n in SOCKET_ONLY if getattr(opts, n) != DEFAULTS[n]]
-        if given:
-            refuse(f"{config}: {', '.join(given)}: the socket machine's latencies; "
-                             f"machine {opts.machine} is {opts.hierarchy}")
+    for only, hierarchies, what in ((CHI_ONLY, ("socket", "mesh"), "the CHI machines' latencies"),
+                                    (SOCKET_ONLY, ("socket",), "the socket machine's home directory"),
+                                    (SOCKET_LINKS, ("flat", "socket"), "the links between sockets"),
+                                    (MESH_ONLY, ("mesh",), "the mesh machine's parameters")):
+        given = [n for n in only if getattr(opts, n) != DEFAULTS[n]]
+        if given and opts.hierarchy not in hierarchies:
+            refuse(f"{config}: {', '.join(given)}: {what}; machine {opts.machine} is {opts.hierarchy}")
+    if opts.hierarchy == "mesh" and opts.sockets != 1:
+        refuse(f"{config}: --sockets {opts.sockets}: the mesh machine is one socket")
     protocol = files.PROTOCOL_OF[opts.hierarchy]
     if str(buildEnv["PROTOCOL"]) != protocol:
         refuse(f"{config}: --machine {opts.machine} needs gem5 built with PROTOCOL={protocol}; this one "
@@ -121,14 +137,21 @@ def wiring_of(opts, config: str = "cohtb"):
 def hierarchy_and_memory(opts):
     module, name = MACHINES[opts.hierarchy]
     hierarchy_class = getattr(importlib.import_module(f".{module}", __package__), name)
-    caches = ({"l2_size": opts.l2_size, "l2_assoc": 16} if opts.hierarchy == "flat" else
-              {"llc_size": opts.l2_size, "llc_assoc": 16, **{n: getattr(opts, n) for n in SOCKET_ONLY}})
-    hierarchy = hierarchy_class(
-        sockets=opts.sockets, cores_per_socket=opts.cores_per_socket, l1d_size=opts.l1d_size, l1d_assoc=8,
-        l1i_size=opts.l1i_size, l1i_assoc=8, **caches, local_latency=opts.local_latency,
-        local_bandwidth=opts.local_bandwidth, socket_latency=opts.socket_latency,
-        socket_bandwidth=opts.socket_bandwidth, router_latency=opts.router_latency, topology=wiring_of(opts),
-        home_socket=opts.home_socket)
+    common = dict(sockets=opts.sockets, cores_per_socket=opts.cores_per_socket, l1d_size=opts.l1d_size, l1d_assoc=8,
+                  l1i_size=opts.l1i_size, l1i_assoc=8, local_latency=opts.local_latency,
+                  local_bandwidth=opts.local_bandwidth, router_latency=opts.router_latency)
+    chi = {n: getattr(opts, n) for n in CHI_ONLY}
+    if opts.hierarchy == "flat":
+        hierarchy = hierarchy_class(**common, l2_size=opts.l2_size, l2_assoc=16,
+                                    **{n: getattr(opts, n) for n in SOCKET_LINKS}, topology=wiring_of(opts),
+                                    home_socket=opts.home_socket)
+    elif opts.hierarchy == "socket":
+        hierarchy = hierarchy_class(**common, **chi, llc_size=opts.l2_size, llc_assoc=16,
+                                    **{n: getattr(opts, n) for n in SOCKET_ONLY + SOCKET_LINKS},
+                                    topology=wiring_of(opts), home_socket=opts.home_socket)
+    else:
+        hierarchy = hierarchy_class(**common, **chi, llc_size=opts.l2_size, llc_assoc=16, l2_private_assoc=16,
+                                    **{n: getattr(opts, n) for n in MESH_ONLY})
     memory = ChanneledMemory(DDR4_2400_8x8, num_channels=opts.sockets, interleaving_size=64, size=opts.mem_size)
     return hierarchy, memory
 

@@ -1,11 +1,11 @@
 """Machine files (machines/<name>.json): a named machine whose parameters are fixed, each with its source. A
-machine is a cache hierarchy (`flat` or `socket`, machine.py) and the values of its parameters: the bare
+machine is a cache hierarchy (`flat`, `socket` or `mesh`, machine.py) and the values of its parameters: the bare
 hierarchy names take machine.py's defaults; a file names its hierarchy and sets the parameters it gives (the
 rest keep the defaults). A calibrated machine is a file, never edited once seeds have run on it: a new
 calibration is a new file (docs/machine.md). This module needs only the standard library, so cohtb and its
 tests read the files with the same rules as the gem5 configs.
 
-A file: {"name": str, "hierarchy": "flat"|"socket", "description": str,
+A file: {"name": str, "hierarchy": "flat"|"socket"|"mesh", "description": str,
          "params": {param: value, ...}, "sources": {param: where its value comes from, ...},
          "gem5_patches": [the project's patches its gem5 build must have, ...], "gem5_patches_why": str,
          "declared_as": {name: {"about": str, "topologies": {"<sockets>": topology file, ...}}, ...}}
@@ -23,14 +23,15 @@ from .json_file import field as json_field, read_object
 
 DIRECTORY = Path(__file__).resolve().parent / "machines"
 # Each cache hierarchy and the Ruby protocol its gem5 must be built with.
-PROTOCOL_OF = {"flat": "MESI_Two_Level", "socket": "CHI"}
+PROTOCOL_OF = {"flat": "MESI_Two_Level", "socket": "CHI", "mesh": "CHI"}
 HIERARCHIES = tuple(PROTOCOL_OF)
 # The parameters a file may set (machine.py's options, as their dest names) and their kinds.
 PARAMS = {"clock": str, "l1d_size": str, "l1i_size": str, "l2_size": str, "local_latency": int,
           "local_bandwidth": int, "socket_latency": int, "socket_bandwidth": int, "router_latency": int,
           "l1_latency": int, "l1i_latency": int, "l1_snoop_latency": int, "l1_dirty_shared": bool, "llc_latency": int,
           "home_latency": int, "memory_latency": int, "core": str, "o3_width": int, "o3_rob_entries": int,
-          "o3_iq_entries": int, "o3_lq_entries": int, "o3_sq_entries": int}
+          "o3_iq_entries": int, "o3_lq_entries": int, "o3_sq_entries": int, "l2_private_size": str,
+          "l2_private_latency": int, "llc_slices": int, "mesh_columns": int, "mesh_link_latency": int}
 CORES = ("timing", "o3")   # gem5's TimingSimpleCPU (one instruction at a time) or its out-of-order X86O3CPU
 O3_PARAMS = ("o3_width", "o3_rob_entries", "o3_iq_entries", "o3_lq_entries", "o3_sq_entries")
 

@@ -173,7 +173,8 @@ class SocketCHI(AbstractRubyCacheHierarchy):
 
         self._l1d_controllers, self._l1i_controllers = [], []
         for i, core in enumerate(cores):
-            d, ic = self._private_l1s(core, i, board)
+            d, ic = private_l1s(self.ruby_system, core, i, board, self._l1d, self._l1i, self._latency,
+                                self._l1_dirty_shared)
             socket_cache = self._llc_controllers[self.socket_of_core(i)]
             d.downstream_destinations = [socket_cache]
             ic.downstream_destinations = [socket_cache]
@@ -182,9 +183,9 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         self.ruby_system.l1d_controllers = self._l1d_controllers
         self.ruby_system.l1i_controllers = self._l1i_controllers
         for i, d in enumerate(self._l1d_controllers):   # the version a live ingest expects (placement.py)
-            if int(d.version) != chi_l1d_version(i, self._sockets):
-                raise ValueError(f"core {i}'s L1D is controller {int(d.version)}, not "
-                                 f"{chi_l1d_version(i, self._sockets)} as placement.chi_l1d_version says")
+            want = chi_l1d_version(i, "socket", self._sockets, len(cores))
+            if int(d.version) != want:
+                raise ValueError(f"core {i}'s L1D is controller {int(d.version)}, not {want} as placement says")
 
         self._dma_controllers = []
         if board.has_dma_ports():
@@ -212,30 +213,33 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         self.ruby_system.sys_port_proxy = RubyPortProxy()
         board.connect_system_port(self.ruby_system.sys_port_proxy.in_ports)
 
-    def _private_l1s(self, core, i: int, board: AbstractBoard):
-        """Core i's L1D and L1I with their sequencers, wired to the core as gem5's own CHI hierarchy does (the
-        X86 interrupt ports, the IO bus and the page-table walkers included)."""
-        isa = board.get_processor().get_isa()
-        line, clock = board.get_cache_line_size(), board.get_clock_domain()
-        d = PrivateL1MOESICache(*self._l1d, self.ruby_system.network, core, line, isa, clock)
-        ic = PrivateL1MOESICache(*self._l1i, self.ruby_system.network, core, line, isa, clock)
-        ic.sequencer = RubySequencer(version=i, dcache=NULL, clk_domain=ic.clk_domain)
-        d.sequencer = RubySequencer(version=i, dcache=d.cache, clk_domain=d.clk_domain)
-        if board.has_io_bus():
-            d.sequencer.connectIOPorts(board.get_io_bus())
-        d.ruby_system = ic.ruby_system = self.ruby_system
-        if self._latency["l1"] is not None:   # tag 1 + data (0 would wrap around: at least 1)
-            d.cache.dataAccessLatency = max(1, self._latency["l1"] - 1)
-        if self._latency["l1i"] is not None:
-            ic.cache.dataAccessLatency = max(1, self._latency["l1i"] - 1)
-        if self._latency["l1_snoop"] is not None:
-            d.snp_latency = ic.snp_latency = self._latency["l1_snoop"]
-        d.allow_SD = ic.allow_SD = self._l1_dirty_shared
-        core.connect_icache(ic.sequencer.in_ports)
-        core.connect_dcache(d.sequencer.in_ports)
-        core.connect_walker_ports(d.sequencer.in_ports, ic.sequencer.in_ports)
-        if isa == ISA.X86:
-            core.connect_interrupt(d.sequencer.interrupt_out_port, d.sequencer.in_ports)
-        else:
-            core.connect_interrupt()
-        return d, ic
+
+def private_l1s(ruby_system, core, i: int, board: AbstractBoard, l1d: tuple, l1i: tuple, latency: dict,
+                dirty_shared: bool):
+    """Core i's L1D and L1I with their sequencers, wired to the core as gem5's own CHI hierarchy does (the X86
+    interrupt ports, the IO bus and the page-table walkers included); `latency`: the hierarchy's (l1, l1i,
+    l1_snoop: cycles, None for gem5's own)."""
+    isa = board.get_processor().get_isa()
+    line, clock = board.get_cache_line_size(), board.get_clock_domain()
+    d = PrivateL1MOESICache(*l1d, ruby_system.network, core, line, isa, clock)
+    ic = PrivateL1MOESICache(*l1i, ruby_system.network, core, line, isa, clock)
+    ic.sequencer = RubySequencer(version=i, dcache=NULL, clk_domain=ic.clk_domain)
+    d.sequencer = RubySequencer(version=i, dcache=d.cache, clk_domain=d.clk_domain)
+    if board.has_io_bus():
+        d.sequencer.connectIOPorts(board.get_io_bus())
+    d.ruby_system = ic.ruby_system = ruby_system
+    if latency["l1"] is not None:   # tag 1 + data (0 would wrap around: at least 1)
+        d.cache.dataAccessLatency = max(1, latency["l1"] - 1)
+    if latency["l1i"] is not None:
+        ic.cache.dataAccessLatency = max(1, latency["l1i"] - 1)
+    if latency["l1_snoop"] is not None:
+        d.snp_latency = ic.snp_latency = latency["l1_snoop"]
+    d.allow_SD = ic.allow_SD = dirty_shared
+    core.connect_icache(ic.sequencer.in_ports)
+    core.connect_dcache(d.sequencer.in_ports)
+    core.connect_walker_ports(d.sequencer.in_ports, ic.sequencer.in_ports)
+    if isa == ISA.X86:
+        core.connect_interrupt(d.sequencer.interrupt_out_port, d.sequencer.in_ports)
+    else:
+        core.connect_interrupt()
+    return d, ic

@@ -1,0 +1,213 @@
+"""The mesh machine (docs/machine.md, "The mesh machine"): one socket of a mesh part (Sapphire Rapids) in gem5's
+CHI protocol, laid out as the part is. Tiles sit on a 2-D mesh of routers; a tile holds a core (its private L1I,
+L1D and L2) and may hold a slice of the last-level cache. The slices are the socket's home nodes: each is home to
+the lines its address range holds (lines interleaved over a power-of-two number of slices, the part's hash of
+the address reduced to the line's low bits), caches them and keeps their directory. The last level is
+non-inclusive, as the part's: a line a core takes unique leaves its slice (CHI's home-node defaults,
+configs/ruby/CHI_config.py, CHI_HNFController). A message crosses the mesh one link and one router per hop,
+X first, then Y, so a transfer costs more the farther apart the requester, the line's slice and its owner sit:
+the spread of the part's core-to-core latencies. Built from gem5's standard CHI nodes; the arrangement is ours.
+
+Downstream routing is per controller: an L1 sends every miss to its core's L2; an L2 to the slice whose
+interleaved range holds the line; a slice to the memory channel."""
+
+import math
+
+from m5.objects import NULL, AddrRange, RubyCache, RubyPortProxy, RubySequencer, RubySystem
+
+from gem5.coherence_protocol import CoherenceProtocol
+from gem5.components.boards.abstract_board import AbstractBoard
+from gem5.components.cachehierarchies.abstract_cache_hierarchy import AbstractCacheHierarchy
+from gem5.components.cachehierarchies.chi.nodes.abstract_node import AbstractNode
+from gem5.components.cachehierarchies.chi.nodes.dma_requestor import DMARequestor
+from gem5.components.cachehierarchies.chi.nodes.memory_controller import MemoryController
+from gem5.components.cachehierarchies.ruby.abstract_ruby_cache_hierarchy import AbstractRubyCacheHierarchy
+from gem5.utils.override import overrides
+from gem5.utils.requires import requires
+
+from .mesh_network import MeshNetwork
+from .placement import chi_l1d_version, mesh_tile_of_slice
+from .socket_chi import DATA_MESSAGE_BYTES, VIRTUAL_NETWORKS, SocketCache, private_l1s
+
+
+class HomeSlice(AbstractNode):
+    """A slice of the last-level cache that is home to its lines: it caches them (non-inclusive of the cores'
+    caches), keeps their directory, and fetches from memory (CHI_HNFController's policies)."""
+
+    def __init__(self, network, cache_line_size, clk_domain, size: str, assoc: int, addr_ranges):
+        super().__init__(network, cache_line_size)
+        self.cache = RubyCache(size=size, assoc=assoc, start_index_bit=self.getBlockSizeBits())
+        self.clk_domain = clk_domain
+        self.addr_ranges = addr_ranges
+        self.sequencer = NULL
+        self.use_prefetcher = False
+        self.prefetcher = NULL
+        self.send_evictions = False
+        self.is_HN = True
+        self.enable_DMT = True
+        self.enable_DCT = True
+        self.allow_SD = True
+        self.alloc_on_seq_acc = False
+        self.alloc_on_seq_line_write = False
+        self.alloc_on_readshared = True
+        self.alloc_on_readunique = False
+        self.alloc_on_readonce = True
+        self.alloc_on_writeback = True
+        self.alloc_on_atomic = True
+        self.dealloc_on_unique = True
+        self.dealloc_on_shared = False
+        self.dealloc_backinv_unique = False
+        self.dealloc_backinv_shared = False
+        self.number_of_TBEs = 32
+        self.number_of_repl_TBEs = 32
+        self.number_of_snoop_TBEs = 1   # a home node is snooped by no one
+        self.number_of_DVM_TBEs = 1
+        self.number_of_DVM_snoop_TBEs = 1
+        self.unify_repl_TBEs = False
+
+
+class MeshCHI(AbstractRubyCacheHierarchy):
+    def __init__(self, sockets: int, cores_per_socket: int, l1d_size: str, l1d_assoc: int, l1i_size: str,
+                 l1i_assoc: int, llc_size: str, llc_assoc: int, l2_private_size: str, l2_private_assoc: int,
+                 llc_slices: int, mesh_columns: int, local_latency: int, local_bandwidth: int, mesh_link_latency: int,
+                 router_latency: int | None = None, l1_latency: int | None = None, l1i_latency: int | None = None,
+                 l1_snoop_latency: int | None = None, l1_dirty_shared: bool = True, l2_private_latency: int | None = None,
+                 llc_latency: int | None = None, memory_latency: int | None = None):
+        super().__init__()
+        if sockets != 1:
+            raise ValueError(f"the mesh machine is one socket, not {sockets}")
+        if llc_slices < 1 or llc_slices & (llc_slices - 1):
+            raise ValueError(f"{llc_slices} slices: the lines are interleaved by address bits, so a power of two")
+        self._cores = cores_per_socket
+        self._slices = llc_slices
+        self._columns = mesh_columns
+        self._l1d, self._l1i, self._l2 = (l1d_size, l1d_assoc), (l1i_size, l1i_assoc), (l2_private_size, l2_private_assoc)
+        self._slice_cache = (_divided(llc_size, llc_slices), llc_assoc)
+        # Latencies, cycles (None: gem5's own), as on the socket machine; l2_private: the core's L2 on a hit and on
+        # a snoop from its slice, llc: a slice's lookup.
+        self._latency = {"l1": l1_latency, "l1i": l1_latency if l1i_latency is None else l1i_latency,
+                         "l1_snoop": l1_snoop_latency, "l2": l2_private_latency, "llc": llc_latency,
+                         "memory": memory_latency}
+        self._l1_dirty_shared = l1_dirty_shared
+        self._net = (mesh_columns, local_latency, local_bandwidth, mesh_link_latency, router_latency)
+
+    def tiles(self) -> int:
+        return max(self._cores, self._slices)
+
+    def controller_map(self) -> dict:
+        """Which controller is which (docs/gem5.md): the ingest names a core by its L1D's version."""
+        return {
+            "l1": [{"controller": f"l1d{i}", "version": int(c.version), "core": i, "socket": 0,
+                    "icache_version": int(self._l1i_controllers[i].version), "tile": i}
+                   for i, c in enumerate(self._l1d_controllers)],
+            "l2": [{"controller": f"l2_{i}", "version": int(c.version), "core": i, "socket": 0}
+                   for i, c in enumerate(self._l2_controllers)],
+            "home": [{"controller": f"slice{j}", "version": int(c.version), "socket": 0, "residue": j,
+                      "tile": mesh_tile_of_slice(j, self._slices, self.tiles())}
+                     for j, c in enumerate(self._slice_controllers)],
+        }
+
+    def _slice_ranges(self, board: AbstractBoard, line: int, j: int) -> list:
+        """Slice j's lines: every memory range, interleaved by line over the slices."""
+        line_bits, slice_bits = int(math.log2(line)), int(math.log2(self._slices))
+        if slice_bits == 0:
+            return list(board.mem_ranges)
+        return [AddrRange(start=r.start, size=r.size(), intlvHighBit=line_bits + slice_bits - 1,
+                          intlvBits=slice_bits, intlvMatch=j) for r in board.mem_ranges]
+
+    @overrides(AbstractCacheHierarchy)
+    def incorporate_cache(self, board: AbstractBoard) -> None:
+        requires(coherence_protocol_required=CoherenceProtocol.CHI)
+        line = board.get_cache_line_size()
+        clock = board.get_clock_domain()
+        self.ruby_system = RubySystem()
+        network = self.ruby_system.network = MeshNetwork(self.ruby_system, *self._net)
+        self.ruby_system.number_of_virtual_networks = VIRTUAL_NETWORKS
+        network.number_of_virtual_networks = VIRTUAL_NETWORKS
+        network.data_msg_size = DATA_MESSAGE_BYTES
+        cores = board.get_processor().get_cores()
+        if len(cores) != self._cores:
+            raise ValueError(f"{len(cores)} cores, want {self._cores}")
+
+        # Each controller joins the ruby system before another names it as a downstream destination (a SimObject
+        # named by a parameter before it has a parent is adopted by the one naming it).
+        channels = board.get_mem_ports()
+        if len(channels) != 1:
+            raise ValueError(f"memory has {len(channels)} channels, want one (the slices interleave every range)")
+        self._memory_controllers = []
+        for rng, port in channels:
+            mc = MemoryController(network, rng, port)
+            mc.ruby_system = self.ruby_system
+            if self._latency["memory"] is not None:
+                mc.data_latency = self._latency["memory"]
+            self._memory_controllers.append(mc)
+        self.ruby_system.memory_controllers = self._memory_controllers
+
+        self._slice_controllers = []
+        for j in range(self._slices):
+            s = HomeSlice(network, line, clock, *self._slice_cache, self._slice_ranges(board, line, j))
+            s.ruby_system = self.ruby_system
+            s.downstream_destinations = self._memory_controllers
+            if self._latency["llc"] is not None:
+                s.read_hit_latency = s.read_miss_latency = self._latency["llc"]
+            self._slice_controllers.append(s)
+        self.ruby_system.home_controllers = self._slice_controllers
+
+        # The L2s join the ruby system before their L1s name them: so they are made first.
+        self._l2_controllers = []
+        for i in range(self._cores):
+            l2 = SocketCache(network, line, clock, *self._l2)   # the same kind of cache, private to the core
+            l2.ruby_system = self.ruby_system
+            if self._latency["l2"] is not None:
+                l2.read_hit_latency = l2.read_miss_latency = l2.snp_latency = self._latency["l2"]
+            l2.downstream_destinations = self._slice_controllers
+            self._l2_controllers.append(l2)
+        self.ruby_system.l2_controllers = self._l2_controllers
+        self._l1d_controllers, self._l1i_controllers = [], []
+        for i, core in enumerate(cores):
+            d, ic = private_l1s(self.ruby_system, core, i, board, self._l1d, self._l1i, self._latency,
+                                self._l1_dirty_shared)
+            d.downstream_destinations = ic.downstream_destinations = [self._l2_controllers[i]]
+            self._l1d_controllers.append(d)
+            self._l1i_controllers.append(ic)
+        self.ruby_system.l1d_controllers = self._l1d_controllers
+        self.ruby_system.l1i_controllers = self._l1i_controllers
+        for i, d in enumerate(self._l1d_controllers):   # the version a live ingest expects (placement.py)
+            want = chi_l1d_version(i, "mesh", 1, self._cores, self._slices)
+            if int(d.version) != want:
+                raise ValueError(f"core {i}'s L1D is controller {int(d.version)}, not {want} as placement says")
+
+        self._dma_controllers = []
+        if board.has_dma_ports():
+            for i, port in enumerate(board.get_dma_ports()):
+                dma = DMARequestor(network, line, clock)
+                dma.sequencer = RubySequencer(version=self._cores + i, in_ports=port, dcache=NULL)
+                dma.ruby_system = self.ruby_system
+                dma.sequencer.ruby_system = self.ruby_system
+                dma.downstream_destinations = self._slice_controllers
+                self._dma_controllers.append(dma)
+            self.ruby_system.dma_controllers = self._dma_controllers
+        self.ruby_system.num_of_sequencers = 2 * self._cores + len(self._dma_controllers)
+
+        by_tile = [[] for _ in range(self.tiles())]
+        for i in range(self._cores):
+            by_tile[i] += [self._l1d_controllers[i], self._l1i_controllers[i], self._l2_controllers[i]]
+        for j, s in enumerate(self._slice_controllers):
+            by_tile[mesh_tile_of_slice(j, self._slices, self.tiles())].append(s)
+        by_tile[0] += self._memory_controllers + self._dma_controllers   # the memory controller at a corner
+        network.connect_tiles(by_tile)
+        network.setup_buffers()
+        self.ruby_system.sys_port_proxy = RubyPortProxy()
+        board.connect_system_port(self.ruby_system.sys_port_proxy.in_ports)
+
+
+def _divided(size: str, parts: int) -> str:
+    """A cache size ("32MiB") split into `parts` equal slices, in KiB."""
+    units = {"KiB": 1, "MiB": 1024, "GiB": 1024 * 1024}
+    number, unit = size[:-3], size[-3:]
+    if unit not in units:
+        raise ValueError(f"cache size {size!r}: want KiB, MiB or GiB")
+    kib = int(number) * units[unit]
+    if kib % parts:
+        raise ValueError(f"cache size {size} does not split into {parts} equal slices")
+    return f"{kib // parts}KiB"
