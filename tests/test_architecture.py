@@ -15,7 +15,7 @@ from cohtb.places import ROOT
 PACKAGE = ROOT / "cohtb"
 # Earliest first. A module may import from its own stage and from earlier ones, never from a later one.
 STAGES = [
-    {"errors", "places", "atomic", "digest", "toolchain", "tables"},   # what every stage uses
+    {"errors", "places", "atomic", "digest", "toolchain", "tables", "data_file"},   # what every stage uses
     {"contract"},      # the event format and the counting rules, generated into Python, C and Scala
     {"trace"},         # gem5's ProtocolTrace -> event files
     {"monitor"},       # counting: the models and the Verilated RTL, offline and live
@@ -34,7 +34,7 @@ STAGES = [
 ]
 STAGE_OF = {name: i for i, names in enumerate(STAGES) for name in names}
 
-BASE = {"errors", "places", "atomic", "digest", "toolchain", "tables"}
+BASE = {"errors", "places", "atomic", "digest", "toolchain", "tables", "data_file"}
 # Which other stages each stage may import: the dependencies the design has, not merely an order. Above `run`,
 # a run is read through its manifest and run/'s vocabulary (machines, kernels): no stage above `launch` imports
 # how a run is recorded (se, fs) or launched.

@@ -77,8 +77,8 @@ def test_a_run_of_another_workload_is_refused(tmp_path, monkeypatch):
                                   '{ state = "M", hops = 0, ns = 10 }'])
 def test_a_damaged_hardware_file_names_the_field(tmp_path, cell):
     bad = tmp_path / "hw.toml"
-    bad.write_text(f'[p]\npart = "x"\ncells = [{cell}]\n')
-    with pytest.raises(CohtbError, match=r"hw.toml: field 'p.cells\[0\]'"):
+    bad.write_text(f'[p]\npart = "x"\nsource = "s"\ncells = [{cell}]\n')
+    with pytest.raises(CohtbError, match=r"hw.toml: field 'p.cells.0"):
         parts(bad)
 
 
@@ -141,7 +141,7 @@ def test_the_additive_model_predicts_from_the_calibration_cells_alone_and_loses_
 
 def test_calibration_cells_that_are_not_cells_of_the_part_are_refused(tmp_path):
     bad = tmp_path / "hw.toml"
-    bad.write_text('[p]\npart = "x"\ncells = [{ state = "M", operation = "load", hops = 0, ns = 50 }]\n'
+    bad.write_text('[p]\npart = "x"\nsource = "s"\ncells = [{ state = "M", operation = "load", hops = 0, ns = 50 }]\n'
                    'calibrated_on = [{ state = "S", operation = "load", hops = 0 }]\n')
     with pytest.raises(CohtbError, match=r"hw.toml: field 'p.calibrated_on'"):
         parts(bad)

@@ -182,7 +182,7 @@ def test_a_seeds_advice_is_proven_by_the_arm_whose_runs_hold_the_proposed_layout
                "other": FIELDS}
     monkeypatch.setattr(advice, "proposals", lambda run, size, groups=(): [p])
     monkeypatch.setattr(advice, "object_fields", lambda run, obj: (ADDRESS, layouts[run.spec.kernel]))
-    a = advice.SeedAdvice("s", "sv1", "old", "o", "?", seed_patch="new")
+    a = advice.SeedAdvice(seed="s", declaration="sv1", kernel="old", object="o", question="?", seed_patch="new")
     point = PointResult(_Point("p1"), [_Run("old", 1.0), _Run("old", 1.1)], [_Run("new", 2.0), _Run("new", 2.2)], 2)
     r = advice.advise(a, [point])
     assert r.proof_kernel == "new" and r.agree and len(r.proposals) == 2
@@ -209,7 +209,7 @@ def test_the_declared_seed_advice_names_declarations_and_kernels_that_exist():
 
 def test_prove_sets_the_measured_change_beside_the_estimate_or_says_what_is_missing():
     p = _proposal_moving_count()   # 50 ns saved of the line's 200 per operation: +33% if the line bounds the run
-    a = advice.SeedAdvice("s", "sv1", "old", "o", "?")
+    a = advice.SeedAdvice(seed="s", declaration="sv1", kernel="old", object="o", question="?")
     proven = advice.AdviceResult(a, [], [("r1", p)], None, "new", [("p1", advice.Ratio(1.25, 1.2, 1.3))], [])
     assert proof_text(proven, 0) == ("Proof by sv1: its new arm holds o with the proposed layout; throughput new over "
                                      "old, measured: p1: +25% (+20% to +30%); estimated +33% if the line bounds the "

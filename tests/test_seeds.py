@@ -15,7 +15,7 @@ import pytest
 
 from cohtb import launch
 from cohtb.errors import CohtbError
-from cohtb.experiments import declarations, published, seed_folders
+from cohtb.experiments import advice, declarations, method_changes, published, seed_folders
 from cohtb.experiments.magnitude import predicted
 from cohtb.places import REFERENCE_RUNS, ROOT
 from cohtb.run import machines
@@ -766,10 +766,12 @@ def test_a_declaration_naming_no_declared_machine_is_refused():
 
 
 @pytest.mark.parametrize("damage, error", [
-    (lambda d: d["figures"][0].pop("base"), r"field 'base' is missing"),
-    (lambda d: d.pop("subject"), r"field 'subject' is missing"),
-    (lambda d: d["figures"][0].update(quote=None), r"a field of the wrong type"),
-    (None, r"not valid JSON|Expecting"),
+    (lambda d: d["figures"][0].pop("base"), r"field 'figures.0.base': Field required"),
+    (lambda d: d.pop("subject"), r"field 'subject': Field required"),
+    (lambda d: d["figures"][0].update(quote=None), r"field 'figures.0.quote': "),
+    (lambda d: d["figures"][0].update(base="1.5"), r"field 'figures.0.base': "),
+    (lambda d: d.update(figure=[]), r"field 'figure': Extra inputs are not permitted"),
+    (None, r"not valid JSON"),
 ])
 def test_a_damaged_published_file_is_refused_naming_the_file_and_field(tmp_path, monkeypatch, damage, error):
     """Each seed's published figures (seed_data/<seed>/published.json): a field missing or of another type, or a
@@ -811,3 +813,32 @@ def test_seeds_launch_asks_for_the_build_of_the_experiments_own_machine(tmp_path
                            str(tmp_path / "runs")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "GEM5_CHI" in proc.stderr and "socket machine" in proc.stderr
+
+
+@pytest.mark.parametrize("damage, error", [
+    (lambda t: t.replace("before = 1\n", 'before = "1"\n', 1), r"field 'change.1.before': Input should be a valid integer"),
+    (lambda t: t.replace("reason = ", "why = ", 1), r"field 'change.0.reason': Field required"),
+    (lambda t: t + "[[change]\n", r"not valid TOML"),
+])
+def test_a_damaged_method_changes_file_is_one_line_naming_the_field(tmp_path, damage, error):
+    bad = tmp_path / "method_changes.toml"
+    bad.write_text(damage(method_changes.DATA.read_text()))
+    with pytest.raises(CohtbError, match=error) as e:
+        method_changes.load(bad)
+    assert str(bad) in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("damage, error", [
+    (lambda t: t.replace("max_size = 192", 'max_size = "192"'), r"field 'advice.0.max_size': "),
+    (lambda t: t.replace('kernel = "pre611"\n', ""), r"field 'advice.0.kernel': Field required"),
+    (lambda t: t.replace("seed_patch", "patch_of_the_seed"), r"field 'advice.0.patch_of_the_seed': Extra inputs"),
+])
+def test_a_damaged_advice_file_is_one_line_naming_the_field(tmp_path, monkeypatch, damage, error):
+    for path in seed_folders.SEEDS.glob("*/published.json"):
+        (tmp_path / path.parent.name).mkdir()
+    target = tmp_path / "004" / "advice.toml"
+    target.write_text(damage((seed_folders.SEEDS / "004" / "advice.toml").read_text()))
+    monkeypatch.setattr(seed_folders, "SEEDS", tmp_path)
+    with pytest.raises(CohtbError, match=error) as e:
+        advice.declared()
+    assert str(target) in str(e.value) and "\n" not in str(e.value)

@@ -17,7 +17,7 @@ from cohtb.places import ROOT, analysis_cache
 # checks that nothing in them imports from outside), and the native sources of the Verilated replay and the
 # compiled model. By path relative to the checkout, so that two checkouts of the same code share their analyses.
 ANALYSIS_CODE = ("cohtb/__init__.py", "cohtb/errors.py", "cohtb/places.py", "cohtb/atomic.py", "cohtb/digest.py",
-                 "cohtb/toolchain.py", "cohtb/tables.py", "cohtb/contract", "cohtb/trace", "cohtb/monitor", "cohtb/run",
+                 "cohtb/toolchain.py", "cohtb/tables.py", "cohtb/data_file.py", "cohtb/contract", "cohtb/trace", "cohtb/monitor", "cohtb/run",
                  "cohtb/fs", "cohtb/analysis", "native/include", "native/replay", "native/model")
 
 

@@ -133,7 +133,8 @@ def prove(run: Run, found: list[Proposal], groups: tuple, args: argparse.Namespa
                          f"its arms: {', '.join(sorted(k or 'user space' for k in kernels))})")
     history = history_in(d.experiment, args.runs_dir or [RUNS, REFERENCE_RUNS])
     res = next(v for v in history if v.declaration.id == d.id)
-    a = SeedAdvice(d.experiment, d.id, run.spec.kernel, p.object, "", p.groups, max_size=args.max_size)
+    a = SeedAdvice(seed=d.experiment, declaration=d.id, kernel=run.spec.kernel, object=p.object, question="",
+                   together=p.groups, max_size=args.max_size)
     print("\n" + proof_text(advise_seed(a, res.points, p), len(res.missing)))
 
 

@@ -9,17 +9,16 @@ another arm (seed_patch), its measured change stands beside the proposal's."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 
 from cohtb.analysis.layout_proposal import Proposal, object_fields, proposals
 from cohtb.analysis.metrics import RunMetrics
+from cohtb.data_file import Record, read_toml, validated
 from cohtb.errors import CohtbError
 from cohtb.experiments import seed_folders
 from cohtb.experiments.reproduce import PointResult, Ratio, Spread
 
-@dataclass(frozen=True)
-class SeedAdvice:
+class SeedAdvice(Record):
     seed: str
     declaration: str
     kernel: str
@@ -32,17 +31,13 @@ class SeedAdvice:
     seed_patch: str = ""
 
 
+class _File(Record):
+    advice: tuple[SeedAdvice, ...]
+
+
 def declared() -> list[SeedAdvice]:
     """Every seed's declared advice, seed by seed (seed_data/<seed>/advice.toml)."""
-    out = []
-    for path in seed_folders.advice_files():
-        try:
-            doc = tomllib.loads(path.read_text())
-            out += [SeedAdvice(**{**a, "together": tuple(tuple(g) for g in a.get("together", ()))})
-                    for a in doc["advice"]]
-        except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
-            raise CohtbError(f"{path}: {e}") from None
-    return out
+    return [a for path in seed_folders.advice_files() for a in validated(_File, read_toml(path), path).advice]
 
 
 @dataclass

@@ -5,17 +5,15 @@ change's verdict before and after from the runs kept under those two declaration
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
+from cohtb.data_file import Record, read_toml, validated
 from cohtb.errors import CohtbError
 
 DATA = Path(__file__).with_name("method_changes.toml")
 
 
-@dataclass(frozen=True)
-class MethodChange:
+class MethodChange(Record):
     commit: str
     date: str
     experiment: str
@@ -48,19 +46,15 @@ def changed_inputs(before: list[dict], after: list[dict]) -> list[str]:
     return [kind for kind in INPUTS if digests(before, kind) != digests(after, kind)]
 
 
+class _File(Record):
+    change: tuple[MethodChange, ...] = ()
+
+
 def load(path: Path = DATA) -> list[MethodChange]:
-    try:
-        doc = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise CohtbError(f"{path}: {e}") from None
-    out = []
-    for i, raw in enumerate(doc.get("change", []), 1):
-        try:
-            out.append(MethodChange(**{**raw, "inputs": tuple(raw.get("inputs", ()))}))
-        except TypeError as e:
-            raise CohtbError(f"{path}: change {i}: {e}") from None
-        unknown = [x for x in out[-1].inputs if x not in INPUTS]
+    changes = validated(_File, read_toml(path), path).change
+    for i, c in enumerate(changes):
+        unknown = [x for x in c.inputs if x not in INPUTS]
         if unknown:
-            raise CohtbError(f"{path}: change {i}: field 'inputs': unknown input '{unknown[0]}' (known: "
+            raise CohtbError(f"{path}: field 'change.{i}.inputs': unknown input '{unknown[0]}' (known: "
                              f"{', '.join(INPUTS)})")
-    return out
+    return list(changes)

@@ -4,12 +4,11 @@ what the seed publishes about where its time went before the patch (shares), and
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from urllib.parse import quote_plus
 
-from cohtb.errors import CohtbError
+from cohtb.data_file import Record, read_json, validated
 from cohtb.experiments import seed_folders
 
 
@@ -94,47 +93,79 @@ class Profile:
         return dict(self.functions).get(symbol)
 
 
-def _per_seed(parse) -> dict:
-    """seed -> parse(seed, its published.json), every seed in order; a file that cannot be read, or a field missing
-    or of another type, is one line naming the file and the field."""
+class _Figure(Record):
+    configuration: str
+    base: float
+    new: float
+    unit: str
+    higher_is_better: bool
+    where: str
+    quote: tuple[str, ...]
+    null: bool = False
+
+
+class _Share(Record):
+    kind: str
+    what: str
+    applies_to: tuple[str, ...]
+    where: str
+    quote: tuple[str, ...]
+    share: float = 0.0
+    threads: int = 0
+    block_bytes: int = 0
+    unit_bytes: int = 0
+
+
+class _Profile(Record):
+    arm: str
+    configuration: str
+    tool: str
+    where: str
+    quote: tuple[str, ...]
+    functions: dict[str, float]
+
+
+class _File(Record):
+    """A seed's published.json (seed_data/README.md)."""
+    list: str
+    subject: str
+    author: str
+    date: str
+    figures: tuple[_Figure, ...]
+    shares: tuple[_Share, ...] = ()
+    profiles: tuple[_Profile, ...] = ()
+
+
+def _files() -> dict[str, _File]:
+    """seed -> its published.json, every seed in order; a file that cannot be read, or a field missing, unknown or
+    of another type, is one line naming the file and the field."""
     out = {}
     for seed in seed_folders.seeds():
         path = seed_folders.published_file(seed)
-        try:
-            out[seed] = parse(seed, json.loads(path.read_text()))
-        except (OSError, ValueError) as e:
-            raise CohtbError(f"{path}: {e}") from None
-        except KeyError as e:
-            raise CohtbError(f"{path}: field '{e.args[0]}' is missing") from None
-        except (TypeError, AttributeError) as e:
-            raise CohtbError(f"{path}: a field of the wrong type ({e})") from None
+        out[seed] = validated(_File, read_json(path), path)
     return out
 
 
 def load_profiles() -> dict[str, tuple[Profile, ...]]:
     """seed -> the profiles it publishes (none: nothing to hold a simulated profile to)."""
-    return _per_seed(lambda seed, s: tuple(
-        Profile(seed, x["arm"], x["configuration"], x["tool"], x["where"], tuple(x["quote"]),
-                tuple(x["functions"].items())) for x in s.get("profiles", ())))
+    return {seed: tuple(Profile(seed, x.arm, x.configuration, x.tool, x.where, x.quote, tuple(x.functions.items()))
+                        for x in f.profiles) for seed, f in _files().items()}
 
 
 def load_shares() -> dict[str, tuple[Share, ...]]:
     """seed -> what it publishes about its time before the patch (none: magnitude not testable)."""
-    return _per_seed(lambda seed, s: tuple(
-        Share(seed, x["kind"], x["what"], tuple(x["applies_to"]), x["where"], tuple(x["quote"]), x.get("share", 0.0),
-              x.get("threads", 0), x.get("block_bytes", 0), x.get("unit_bytes", 0)) for x in s.get("shares", ())))
-
-
-def _figures(seed: str, s: dict) -> dict[str, Published]:
-    src = Source(seed, s["list"], s["subject"], s["author"], s["date"])
-    return {f["configuration"]: Published(f["configuration"], f["base"], f["new"], f["unit"], f["higher_is_better"],
-                                          src, f["where"], tuple(f["quote"]), f.get("null", False))
-            for f in s["figures"]}
+    return {seed: tuple(Share(seed, x.kind, x.what, x.applies_to, x.where, x.quote, x.share, x.threads,
+                              x.block_bytes, x.unit_bytes) for x in f.shares) for seed, f in _files().items()}
 
 
 def load() -> dict[str, dict[str, Published]]:
     """seed -> configuration -> its published figure."""
-    return _per_seed(_figures)
+    out = {}
+    for seed, f in _files().items():
+        src = Source(seed, f.list, f.subject, f.author, f.date)
+        out[seed] = {x.configuration: Published(x.configuration, x.base, x.new, x.unit, x.higher_is_better, src,
+                                                x.where, x.quote, x.null) for x in f.figures}
+    return out
 
 
 PUBLISHED = load()

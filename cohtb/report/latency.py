@@ -3,11 +3,11 @@ beside what the published hardware took (experiments/hardware_latency.toml), in 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from cohtb.analysis.latency import LatencyCell, cells as cells_of
+from cohtb.data_file import Record, read_toml, validated
 from cohtb.errors import CohtbError
 from cohtb.tables import Table
 
@@ -25,32 +25,45 @@ class Part:
     calibrated_machines: tuple = ()          # the machine files calibrated on this part
 
 
+class _Cell(Record):
+    state: str
+    operation: str
+    hops: int
+
+
+class _Measured(_Cell):
+    cycles: float | None = None   # the part's core cycles (at its clock_ghz), or
+    ns: float | None = None       # nanoseconds, as the source gives it
+    inferred: str = ""            # what of the cell its source does not state
+
+
+class _Part(Record):
+    part: str
+    source: str
+    cells: tuple[_Measured, ...]
+    seeds: tuple[str, ...] = ()
+    clock_ghz: float | None = None
+    calibrated_on: tuple[_Cell, ...] = ()
+    calibrated_machines: tuple[str, ...] = ()
+
+
 def parts(path: Path = HARDWARE) -> dict[str, Part]:
-    try:
-        doc = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise CohtbError(f"{path}: {e}") from None
+    doc = read_toml(path)
     out = {}
-    for name, p in doc.items():
+    for name, raw in doc.items():
+        p = validated(_Part, raw, path, at=name)
         ns, inferred = {}, {}
-        for i, c in enumerate(p.get("cells", [])):
-            where = f"{path}: field '{name}.cells[{i}]'"
-            try:
-                key = (c["state"], c["operation"], int(c["hops"]))
-                ns[key] = float(c["ns"]) if "ns" in c else float(c["cycles"]) / float(p["clock_ghz"])
-                if "inferred" in c:
-                    inferred[key] = str(c["inferred"])
-            except (KeyError, TypeError, ValueError) as e:
-                raise CohtbError(f"{where}: needs state, operation, hops and ns, or cycles with the part's "
-                                 f"clock_ghz ({e})") from None
-        try:
-            fitted = frozenset((c["state"], c["operation"], int(c["hops"])) for c in p.get("calibrated_on", []))
-        except (KeyError, TypeError, ValueError) as e:
-            raise CohtbError(f"{path}: field '{name}.calibrated_on': needs state, operation and hops ({e})") from None
+        for i, c in enumerate(p.cells):
+            key = (c.state, c.operation, c.hops)
+            if c.ns is None and (c.cycles is None or p.clock_ghz is None):
+                raise CohtbError(f"{path}: field '{name}.cells.{i}': needs ns, or cycles with the part's clock_ghz")
+            ns[key] = c.ns if c.ns is not None else c.cycles / p.clock_ghz
+            if c.inferred:
+                inferred[key] = c.inferred
+        fitted = frozenset((c.state, c.operation, c.hops) for c in p.calibrated_on)
         if not fitted <= set(ns):
             raise CohtbError(f"{path}: field '{name}.calibrated_on': {sorted(fitted - set(ns))} are not cells of it")
-        out[name] = Part(name, p.get("part", name), p.get("source", ""), ns, inferred, fitted,
-                         tuple(p.get("calibrated_machines", ())))
+        out[name] = Part(name, p.part, p.source, ns, inferred, fitted, p.calibrated_machines)
     return out
 
 

@@ -10,6 +10,7 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, confloat, conint
 
+from cohtb.data_file import field_error
 from cohtb.errors import CohtbError
 from cohtb.run.spec import RunSpec
 from cohtb.trace.layout import Field as LayoutField
@@ -234,11 +235,7 @@ def load(path: Path) -> Manifest:
     try:
         m = Manifest.model_validate_json(text)
     except ValidationError as e:
-        err = e.errors()[0]
-        if err["type"] == "json_invalid":
-            raise CohtbError(f"{path}: not valid JSON ({err['ctx'].get('error', err['msg'])})") from None
-        where = ".".join(str(x) for x in err["loc"])
-        raise CohtbError(f"{path}: field '{where}': {err['msg']}") from None
+        raise field_error(path, e) from None
     if m.cohtb_run != MANIFEST_VERSION:
         raise CohtbError(f"{path}: field 'cohtb_run': manifest version {m.cohtb_run}; this cohtb reads version "
                          f"{MANIFEST_VERSION} (a newer cohtb wrote it?)")
