@@ -4,20 +4,24 @@ naming the file and the field (a CohtbError: exit status 2), never a traceback."
 
 from __future__ import annotations
 
+import functools
 import json
 import tomllib
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from cohtb.errors import CohtbError
+
+
+STRICT = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Record(BaseModel):
     """A data file's record: the fields its model declares and no others, each of its declared type (strict: a
     number written as a string is refused; an array is read as a tuple, as JSON's are), frozen."""
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = STRICT
 
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -51,10 +55,16 @@ def field_error(path: Path, e: ValidationError, at: str = "") -> CohtbError:
     return CohtbError(f"{path}: field '{where}': {err['msg']}")
 
 
+@functools.cache
+def _adapter(model) -> TypeAdapter:
+    return TypeAdapter(model)
+
+
 def validated(model: type[Model], doc, path: Path, at: str = "") -> Model:
-    """`doc` (a parsed file, or its field `at`) as a `model`, or one line naming the file and the field. Validated
-    as the JSON it reads as, so a TOML file and a JSON file follow the same strict rules."""
+    """`doc` (a parsed file, or its field `at`) as a `model` (a Record, or a dataclass with a strict
+    __pydantic_config__), or one line naming the file and the field. Validated as the JSON it reads as, so a TOML
+    file and a JSON file follow the same strict rules."""
     try:
-        return model.model_validate_json(json.dumps(doc))
+        return _adapter(model).validate_json(json.dumps(doc))
     except ValidationError as e:
         raise field_error(path, e, at) from None

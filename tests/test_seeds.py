@@ -204,7 +204,8 @@ def test_a_run_recorded_under_a_declaration_matches_it():
 def test_declarations_refuse_bad_fields(tmp_path, monkeypatch):
 
     text = seed_folders.declaration_file("001").read_text()
-    for damage, field in [(text.replace("rule = ", "rules = ", 1), "rules"),
+    for damage, field in [(text.replace("rule = ", "rules = ", 1), "field 'rule': Field required"),
+                          (text + "\nfoo = 1\n", "field 'foo': Unexpected keyword argument"),
                           (text.replace('machine = "se-mesi-two-level"', 'machine = "nowhere"', 1), "machine"),
                           (text.replace('"start skew"]', '"the moon"]', 1), "repetition_sources"),
                           (text.replace("version = 2", "version = 3"), "version")]:
@@ -581,7 +582,7 @@ def test_a_shape_rules_page_rows_and_disagreements_are_its_curves():
     ({"intruder_period_us": 0}, "field 'intruder_listings' needs an 'intruder_period_us'"),
     ({"intruder_period_us": 550}, "field 'intruder_period_us': the first listing must come at least one interval"),
     ({"intruder_listings": 4}, "field 'intruder_listings': the last listing must come before the window's last"),
-    ({"intruder_listings": "3"}, "field 'intruder_listings' is not int"),
+    ({"intruder_listings": "3"}, "field 'intruder_listings': Input should be a valid integer"),
     ({"interval_us": 0}, "field 'interval_us' out of range"),
 ])
 def test_a_collapse_declaration_whose_listings_cannot_be_judged_is_refused(damage, error):
@@ -797,7 +798,7 @@ def test_a_declared_field_of_the_wrong_type_is_refused_naming_it(tmp_path, monke
     (tmp_path / "003").mkdir()
     (tmp_path / "003" / "003.toml").write_text(text)
     monkeypatch.setattr(seed_folders, "SEEDS", tmp_path)
-    with pytest.raises(CohtbError, match=r"003.toml: version 2: field 'repetitions' is not int"):
+    with pytest.raises(CohtbError, match=r"003.toml: version 2: field 'repetitions': Input should be a valid integer"):
         declarations.versions("003")
 
 

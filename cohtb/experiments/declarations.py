@@ -12,10 +12,11 @@ import hashlib
 import json
 import subprocess
 import tomllib
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cohtb.analysis.steady import last_quarter
+from cohtb.data_file import STRICT, validated
 from cohtb.errors import CohtbError
 from cohtb.experiments import seed_folders
 from cohtb.run.machines import FILES as MACHINE_FILES, DeclaredMachine, declared_machines
@@ -38,6 +39,7 @@ def sockets_text(n: int) -> str:
 
 @dataclass(frozen=True)
 class Declaration:
+    __pydantic_config__ = STRICT   # read from its TOML by cohtb/data_file.py's rule
     experiment: str
     version: int
     machine: str
@@ -139,29 +141,8 @@ class Declaration:
         return self._beyond_skew(repetition) if "placement" in self.repetition_sources else 0
 
 
-_FIELDS = {f.name: f for f in fields(Declaration)}
-
-
-def _of_type(value, kind: str) -> bool:
-    """A TOML value of a scalar field's type (a bool is no int; an int is a float)."""
-    if isinstance(value, bool):
-        return kind == "bool"
-    return isinstance(value, {"int": int, "float": (int, float), "str": str, "bool": bool}[kind])
-
-
 def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
     where = f"{path}: version {raw.get('version', '?')}"
-    unknown = sorted(set(raw) - set(_FIELDS) - {"experiment", "declared"})
-    if unknown:
-        raise CohtbError(f"{where}: unknown field '{unknown[0]}'")
-    missing = [n for n, f in _FIELDS.items() if n not in ("experiment", "declared") and f.default is MISSING
-               and f.default_factory is MISSING and n not in raw]
-    if missing:
-        raise CohtbError(f"{where}: field '{missing[0]}' is missing")
-    wrong_type = [n for n, v in raw.items() if n in _FIELDS and _FIELDS[n].type in ("int", "float", "str", "bool")
-                  and not _of_type(v, _FIELDS[n].type)]
-    if wrong_type:
-        raise CohtbError(f"{where}: field '{wrong_type[0]}' is not {_FIELDS[wrong_type[0]].type}")
     counterparts = raw.get("profile_counterparts", {})
     if not (isinstance(counterparts, dict) and all(
             isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in counterparts.values())):
@@ -169,9 +150,9 @@ def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
     stray = sorted(set(counterparts) - set(raw.get("profile_functions", ())))
     if stray:
         raise CohtbError(f"{where}: field 'profile_counterparts': '{stray[0]}' is not one of the profile_functions")
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
-    values["profile_counterparts"] = tuple((k, tuple(v)) for k, v in counterparts.items())
-    d = Declaration(experiment=experiment, declared={"experiment": experiment, **raw}, **values)
+    values = {**raw, "experiment": experiment, "profile_counterparts": [[k, v] for k, v in counterparts.items()]}
+    values.pop("declared", None)
+    d = replace(validated(Declaration, values, where), declared={"experiment": experiment, **raw})
     bad = [s for s in d.repetition_sources if s not in REPETITION_SOURCES]
     if bad:
         raise CohtbError(f"{where}: field 'repetition_sources': unknown source '{bad[0]}'")

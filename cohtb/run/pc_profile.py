@@ -12,12 +12,14 @@ profile.json too, as "lines"."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ConfigDict, NonNegativeInt, PositiveInt
+
 from cohtb.atomic import write_json_atomic
+from cohtb.data_file import Record, read_json, validated
 from cohtb.errors import CohtbError
 from cohtb.run.code_names import KERNEL_HALF, Code, Namer
 from cohtb.run.line_code import JOIN_TICKS, code_per_line, read_slow
@@ -149,29 +151,37 @@ def keep(run_dir: Path, raw: RawFiles, code: list[Code], events: Path | None) ->
     write_json_atomic(run_dir / FILE, doc)
 
 
+class _Function(Record):
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)   # and more, which load does not check
+    object: str
+    symbol: str
+    instructions: tuple[NonNegativeInt, ...]
+    ticks: tuple[NonNegativeInt, ...]
+
+
+class _Profile(Record):
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    cohtb_profile: int
+    cores: PositiveInt
+    asleep: tuple[NonNegativeInt, ...]
+    unretired: tuple[NonNegativeInt, ...]
+    window_ticks: tuple[int, int]
+    functions: tuple[_Function, ...] = ()
+
+
 def load(path: Path) -> dict:
-    """A kept profile.json, checked enough that reading it cannot fail later."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise CohtbError(f"{path}: cannot read the profile: {e}") from None
-    if not isinstance(doc, dict) or doc.get("cohtb_profile") != VERSION:
+    """A kept profile.json, checked enough that reading it cannot fail later (cohtb/data_file.py's rule, then its
+    counts per core and its window)."""
+    doc = read_json(path)
+    p = validated(_Profile, doc, path)
+    if p.cohtb_profile != VERSION:
         raise CohtbError(f"{path}: field 'cohtb_profile': want {VERSION}")
-    cores = doc.get("cores")
-    if not isinstance(cores, int) or cores < 1:
-        raise CohtbError(f"{path}: field 'cores': want a positive integer")
     for key in ("asleep", "unretired"):
-        if not _counts(doc.get(key), cores):
-            raise CohtbError(f"{path}: field '{key}': want {cores} non-negative integers")
-    for i, row in enumerate(doc.get("functions") or []):
-        if not isinstance(row, dict) or not isinstance(row.get("symbol"), str) or not isinstance(row.get("object"), str) \
-                or not _counts(row.get("ticks"), cores) or not _counts(row.get("instructions"), cores):
-            raise CohtbError(f"{path}: field 'functions[{i}]': want object, symbol, and {cores} instructions and ticks")
-    w = doc.get("window_ticks")
-    if not (isinstance(w, list) and len(w) == 2 and all(isinstance(t, int) for t in w) and w[1] >= w[0]):
+        if len(getattr(p, key)) != p.cores:
+            raise CohtbError(f"{path}: field '{key}': want {p.cores} non-negative integers")
+    for i, row in enumerate(p.functions):
+        if len(row.ticks) != p.cores or len(row.instructions) != p.cores:
+            raise CohtbError(f"{path}: field 'functions.{i}': want {p.cores} instructions and ticks")
+    if p.window_ticks[1] < p.window_ticks[0]:
         raise CohtbError(f"{path}: field 'window_ticks': want [begin, end]")
     return doc
-
-
-def _counts(value, n: int) -> bool:
-    return isinstance(value, list) and len(value) == n and all(isinstance(v, int) and v >= 0 for v in value)
