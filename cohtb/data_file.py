@@ -65,6 +65,7 @@ def validated(model: type[Model], doc, path: Path, at: str = "") -> Model:
     __pydantic_config__), or one line naming the file and the field. Validated as the JSON it reads as, so a TOML
     file and a JSON file follow the same strict rules."""
     try:
-        return _adapter(model).validate_json(json.dumps(doc))
+        # a value JSON has no type for (a TOML date or time) becomes an object, which no declared field accepts
+        return _adapter(model).validate_json(json.dumps(doc, default=lambda v: {"toml value": str(v)}))
     except ValidationError as e:
         raise field_error(path, e, at) from None

@@ -118,3 +118,26 @@ def test_the_mesh_machine_joins_each_tile_to_its_grid_neighbours_and_numbers_its
     assert [placement.chi_l1d_version(c, "socket", 2, 4) for c in (0, 3)] == [4, 10]
     with pytest.raises(ValueError):
         placement.chi_l1d_version(0, "flat", 1, 4)
+
+
+def test_a_live_ingest_names_the_mesh_machines_cores_by_their_l1ds_after_its_slices_and_l2s():
+    # the bare mesh: 16 slices (machine_file.DEFAULTS), then 4 L2s, then each core's L1D and L1I
+    assert machines.l1d_versions("mesh", 4, 1) == [20, 22, 24, 26]
+    assert machines.l1d_versions("socket", 4, 2) == [4, 6, 8, 10]
+    assert machines.l1d_versions("flat", 4, 2) is None
+
+
+@pytest.mark.parametrize("sockets, error", [(2, "the mesh machine is one socket")])
+def test_a_mesh_run_of_more_than_one_socket_is_refused_before_gem5(sockets, error):
+    with pytest.raises(CohtbError, match=error):
+        RunSpec("atomicity", "xadd", "line", sockets, 2, 10, machine="mesh").check()
+    RunSpec("atomicity", "xadd", "line", 1, 2, 10, machine="mesh").check()
+
+
+@pytest.mark.parametrize("params, error", [({"llc_slices": 12}, "--llc-slices 12: "), ({"mesh_columns": 0}, "--mesh-columns 0"),
+                                           ({"l2_size": "1000KiB"}, "--l2-size 1000KiB"), ({"l2_size": "1MB"}, "--l2-size 1MB")])
+def test_a_mesh_machine_that_cannot_be_built_says_which_parameter(params, error):
+    given = {**machines.machine_file.DEFAULTS, **params}
+    assert error in machines.machine_file.shape_problem("mesh", 1, given)
+    assert machines.machine_file.shape_problem("mesh", 1, machines.machine_file.DEFAULTS) == ""
+    assert machines.machine_file.shape_problem("socket", 2, given) == ""

@@ -229,7 +229,7 @@ def _check_beside(path: Path, d: Declaration) -> None:
 
 # what a rule-only version may change: the rule, and the band it holds the published figure to
 RULE_FIELDS = {"version", "rejudges", "rule", "collapse_rule", "magnitude", "magnitude_why", "profile_functions",
-               "profile_band_points"}
+               "profile_counterparts", "profile_band_points"}
 
 
 def _check_rejudging(path: Path, d: Declaration, earlier: list[Declaration]) -> None:

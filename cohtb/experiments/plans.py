@@ -10,7 +10,7 @@ from cohtb.errors import CohtbError
 from cohtb.experiments import declarations
 from cohtb.experiments.declarations import Declaration
 from cohtb.experiments.seeds import EXPERIMENTS, full_system
-from cohtb.run.machines import hierarchy_of, known
+from cohtb.run.machines import hierarchy_of, known, shape_problem
 from cohtb.run.spec import RunSpec
 
 FS_SEED = "004-fs"     # the full-system experiment: one-off full-system runs measure as it declares
@@ -67,8 +67,8 @@ def contention_plan(machine: str) -> list[RunSpec]:
 
 
 def sockets_of(machine: str) -> tuple[int, ...]:
-    """The socket counts a machine can be built with: the mesh machine is one socket."""
-    return (1,) if hierarchy_of(machine) == "mesh" else (1, 2, 4, 8)
+    """The socket counts a machine can be built with (the mesh machine: one)."""
+    return tuple(n for n in (1, 2, 4, 8) if not shape_problem(machine, n))
 
 
 def seeds_plan(*seeds: str) -> list[RunSpec]:

@@ -346,17 +346,13 @@ def e002fs(d: Declaration, workload: str = "rwsem") -> Experiment:
         points=(Point(sockets_text(n), fs("sleep"), fs("spin"), (PUBLISHED["002"]["36 threads, locking rate"],)),))
 
 
-FS_PATHS_000 = {"stat": ("stat(2) of one file", ()),
-                "open_close": ("open+close of each thread's own file in a watched directory",
-                               ("--own-files", "--watch-dir"))}
-
-
-# what each path does, as the setup says it
-FS_PATH_SETUPS_000 = {"stat": "by the stat loop: every thread stat(2)s one tmpfs file (the file's dentry: the lookup's "
-                              "lockref get and dput)",
-                      "open_close": "by the seed's own path: every thread opens and closes its own file in a directory "
-                                    "with an inotify watch (fsnotify_parent: dget_parent and dput of the directory's "
-                                    "dentry on each open and each close; each thread its own descriptor table)"}
+# seed 000's full-system paths: (its curve's name, the benchmark's flags, what it does as the setup says it)
+FS_PATHS_000 = {"stat": ("stat(2) of one file", (),
+                         "every thread stat(2)s one tmpfs file (the file's dentry: the lookup's lockref get and dput)"),
+                "open_close": ("open+close of each thread's own file in a watched directory", ("--own-files", "--watch-dir"),
+                               "the seed's own path, every thread opens and closes its own file in a directory with an "
+                               "inotify watch (fsnotify_parent: dget_parent and dput of the directory's dentry on "
+                               "each open and each close; each thread its own descriptor table)")}
 
 
 def e000fs(d: Declaration) -> Experiment:
@@ -384,7 +380,8 @@ def e000fs(d: Declaration) -> Experiment:
         published_setup="AIM7 short workload on ramdisk, 3.10 kernel, 8-socket 80-core x86-64 (HT off), restricted "
                         "to 1/2/4/8 nodes with numactl; jobs per minute",
         simulated_setup=f"Linux 6.12 booted on the simulated {d.size_text()} (docs/fs.md), one thread per CPU, on "
-                        f"one hot dentry {' and '.join(FS_PATH_SETUPS_000[op] for op in paths)}; "
+                        "one hot dentry" + (" two ways: " if len(paths) == 2 else ": ")
+                        + ", and ".join(FS_PATHS_000[op][2] for op in paths) + "; "
                         f"{base} ({variant(base).about}) against {new} (6.12's lockref, its d_lock the qspinlock); "
                         f"{_measure(d)}",
         differences=f"{d.cores_per_socket} cores per socket, not 10; threads, not AIM7's processes (each with its own "
@@ -463,7 +460,7 @@ def on_out_of_order_cores(build):
     return built
 
 
-# Each seed's SE experiment, then its full-system ones beside it, then the machine checks.
+# Each seed's SE experiment, then its full-system ones beside it, then the machine checks and the other cores.
 BUILDERS = {"000": e000, "000-fs": e000fs, "001": e001, "002": e002, "002-fs": e002fs,
             "002-kernel-fs": lambda d: e002fs(d, "kernel_rwsem"), "003": e003, "004": e004, "004-fs": e004fs,
             "004-collapse-fs": e004collapse_fs, "002-flat": machine_check(e002), "004-fs-8x4": machine_check(e004fs),
@@ -482,6 +479,9 @@ class _BuiltOnFirstUse(Mapping):
         if seed not in self._built:
             self._built[seed] = self._build(seed)
         return self._built[seed]
+
+    def __contains__(self, seed) -> bool:   # without building it
+        return seed in BUILDERS
 
     def __iter__(self):
         return iter(BUILDERS)

@@ -67,9 +67,8 @@ def band_table(d: Declaration, label: str, checks: list[ProfileCheck]) -> Table:
             shares = c.shares.get(symbol)
             simulated = (f"{100 * c.mean(symbol):.2f}% ({100 * min(shares):.2f}-{100 * max(shares):.2f})"
                          if shares else "not held" if c.arm == "base" else "-")
-            guest = c.counterparts.get(symbol, (symbol,))
-            name = symbol if guest == (symbol,) else f"{symbol} (simulated: {' + '.join(guest)})"
-            rows.append([f"{c.arm}: {name}", f"{100 * published:.2f}%", simulated,
+            rows.append([f"{c.arm}: {_as_simulated(symbol, c.counterparts.get(symbol, (symbol,)))}",
+                         f"{100 * published:.2f}%", simulated,
                          ("inside" if c.inside(symbol) else "outside") if shares and c.judged and c.runs else ""])
     verdicts = "; ".join(f"{c.arm} arm ({c.runs} of {count(c.of_runs, 'run')} profiled): {c.verdict}" for c in checks)
     return Table(f"Declaration {d.id}, {label}: where the window's time went, simulated beside published "
@@ -79,18 +78,18 @@ def band_table(d: Declaration, label: str, checks: list[ProfileCheck]) -> Table:
                        "proportional (docs/gem5.md, 'The profile of the window'); the new arm is shown, not judged.")
 
 
-def _guest_text(d: Declaration, function: str) -> str:
-    guest = d.simulated_symbols(function)
-    return function if guest == (function,) else f"{function}, simulated as {' + '.join(guest)}"
+def _as_simulated(function: str, guest: tuple[str, ...]) -> str:
+    """A published function's name, with the guest's functions summed for it where they are others."""
+    return function if guest == (function,) else f"{function} (simulated: {' + '.join(guest)})"
 
 
 def outcomes_table(d: Declaration, answers: list[tuple[str, bool]]) -> Table:
     return Table(f"Declaration {d.id}, profile band: what it can say, found before any run",
                  ["the base arm's simulated shares", "answer"],
                  [[what, "reaches the band" if passes else "outside the band"] for what, passes in answers],
-                 f"Each function named ({', '.join(_guest_text(d, f) for f in d.profile_functions)}) must lie "
-                 f"within {d.profile_band_points:g} "
-                 "points of its published share, as the mean of the base arm's repetitions.")
+                 f"Each function named ({', '.join(_as_simulated(f, d.simulated_symbols(f)) for f in d.profile_functions)}) "
+                 f"must lie within {d.profile_band_points:g} points of its published share, as the mean of the base "
+                 "arm's repetitions.")
 
 
 def line_names(run: Run) -> dict[int, str]:

@@ -13,15 +13,15 @@ from pathlib import Path
 from cohtb.digest import file_sha256
 from cohtb.errors import CohtbError
 from cohtb.places import ROOT
-from cohtb.run.machines import gem5_patches, hierarchy_of
+from cohtb.run.machines import PROTOCOL_OF, gem5_patches, hierarchy_of
 
 # hierarchy -> (the environment variable naming its gem5.opt, the name looked for on PATH, what it must be). Each
 # hierarchy needs gem5 built with its protocol (gem5-configs/multisocket/machine.py; docs/gem5.md says how), and
 # a machine is found by its hierarchy (cohtb/run/machines.py).
 BUILDS = {
     "flat": ("GEM5", "gem5.opt", "gem5 v24.0.0.1, X86 build (build/X86/gem5.opt, protocol MESI_Two_Level)"),
-    "socket": ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)"),
-    "mesh": ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)"),
+    **{h: ("GEM5_CHI", None, "gem5 v24.0.0.1 built for X86 with the CHI protocol (build-gem5.sh SOURCE X86_CHI)")
+       for h in ("socket", "mesh")},
 }
 # The project's patches to gem5 (gem5-configs/build/patches/<name>.patch, each documented in its header), each
 # with what a build that has it shows: a file of the build tree, relative to gem5.opt's directory, and a string in
@@ -89,8 +89,13 @@ def has_profile(gem5: Path) -> bool:
     return _has(str(Path(gem5).resolve()), st.st_size, st.st_mtime_ns, INSTRUMENTS["pc-profile"].encode())
 
 
+def _chi(machine: str) -> bool:
+    """Whether the machine runs on a CHI build, the only builds the project patches."""
+    return PROTOCOL_OF[hierarchy_of(machine)] == "CHI"
+
+
 def patches_needed(machine: str) -> set[str]:
-    return set(gem5_patches(machine)) if hierarchy_of(machine) == "socket" else set()
+    return set(gem5_patches(machine)) if _chi(machine) else set()
 
 
 def require(machine: str = "flat") -> Path:
@@ -99,7 +104,7 @@ def require(machine: str = "flat") -> Path:
     path = find(machine)
     if path is None:
         raise CohtbError(why_missing(machine))
-    if hierarchy_of(machine) == "socket":
+    if _chi(machine):
         needed, have = patches_needed(machine), patches_in(path)
         if have is None and needed:
             raise CohtbError(f"{path}: no build tree beside it, so cohtb cannot tell whether it has the patches "

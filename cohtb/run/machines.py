@@ -1,8 +1,8 @@
-"""The simulated machines a run can name (RunSpec.machine): a cache hierarchy with its defaults (`flat`, `socket`)
-or a machine file (gem5-configs/multisocket/machines/<name>.json) that names its hierarchy and fixes its
+"""The simulated machines a run can name (RunSpec.machine): a cache hierarchy with its defaults (`flat`, `socket`,
+`mesh`) or a machine file (gem5-configs/multisocket/machines/<name>.json) that names its hierarchy and fixes its
 parameters. The files are read by the gem5 configs' own module (multisocket/machine_file.py, standard library
-only), loaded here by its path, so cohtb and gem5 read them by the same rules; the socket machine's controller
-numbering likewise (multisocket/placement.py)."""
+only), loaded here from its file as a module of the configs' package, so cohtb and gem5 read them by the same
+rules; the CHI machines' controller numbering likewise (multisocket/placement.py)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ machine_file = config_module("machine_file")
 placement = config_module("placement")
 topology = config_module("topology")
 HIERARCHIES: tuple[str, ...] = machine_file.HIERARCHIES
+PROTOCOL_OF: dict[str, str] = machine_file.PROTOCOL_OF
 FILES = CONFIGS / "machines"
 
 
@@ -125,10 +126,22 @@ def l1d_versions(machine: str, cores: int, sockets: int) -> list[int] | None:
     """The L1D controller versions a trace of this machine names its cores by, before gem5 has run (a live ingest):
     None where the version is the core (MESI_Two_Level)."""
     hierarchy = hierarchy_of(machine)
-    if machine_file.PROTOCOL_OF[hierarchy] != "CHI":
+    if PROTOCOL_OF[hierarchy] != "CHI":
         return None
-    slices = 0 if machine in HIERARCHIES else _file(machine).params.get("llc_slices", 0)
+    slices = _params(machine)["llc_slices"]
     return [placement.chi_l1d_version(c, hierarchy, sockets, cores, slices) for c in range(cores)]
+
+
+def shape_problem(machine: str, sockets: int) -> str:
+    """Why this machine cannot be built with this many sockets (the mesh machine: one), or ""."""
+    return machine_file.shape_problem(hierarchy_of(machine), sockets, _params(machine))
+
+
+def _params(machine: str) -> dict:
+    """Every parameter's value on the machine: its file's, else the default (a bare hierarchy without a file of
+    its own: every default)."""
+    f = None if machine in HIERARCHIES and machine not in machine_file.names() else _file(machine)
+    return {n: machine_file.param(f, n) for n in machine_file.PARAMS}
 
 
 def topology_sockets(name: str) -> int:

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pydantic import NonNegativeInt, PositiveInt
 
 from cohtb.errors import CohtbError
-from cohtb.run.machines import known
+from cohtb.run.machines import known, shape_problem
 
 # The full-system benchmark (workloads/stat_file.c) whose lockref policy and dentry layout are its kernel
 # variant's, so a run of it gives neither; other workloads in the guest take theirs as in SE.
@@ -58,8 +58,9 @@ class RunSpec:
     # MB and says nothing the workload's own numbers do not.
     traced: bool = True
     # The simulated machine (cohtb/run/machines.py): a hierarchy, "flat" (MESI_Two_Level, a line's only point of
-    # coherence its home socket's L2 bank) or "socket" (CHI: a shared cache per socket, a home directory of
-    # sockets), with its defaults; or a machine file, a hierarchy with its parameters fixed.
+    # coherence its home socket's L2 bank), "socket" (CHI: a shared cache per socket, a home directory of sockets) or
+    # "mesh" (CHI, one socket: a private L2 per core, the last level sliced over a mesh), with its defaults; or a
+    # machine file, a hierarchy with its parameters fixed.
     machine: str = "flat"
 
     @property
@@ -148,6 +149,9 @@ class RunSpec:
             raise CohtbError(f"run {self.id}: sockets must be a power of two (gem5 interleaves memory channels by address bits)")
         if self.machine not in known():
             raise CohtbError(f"run {self.id}: unknown machine '{self.machine}' (known: {', '.join(known())})")
+        shape = shape_problem(self.machine, self.sockets)
+        if shape:
+            raise CohtbError(f"run {self.id}: machine {self.machine}: {shape}")
         if self.placement and not self.kernel:
             raise CohtbError(f"run {self.id}: placement is the full-system benchmark's (stat_file --pad-files)")
         if self.home_socket >= self.sockets and self.home_socket:

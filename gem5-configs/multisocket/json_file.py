@@ -4,14 +4,16 @@ modules that use it: gem5's configs and cohtb read the files by the same rules."
 
 import json
 from pathlib import Path
+from typing import Callable
 
 
-def read_object(path: Path, error: type, known: str) -> tuple[bytes, dict]:
-    """The file's bytes and its JSON object; `error` raised with one line otherwise (`known`: the names there)."""
+def read_object(path: Path, error: type, known: Callable[[], str]) -> tuple[bytes, dict]:
+    """The file's bytes and its JSON object; `error` raised with one line otherwise (`known()`: the names there,
+    said when the file cannot be read)."""
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise error(f"{path}: cannot read ({e.strerror}); {known}") from None
+        raise error(f"{path}: cannot read ({e.strerror}); {known()}") from None
     try:
         doc = json.loads(data)
     except ValueError as e:

@@ -23,34 +23,28 @@ from . import topology as wiring
 MACHINES = {"flat": ("multisocket_mesi_two_level", "MultiSocketMESITwoLevel"), "socket": ("socket_chi", "SocketCHI"),
             "mesh": ("mesh_chi", "MeshCHI")}
 assert set(MACHINES) == set(files.HIERARCHIES)
-# The parameters' values where neither the machine's file nor the command line gives one (None: gem5's own).
-DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1i_size": "32KiB", "l2_size": "1MiB", "local_latency": 20,
-            "local_bandwidth": 32, "socket_latency": 300, "socket_bandwidth": 8, "router_latency": None,
-            "l1_latency": None, "l1i_latency": None, "l1_snoop_latency": None, "l1_dirty_shared": True, "llc_latency": None,
-            "home_latency": None, "memory_latency": None, "core": "timing", "o3_width": None, "o3_rob_entries": None,
-            "o3_iq_entries": None, "o3_lq_entries": None, "o3_sq_entries": None, "l2_private_size": "2MiB",
-            "l2_private_latency": None, "llc_slices": 16, "mesh_columns": 4, "mesh_link_latency": 1}
+DEFAULTS = files.DEFAULTS
 # The CHI controllers' parameters (None: gem5's own; l1_dirty_shared True is CHI's L1 default)
 CHI_ONLY = ("l1_latency", "l1i_latency", "l1_snoop_latency", "l1_dirty_shared", "llc_latency", "memory_latency")
 SOCKET_ONLY = ("home_latency",)   # the socket machine's home directory
 SOCKET_LINKS = ("socket_latency", "socket_bandwidth")   # the links between sockets (the flat and socket machines)
 MESH_ONLY = ("l2_private_size", "l2_private_latency", "llc_slices", "mesh_columns", "mesh_link_latency")
 HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machine's L2 bank, the socket machine's "
-                                                   "shared last-level cache",
+                                                   "shared last-level cache, the mesh machine's slices together",
         "local_latency": "controller<->socket router link, cycles", "local_bandwidth": "bytes/cycle",
         "socket_latency": "socket<->socket link, cycles (100 ns at 3 GHz)",
         "socket_bandwidth": "bytes/cycle (about one UPI link at 3 GHz)",
         "router_latency": "cycles a socket's router takes to route a message (gem5's default: 1)",
-        "l1_latency": "socket machine: an L1 hit, cycles (tag 1 + data access; at least 2)",
-        "l1i_latency": "socket machine: the L1I's hit, cycles, where it differs from --l1-latency (a timing CPU fetches "
+        "l1_latency": "CHI machines: an L1 hit, cycles (tag 1 + data access; at least 2)",
+        "l1i_latency": "CHI machines: the L1I's hit, cycles, where it differs from --l1-latency (a timing CPU fetches "
                        "every instruction through it)",
-        "l1_snoop_latency": "socket machine: cycles an L1 takes before it answers a snoop (the core's own snoop; "
+        "l1_snoop_latency": "CHI machines: cycles an L1 takes before it answers a snoop (the core's own snoop; "
                             "its private L2 on the real parts)",
-        "l1_dirty_shared": "socket machine: yes: an L1 may keep a line dirty and shared (CHI's SD, as MOESI's O); "
+        "l1_dirty_shared": "CHI machines: yes: an L1 may keep a line dirty and shared (CHI's SD, as MOESI's O); "
                            "no: a read of a core's dirty line leaves the dirty data in the socket cache (Intel's cores)",
-        "llc_latency": "socket machine: the socket cache's lookup, hit or miss or snoop, cycles",
+        "llc_latency": "CHI machines: the socket cache's (mesh: a slice's) lookup, hit or miss or snoop, cycles",
         "home_latency": "socket machine: the home directory's lookup, cycles",
-        "memory_latency": "socket machine: cycles the memory controller adds to memory's answer",
+        "memory_latency": "CHI machines: cycles the memory controller adds to memory's answer",
         "core": "the measured window's cores: timing (TimingSimpleCPU, one instruction at a time) or o3 (X86O3CPU)",
         "o3_width": "o3: instructions fetched, decoded, renamed, dispatched, issued, written back and committed per cycle",
         "o3_rob_entries": "o3: reorder buffer entries", "o3_iq_entries": "o3: issue queue (reservation station) entries",
@@ -65,7 +59,7 @@ assert set(DEFAULTS) == set(files.PARAMS)
 
 def add_machine_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--machine", default="flat",
-                    help="a cache hierarchy (flat, socket: each needs gem5 built with its protocol, docs/gem5.md) "
+                    help="a cache hierarchy (flat, socket, mesh: each needs gem5 built with its protocol, docs/gem5.md) "
                          "with the defaults below, or a machine file in multisocket/machines/ that names its "
                          "hierarchy and fixes its parameters")
     ap.add_argument("--sockets", type=int, default=8)
@@ -110,8 +104,9 @@ def check_machine(opts, config: str) -> None:
         given = [n for n in only if getattr(opts, n) != DEFAULTS[n]]
         if given and opts.hierarchy not in hierarchies:
             refuse(f"{config}: {', '.join(given)}: {what}; machine {opts.machine} is {opts.hierarchy}")
-    if opts.hierarchy == "mesh" and opts.sockets != 1:
-        refuse(f"{config}: --sockets {opts.sockets}: the mesh machine is one socket")
+    shape = files.shape_problem(opts.hierarchy, opts.sockets, {n: getattr(opts, n) for n in files.PARAMS})
+    if shape:
+        refuse(f"{config}: {shape}")
     protocol = files.PROTOCOL_OF[opts.hierarchy]
     if str(buildEnv["PROTOCOL"]) != protocol:
         refuse(f"{config}: --machine {opts.machine} needs gem5 built with PROTOCOL={protocol}; this one "

@@ -32,6 +32,15 @@ PARAMS = {"clock": str, "l1d_size": str, "l1i_size": str, "l2_size": str, "local
           "home_latency": int, "memory_latency": int, "core": str, "o3_width": int, "o3_rob_entries": int,
           "o3_iq_entries": int, "o3_lq_entries": int, "o3_sq_entries": int, "l2_private_size": str,
           "l2_private_latency": int, "llc_slices": int, "mesh_columns": int, "mesh_link_latency": int}
+# The parameters' values where neither the machine's file nor the command line gives one (None: gem5's own): the bare
+# hierarchies' machines (machine.py's options default to them).
+DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1i_size": "32KiB", "l2_size": "1MiB", "local_latency": 20,
+            "local_bandwidth": 32, "socket_latency": 300, "socket_bandwidth": 8, "router_latency": None,
+            "l1_latency": None, "l1i_latency": None, "l1_snoop_latency": None, "l1_dirty_shared": True, "llc_latency": None,
+            "home_latency": None, "memory_latency": None, "core": "timing", "o3_width": None, "o3_rob_entries": None,
+            "o3_iq_entries": None, "o3_lq_entries": None, "o3_sq_entries": None, "l2_private_size": "256KiB",
+            "l2_private_latency": None, "llc_slices": 16, "mesh_columns": 4, "mesh_link_latency": 1}
+assert set(DEFAULTS) == set(PARAMS)
 CORES = ("timing", "o3")   # gem5's TimingSimpleCPU (one instruction at a time) or its out-of-order X86O3CPU
 O3_PARAMS = ("o3_width", "o3_rob_entries", "o3_iq_entries", "o3_lq_entries", "o3_sq_entries")
 
@@ -78,8 +87,8 @@ def hierarchy_of(machine: str) -> str:
 
 def load(name: str) -> MachineFile:
     path = DIRECTORY / f"{name}.json"
-    known = ", ".join(dict.fromkeys([*HIERARCHIES, *names()]))   # a hierarchy's own file is the hierarchy
-    _, doc = read_object(path, MachineFileError, f"machines: {known}")
+    known = lambda: "machines: " + ", ".join(dict.fromkeys([*HIERARCHIES, *names()]))   # a hierarchy's own file is it
+    _, doc = read_object(path, MachineFileError, known)
     field = lambda key, kind: json_field(path, doc, key, kind, MachineFileError)
 
     name_in, hierarchy = field("name", str), field("hierarchy", str)
@@ -129,3 +138,33 @@ def load(name: str) -> MachineFile:
                        doc.get("gem5_patches_why", ""),
                        {alias: {"about": e["about"], "topologies": {int(k): v for k, v in e.get("topologies", {}).items()}}
                         for alias, e in declared.items()})
+
+
+def param(machine: MachineFile | None, name: str):
+    """A parameter's value on a machine: its file's, else the default (a bare hierarchy: None)."""
+    return (machine.params if machine else {}).get(name, DEFAULTS[name])
+
+
+def shape_problem(hierarchy: str, sockets: int, params: dict) -> str:
+    """Why a machine of this hierarchy cannot be built with these sockets and parameters (`params`: every parameter's
+    value), or "": the mesh machine is one socket, its slices a power of two (lines are interleaved over them by
+    address bits) that split its last level evenly, its rows at least one tile wide."""
+    if hierarchy != "mesh":
+        return ""
+    slices = params["llc_slices"]
+    if sockets != 1:
+        return f"--sockets {sockets}: the mesh machine is one socket"
+    if slices < 1 or slices & (slices - 1):
+        return f"--llc-slices {slices}: lines are interleaved over the slices by address bits, so a power of two"
+    if params["mesh_columns"] < 1:
+        return f"--mesh-columns {params['mesh_columns']}: a mesh row has at least one tile"
+    if kib(params["l2_size"]) is None or kib(params["l2_size"]) % slices:
+        return f"--l2-size {params['l2_size']}: the mesh machine's last level must split into {slices} equal slices (KiB, MiB or GiB)"
+    return ""
+
+
+def kib(size: str) -> int | None:
+    """A cache size ("32MiB") in KiB; None if it is not written in KiB, MiB or GiB."""
+    units = {"KiB": 1, "MiB": 1024, "GiB": 1024 * 1024}
+    number, unit = size[:-3], size[-3:]
+    return int(number) * units[unit] if unit in units and number.isdigit() else None

@@ -13,21 +13,21 @@ interleaved range holds the line; a slice to the memory channel."""
 
 import math
 
-from m5.objects import NULL, AddrRange, RubyCache, RubyPortProxy, RubySequencer, RubySystem
+from m5.objects import NULL, AddrRange, RubyCache, RubyPortProxy, RubySystem
 
 from gem5.coherence_protocol import CoherenceProtocol
 from gem5.components.boards.abstract_board import AbstractBoard
 from gem5.components.cachehierarchies.abstract_cache_hierarchy import AbstractCacheHierarchy
 from gem5.components.cachehierarchies.chi.nodes.abstract_node import AbstractNode
-from gem5.components.cachehierarchies.chi.nodes.dma_requestor import DMARequestor
 from gem5.components.cachehierarchies.chi.nodes.memory_controller import MemoryController
 from gem5.components.cachehierarchies.ruby.abstract_ruby_cache_hierarchy import AbstractRubyCacheHierarchy
 from gem5.utils.override import overrides
 from gem5.utils.requires import requires
 
+from .machine_file import kib, shape_problem
 from .mesh_network import MeshNetwork
 from .placement import chi_l1d_version, mesh_tile_of_slice
-from .socket_chi import DATA_MESSAGE_BYTES, VIRTUAL_NETWORKS, SocketCache, private_l1s
+from .socket_chi import DATA_MESSAGE_BYTES, VIRTUAL_NETWORKS, SocketCache, dma_requestors, private_l1s
 
 
 class HomeSlice(AbstractNode):
@@ -74,15 +74,15 @@ class MeshCHI(AbstractRubyCacheHierarchy):
                  l1_snoop_latency: int | None = None, l1_dirty_shared: bool = True, l2_private_latency: int | None = None,
                  llc_latency: int | None = None, memory_latency: int | None = None):
         super().__init__()
-        if sockets != 1:
-            raise ValueError(f"the mesh machine is one socket, not {sockets}")
-        if llc_slices < 1 or llc_slices & (llc_slices - 1):
-            raise ValueError(f"{llc_slices} slices: the lines are interleaved by address bits, so a power of two")
+        problem = shape_problem("mesh", sockets, {"llc_slices": llc_slices, "mesh_columns": mesh_columns,
+                                                  "l2_size": llc_size})
+        if problem:   # machine.py's check_machine refuses these first
+            raise ValueError(problem)
         self._cores = cores_per_socket
         self._slices = llc_slices
         self._columns = mesh_columns
         self._l1d, self._l1i, self._l2 = (l1d_size, l1d_assoc), (l1i_size, l1i_assoc), (l2_private_size, l2_private_assoc)
-        self._slice_cache = (_divided(llc_size, llc_slices), llc_assoc)
+        self._slice_cache = (f"{kib(llc_size) // llc_slices}KiB", llc_assoc)
         # Latencies, cycles (None: gem5's own), as on the socket machine; l2_private: the core's L2 on a hit and on
         # a snoop from its slice, llc: a slice's lookup.
         self._latency = {"l1": l1_latency, "l1i": l1_latency if l1i_latency is None else l1i_latency,
@@ -177,17 +177,7 @@ class MeshCHI(AbstractRubyCacheHierarchy):
             if int(d.version) != want:
                 raise ValueError(f"core {i}'s L1D is controller {int(d.version)}, not {want} as placement says")
 
-        self._dma_controllers = []
-        if board.has_dma_ports():
-            for i, port in enumerate(board.get_dma_ports()):
-                dma = DMARequestor(network, line, clock)
-                dma.sequencer = RubySequencer(version=self._cores + i, in_ports=port, dcache=NULL)
-                dma.ruby_system = self.ruby_system
-                dma.sequencer.ruby_system = self.ruby_system
-                dma.downstream_destinations = self._slice_controllers
-                self._dma_controllers.append(dma)
-            self.ruby_system.dma_controllers = self._dma_controllers
-        self.ruby_system.num_of_sequencers = 2 * self._cores + len(self._dma_controllers)
+        self._dma_controllers = dma_requestors(self.ruby_system, board, self._cores, self._slice_controllers)
 
         by_tile = [[] for _ in range(self.tiles())]
         for i in range(self._cores):
@@ -200,14 +190,3 @@ class MeshCHI(AbstractRubyCacheHierarchy):
         self.ruby_system.sys_port_proxy = RubyPortProxy()
         board.connect_system_port(self.ruby_system.sys_port_proxy.in_ports)
 
-
-def _divided(size: str, parts: int) -> str:
-    """A cache size ("32MiB") split into `parts` equal slices, in KiB."""
-    units = {"KiB": 1, "MiB": 1024, "GiB": 1024 * 1024}
-    number, unit = size[:-3], size[-3:]
-    if unit not in units:
-        raise ValueError(f"cache size {size!r}: want KiB, MiB or GiB")
-    kib = int(number) * units[unit]
-    if kib % parts:
-        raise ValueError(f"cache size {size} does not split into {parts} equal slices")
-    return f"{kib // parts}KiB"

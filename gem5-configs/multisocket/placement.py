@@ -1,4 +1,4 @@
-"""Where things sit, the same on both machines (and the same as cohtb's contract: cores are numbered socket by
+"""Where things sit, the same on every machine (and the same as cohtb's contract: cores are numbered socket by
 socket). Defined once here for the gem5 side; cohtb loads this file by its path (cohtb/run/machines.py), so it
 needs only the standard library."""
 
@@ -24,6 +24,8 @@ def chi_l1d_version(core: int, hierarchy: str, sockets: int, cores: int, slices:
     if hierarchy == "socket":
         return 2 * sockets + 2 * core
     if hierarchy == "mesh":
+        if slices < 1:
+            raise ValueError("the mesh machine's L1D versions follow its slices: give their number")
         return slices + cores + 2 * core
     raise ValueError(f"hierarchy {hierarchy!r} is not a CHI machine")
 

@@ -187,18 +187,8 @@ class SocketCHI(AbstractRubyCacheHierarchy):
             if int(d.version) != want:
                 raise ValueError(f"core {i}'s L1D is controller {int(d.version)}, not {want} as placement says")
 
-        self._dma_controllers = []
-        if board.has_dma_ports():
-            cores = len(self._l1d_controllers)
-            for i, port in enumerate(board.get_dma_ports()):
-                dma = DMARequestor(network, line, clock)
-                dma.sequencer = RubySequencer(version=cores + i, in_ports=port, dcache=NULL)
-                dma.ruby_system = self.ruby_system
-                dma.sequencer.ruby_system = self.ruby_system
-                dma.downstream_destinations = self._home_controllers
-                self._dma_controllers.append(dma)
-            self.ruby_system.dma_controllers = self._dma_controllers
-        self.ruby_system.num_of_sequencers = 2 * len(self._l1d_controllers) + len(self._dma_controllers)
+        self._dma_controllers = dma_requestors(self.ruby_system, board, len(self._l1d_controllers),
+                                               self._home_controllers)
 
         by_socket = [[] for _ in range(self._sockets)]
         for i in range(len(self._l1d_controllers)):
@@ -243,3 +233,20 @@ def private_l1s(ruby_system, core, i: int, board: AbstractBoard, l1d: tuple, l1i
     else:
         core.connect_interrupt()
     return d, ic
+
+
+def dma_requestors(ruby_system, board: AbstractBoard, cores: int, homes: list) -> list:
+    """The board's DMA ports as CHI requestors sending to the homes, their sequencers numbered after the cores'
+    (the ruby system's sequencer count set to match)."""
+    dmas = []
+    if board.has_dma_ports():
+        for i, port in enumerate(board.get_dma_ports()):
+            dma = DMARequestor(ruby_system.network, board.get_cache_line_size(), board.get_clock_domain())
+            dma.sequencer = RubySequencer(version=cores + i, in_ports=port, dcache=NULL)
+            dma.ruby_system = ruby_system
+            dma.sequencer.ruby_system = ruby_system
+            dma.downstream_destinations = homes
+            dmas.append(dma)
+        ruby_system.dma_controllers = dmas
+    ruby_system.num_of_sequencers = 2 * cores + len(dmas)
+    return dmas

@@ -61,7 +61,7 @@ def names() -> list[str]:
 
 def load(name_or_path: str) -> Topology:
     path = path_of(name_or_path)
-    data, doc = read_object(path, TopologyError, f"topologies here: {', '.join(names())}")
+    data, doc = read_object(path, TopologyError, lambda: f"topologies here: {', '.join(names())}")
     field = lambda key, kind: json_field(path, doc, key, kind, TopologyError)
 
     name, sockets, links, source = field("name", str), field("sockets", int), field("links", list), field("source", str)
