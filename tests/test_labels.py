@@ -23,7 +23,7 @@ def test_full_system_runs_are_named_by_kernel_and_placement():
         # pre611 recorded before issue 32's fix was the 184-byte dentry, and its label says so; since, the shipped one
         # (every run recorded under a declaration, 004-fsv3 on, is since the fix)
         variant, size = re.match(r"fs-stat_file-(.+?)-(\d+x\d+)-", i).groups()
-        kernel = "pre611 (built as hybrid184)" if variant == "pre611" and "-d004-fsv" not in i else variant
+        kernel = "pre611 (built as hybrid184)" if variant == "pre611" and "-d004-" not in i else variant
         op = "open_close" if "-opopenclose" in i else "stat"   # the operation each CPU repeats
         assert label.startswith(f"fs {kernel} {op} {size}, dentry "), label
         window = re.search(r"-win(\d+)-", i).group(1)   # each run's own window

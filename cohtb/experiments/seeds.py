@@ -483,6 +483,14 @@ class _BuiltOnFirstUse(Mapping):
     def __contains__(self, seed) -> bool:   # without building it
         return seed in BUILDERS
 
+    def __setitem__(self, seed: str, value) -> None:   # a test's stand-in for a seed (monkeypatch.setitem)
+        if seed not in BUILDERS:
+            raise KeyError(seed)
+        self._built[seed] = value
+
+    def __delitem__(self, seed: str) -> None:   # built again when next asked for
+        self._built.pop(seed, None)
+
     def __iter__(self):
         return iter(BUILDERS)
 
