@@ -13,7 +13,7 @@ interleaved range holds the line; a slice to the memory channel."""
 
 import math
 
-from m5.objects import NULL, AddrRange, RubyCache, RubyPortProxy, RubySystem
+from m5.objects import NULL, AddrRange, RubyCache, RubyPortProxy
 
 from gem5.coherence_protocol import CoherenceProtocol
 from gem5.components.boards.abstract_board import AbstractBoard
@@ -27,7 +27,7 @@ from gem5.utils.requires import requires
 from .machine_file import kib, shape_problem
 from .mesh_network import MeshNetwork
 from .placement import chi_l1d_version, mesh_tile_of_slice
-from .socket_chi import DATA_MESSAGE_BYTES, VIRTUAL_NETWORKS, SocketCache, dma_requestors, private_l1s
+from .socket_chi import SocketCache, attach_ruby_system, dma_requestors, private_l1s
 
 
 class HomeSlice(AbstractNode):
@@ -120,11 +120,7 @@ class MeshCHI(AbstractRubyCacheHierarchy):
         requires(coherence_protocol_required=CoherenceProtocol.CHI)
         line = board.get_cache_line_size()
         clock = board.get_clock_domain()
-        self.ruby_system = RubySystem()
-        network = self.ruby_system.network = MeshNetwork(self.ruby_system, *self._net)
-        self.ruby_system.number_of_virtual_networks = VIRTUAL_NETWORKS
-        network.number_of_virtual_networks = VIRTUAL_NETWORKS
-        network.data_msg_size = DATA_MESSAGE_BYTES
+        network = attach_ruby_system(self, MeshNetwork, *self._net)
         cores = board.get_processor().get_cores()
         if len(cores) != self._cores:
             raise ValueError(f"{len(cores)} cores, want {self._cores}")

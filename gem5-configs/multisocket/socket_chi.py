@@ -127,11 +127,7 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         requires(coherence_protocol_required=CoherenceProtocol.CHI)
         line = board.get_cache_line_size()
         clock = board.get_clock_domain()
-        self.ruby_system = RubySystem()
-        network = self.ruby_system.network = SocketNetwork(self.ruby_system, *self._net)
-        self.ruby_system.number_of_virtual_networks = VIRTUAL_NETWORKS
-        network.number_of_virtual_networks = VIRTUAL_NETWORKS
-        network.data_msg_size = DATA_MESSAGE_BYTES
+        network = attach_ruby_system(self, SocketNetwork, *self._net)
         cores = board.get_processor().get_cores()
         if len(cores) != self._sockets * self._cores_per_socket:
             raise ValueError(f"{len(cores)} cores, want {self._sockets} sockets x {self._cores_per_socket}")
@@ -202,6 +198,18 @@ class SocketCHI(AbstractRubyCacheHierarchy):
         network.setup_buffers()
         self.ruby_system.sys_port_proxy = RubyPortProxy()
         board.connect_system_port(self.ruby_system.sys_port_proxy.in_ports)
+
+
+def attach_ruby_system(hierarchy, network_class, *network_args):
+    """The hierarchy's ruby system and its network (network_class(ruby_system, *network_args)) with CHI's channels;
+    the ruby system joins the hierarchy before the network names it (a SimObject named by a parameter before it
+    has a parent is adopted by the one naming it)."""
+    hierarchy.ruby_system = RubySystem()
+    network = hierarchy.ruby_system.network = network_class(hierarchy.ruby_system, *network_args)
+    hierarchy.ruby_system.number_of_virtual_networks = VIRTUAL_NETWORKS
+    network.number_of_virtual_networks = VIRTUAL_NETWORKS
+    network.data_msg_size = DATA_MESSAGE_BYTES
+    return network
 
 
 def private_l1s(ruby_system, core, i: int, board: AbstractBoard, l1d: tuple, l1i: tuple, latency: dict,
