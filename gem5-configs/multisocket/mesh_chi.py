@@ -27,7 +27,7 @@ from gem5.utils.requires import requires
 from .machine_file import kib, shape_problem
 from .mesh_network import MeshNetwork
 from .placement import chi_l1d_version, mesh_tile_of_slice
-from .socket_chi import SocketCache, attach_ruby_system, dma_requestors, private_l1s
+from .socket_chi import attach_ruby_system, cores_l1s, dma_requestors, inclusive_cache
 
 
 class HomeSlice(AbstractNode):
@@ -150,28 +150,13 @@ class MeshCHI(AbstractRubyCacheHierarchy):
         self.ruby_system.home_controllers = self._slice_controllers
 
         # The L2s join the ruby system before their L1s name them: so they are made first.
-        self._l2_controllers = []
-        for i in range(self._cores):
-            l2 = SocketCache(network, line, clock, *self._l2)   # the same kind of cache, private to the core
-            l2.ruby_system = self.ruby_system
-            if self._latency["l2"] is not None:
-                l2.read_hit_latency = l2.read_miss_latency = l2.snp_latency = self._latency["l2"]
-            l2.downstream_destinations = self._slice_controllers
-            self._l2_controllers.append(l2)
+        self._l2_controllers = [inclusive_cache(self.ruby_system, board, self._l2, self._latency["l2"],
+                                                self._slice_controllers) for _ in range(self._cores)]
         self.ruby_system.l2_controllers = self._l2_controllers
-        self._l1d_controllers, self._l1i_controllers = [], []
-        for i, core in enumerate(cores):
-            d, ic = private_l1s(self.ruby_system, core, i, board, self._l1d, self._l1i, self._latency,
-                                self._l1_dirty_shared)
-            d.downstream_destinations = ic.downstream_destinations = [self._l2_controllers[i]]
-            self._l1d_controllers.append(d)
-            self._l1i_controllers.append(ic)
-        self.ruby_system.l1d_controllers = self._l1d_controllers
-        self.ruby_system.l1i_controllers = self._l1i_controllers
-        for i, d in enumerate(self._l1d_controllers):   # the version a live ingest expects (placement.py)
-            want = chi_l1d_version(i, "mesh", 1, self._cores, self._slices)
-            if int(d.version) != want:
-                raise ValueError(f"core {i}'s L1D is controller {int(d.version)}, not {want} as placement says")
+        self._l1d_controllers, self._l1i_controllers = cores_l1s(
+            self.ruby_system, board, self._l1d, self._l1i, self._latency, self._l1_dirty_shared,
+            below=lambda i: self._l2_controllers[i],
+            version=lambda i: chi_l1d_version(i, "mesh", 1, self._cores, self._slices))
 
         self._dma_controllers = dma_requestors(self.ruby_system, board, self._cores, self._slice_controllers)
 

@@ -3,9 +3,10 @@ every controller of a tile (a core's L1s and L2, a last-level slice, a memory co
 a short link, and neighbouring routers joined both ways by a mesh link. Routes go X first, then Y (a vertical
 link weighs more, as gem5's own configs/topologies/Mesh_XY.py does it), one link and one router per hop."""
 
-from m5.objects import SimpleExtLink, SimpleIntLink, SimpleNetwork, Switch
+from m5.objects import SimpleIntLink, SimpleNetwork
 
 from .placement import mesh_neighbours
+from .socket_network import on_routers
 
 
 class MeshNetwork(SimpleNetwork):
@@ -17,28 +18,18 @@ class MeshNetwork(SimpleNetwork):
         self.netifs = []
         self.ruby_system = ruby_system
         self._columns = columns
-        self._local = (local_latency, local_bandwidth)
-        self._link_latency = link_latency
-        # A Switch charges its routing latencies (Switch.cc); None: gem5's 1 cycle.
-        self._router = ({} if router_latency is None else
-                        {"int_routing_latency": router_latency, "ext_routing_latency": router_latency})
+        self._local = (local_latency, local_bandwidth, router_latency)
+        self._link = (link_latency, local_bandwidth)
 
     def connect_tiles(self, controllers_by_tile):
         """controllers_by_tile[t] lists the controllers of tile t (row t // columns, column t % columns)."""
-        tiles = len(controllers_by_tile)
-        self.routers = [Switch(router_id=t, **self._router) for t in range(tiles)]
-        latency, bandwidth = self._local
-        ext = []
-        for t, controllers in enumerate(controllers_by_tile):
-            for c in controllers:
-                ext.append(SimpleExtLink(link_id=len(ext), ext_node=c, int_node=self.routers[t],
-                                         latency=latency, bandwidth_factor=bandwidth))
-        self.ext_links = ext
+        on_routers(self, controllers_by_tile, *self._local)
+        latency, bandwidth = self._link
         links = []
-        for a, b, weight in mesh_neighbours(tiles, self._columns):
+        for a, b, weight in mesh_neighbours(len(controllers_by_tile), self._columns):
             for src, dst in ((a, b), (b, a)):
                 links.append(SimpleIntLink(link_id=len(links), src_node=self.routers[src],
-                                           dst_node=self.routers[dst], latency=self._link_latency,
+                                           dst_node=self.routers[dst], latency=latency,
                                            bandwidth_factor=bandwidth, weight=weight))
         self.int_links = links
 

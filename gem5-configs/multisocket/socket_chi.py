@@ -157,31 +157,14 @@ class SocketCHI(AbstractRubyCacheHierarchy):
             self._home_controllers.append(home)
         self.ruby_system.home_controllers = self._home_controllers
 
-        self._llc_controllers = []
-        for s in range(self._sockets):
-            llc = SocketCache(network, line, clock, *self._llc)
-            llc.ruby_system = self.ruby_system
-            if self._latency["llc"] is not None:
-                llc.read_hit_latency = llc.read_miss_latency = llc.snp_latency = self._latency["llc"]
-            llc.downstream_destinations = self._home_controllers
-            self._llc_controllers.append(llc)
+        self._llc_controllers = [inclusive_cache(self.ruby_system, board, self._llc, self._latency["llc"],
+                                                 self._home_controllers) for _ in range(self._sockets)]
         self.ruby_system.llc_controllers = self._llc_controllers
 
-        self._l1d_controllers, self._l1i_controllers = [], []
-        for i, core in enumerate(cores):
-            d, ic = private_l1s(self.ruby_system, core, i, board, self._l1d, self._l1i, self._latency,
-                                self._l1_dirty_shared)
-            socket_cache = self._llc_controllers[self.socket_of_core(i)]
-            d.downstream_destinations = [socket_cache]
-            ic.downstream_destinations = [socket_cache]
-            self._l1d_controllers.append(d)
-            self._l1i_controllers.append(ic)
-        self.ruby_system.l1d_controllers = self._l1d_controllers
-        self.ruby_system.l1i_controllers = self._l1i_controllers
-        for i, d in enumerate(self._l1d_controllers):   # the version a live ingest expects (placement.py)
-            want = chi_l1d_version(i, "socket", self._sockets, len(cores))
-            if int(d.version) != want:
-                raise ValueError(f"core {i}'s L1D is controller {int(d.version)}, not {want} as placement says")
+        self._l1d_controllers, self._l1i_controllers = cores_l1s(
+            self.ruby_system, board, self._l1d, self._l1i, self._latency, self._l1_dirty_shared,
+            below=lambda i: self._llc_controllers[self.socket_of_core(i)],
+            version=lambda i: chi_l1d_version(i, "socket", self._sockets, len(cores)))
 
         self._dma_controllers = dma_requestors(self.ruby_system, board, len(self._l1d_controllers),
                                                self._home_controllers)
@@ -210,6 +193,36 @@ def attach_ruby_system(hierarchy, network_class, *network_args):
     network.number_of_virtual_networks = VIRTUAL_NETWORKS
     network.data_msg_size = DATA_MESSAGE_BYTES
     return network
+
+
+def inclusive_cache(ruby_system, board: AbstractBoard, size_assoc: tuple, latency: int | None, below: list):
+    """A SocketCache (a socket's shared cache, or a core's private L2) in the ruby system, sending to `below`;
+    `latency`: its lookup, hit, miss or snoop, in cycles (None: gem5's own)."""
+    cache = SocketCache(ruby_system.network, board.get_cache_line_size(), board.get_clock_domain(), *size_assoc)
+    cache.ruby_system = ruby_system
+    if latency is not None:
+        cache.read_hit_latency = cache.read_miss_latency = cache.snp_latency = latency
+    cache.downstream_destinations = below
+    return cache
+
+
+def cores_l1s(ruby_system, board: AbstractBoard, l1d: tuple, l1i: tuple, latency: dict, dirty_shared: bool,
+              below, version) -> tuple[list, list]:
+    """Every core's L1D and L1I (private_l1s), each sending to below(core), in the ruby system; each L1D checked to
+    be the controller version(core) a live ingest expects (placement.chi_l1d_version)."""
+    l1ds, l1is = [], []
+    for i, core in enumerate(board.get_processor().get_cores()):
+        d, ic = private_l1s(ruby_system, core, i, board, l1d, l1i, latency, dirty_shared)
+        d.downstream_destinations = [below(i)]
+        ic.downstream_destinations = [below(i)]
+        l1ds.append(d)
+        l1is.append(ic)
+    ruby_system.l1d_controllers = l1ds
+    ruby_system.l1i_controllers = l1is
+    for i, d in enumerate(l1ds):
+        if int(d.version) != version(i):
+            raise ValueError(f"core {i}'s L1D is controller {int(d.version)}, not {version(i)} as placement says")
+    return l1ds, l1is
 
 
 def private_l1s(ruby_system, core, i: int, board: AbstractBoard, l1d: tuple, l1i: tuple, latency: dict,

@@ -13,26 +13,16 @@ class SocketNetwork(SimpleNetwork):
         super().__init__()
         self.netifs = []
         self.ruby_system = ruby_system
-        self._local = (local_latency, local_bandwidth)
+        self._local = (local_latency, local_bandwidth, router_latency)
         self._remote = (socket_latency, socket_bandwidth)
         self._topology = topology
-        # A Switch charges its routing latencies (Switch.cc), not BasicRouter's `latency` (garnet's); None: gem5's 1.
-        self._router = ({} if router_latency is None else
-                        {"int_routing_latency": router_latency, "ext_routing_latency": router_latency})
 
     def connect_sockets(self, controllers_by_socket):
         """controllers_by_socket[s] lists the controllers of socket s."""
         sockets = len(controllers_by_socket)
         if sockets != self._topology.sockets:
             raise ValueError(f"topology {self._topology.name} wires {self._topology.sockets} sockets, not {sockets}")
-        self.routers = [Switch(router_id=s, **self._router) for s in range(sockets)]
-        latency, bandwidth = self._local
-        ext = []
-        for s, controllers in enumerate(controllers_by_socket):
-            for c in controllers:
-                ext.append(SimpleExtLink(link_id=len(ext), ext_node=c, int_node=self.routers[s],
-                                         latency=latency, bandwidth_factor=bandwidth))
-        self.ext_links = ext
+        on_routers(self, controllers_by_socket, *self._local)
         latency, bandwidth = self._remote
         joined = set(self._topology.links)
         links = []
@@ -42,3 +32,19 @@ class SocketNetwork(SimpleNetwork):
                     links.append(SimpleIntLink(link_id=len(links), src_node=self.routers[a], dst_node=self.routers[b],
                                                latency=latency, bandwidth_factor=bandwidth))
         self.int_links = links
+
+
+def on_routers(network, controllers_by_router, local_latency: int, local_bandwidth: int,
+               router_latency: int | None) -> None:
+    """The network's routers, one per group of controllers, each controller on its group's router by a local link
+    (network.routers, network.ext_links). A Switch charges its routing latencies (Switch.cc), not BasicRouter's
+    `latency` (garnet's); None: gem5's 1 cycle."""
+    timing = ({} if router_latency is None else
+              {"int_routing_latency": router_latency, "ext_routing_latency": router_latency})
+    network.routers = [Switch(router_id=r, **timing) for r in range(len(controllers_by_router))]
+    ext = []
+    for r, controllers in enumerate(controllers_by_router):
+        for c in controllers:
+            ext.append(SimpleExtLink(link_id=len(ext), ext_node=c, int_node=network.routers[r],
+                                     latency=local_latency, bandwidth_factor=local_bandwidth))
+    network.ext_links = ext
