@@ -127,6 +127,14 @@ def test_cohtb_profile_prints_perf_reports_shape_and_says_which_runs_have_none(t
     assert "no profile in" in capsys.readouterr().err
 
 
+def test_cohtb_profile_says_how_often_each_hot_instruction_retired_per_operation(tmp_path, program, capsys):
+    run = profiled_run(tmp_path, program)   # 1000 operations; hot's first instruction: 10 + 20 retirements, 1700 ticks
+    assert cli.main(["profile", str(run)]) == 0
+    out = capsys.readouterr().out
+    [row] = [line.split() for line in out.splitlines() if "hot+0x0" in line]
+    assert row[2:] == ["85.00%", "30", "0.03", "0.1"]   # share, retired, per operation, ns per retirement (1700/30 ticks)
+
+
 def test_bundling_keeps_the_profile(tmp_path, program):
     run = load(profiled_run(tmp_path, program))
     bundle([run], tmp_path / "bundle")
@@ -135,7 +143,8 @@ def test_bundling_keeps_the_profile(tmp_path, program):
 
 
 @pytest.mark.parametrize("field, value", [("cohtb_profile", 2), ("cores", 0), ("asleep", [0]), ("unretired", "x"),
-                                          ("window_ticks", [5, 1]), ("functions", [{"symbol": "f"}])])
+                                          ("window_ticks", [5, 1]), ("functions", [{"symbol": "f"}]),
+                                          ("addresses", [{"address": "0x10", "instructions": -1}])])
 def test_a_damaged_kept_profile_is_one_line_naming_its_field(tmp_path, program, capsys, field, value):
     run = profiled_run(tmp_path, program)
     doc = json.loads((run / "profile.json").read_text())

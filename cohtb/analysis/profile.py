@@ -58,3 +58,32 @@ def of(run: Run) -> list[FunctionShare] | None:
 def share_of(rows: list[FunctionShare], symbol: str) -> float:
     """A function's share, 0 when it took no time (perf would not list it)."""
     return sum(r.share for r in rows if r.symbol == symbol)
+
+
+@dataclass(frozen=True)
+class HotInstruction:
+    """One instruction that took a kept share of the window (profile.json "addresses"): perf annotate's hottest
+    lines, with exact counts. Executions per operation say what a share cannot: a loop's instruction retired
+    several times for each operation is retrying."""
+    address: str
+    object: str
+    symbol: str
+    offset: int
+    executions: int
+    ticks: int
+    share: float                    # of all cores' window ticks
+    per_operation: float | None     # executions over the run's operations (None: the run counted none)
+
+    @property
+    def ns_per_execution(self) -> float | None:
+        return self.ticks / 1e3 / self.executions if self.executions else None
+
+
+def hot_instructions(doc: dict, operations: int) -> list[HotInstruction]:
+    """The profile's kept instructions, most time first."""
+    window = doc["window_ticks"][1] - doc["window_ticks"][0]
+    total = window * doc["cores"]
+    rows = [HotInstruction(a["address"], a["object"], a["symbol"], a["offset"], a["instructions"], a["ticks"],
+                           a["ticks"] / total if total else 0.0, a["instructions"] / operations if operations else None)
+            for a in doc.get("addresses", ())]
+    return sorted(rows, key=lambda r: -r.ticks)

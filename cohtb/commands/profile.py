@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cohtb.analysis.profile import of
+from cohtb.analysis.profile import hot_instructions, of
 from cohtb.commands._shared import RUNS_HELP, non_negative
 from cohtb.errors import CohtbError
-from cohtb.report.profile import TOP, lines_table, table
+from cohtb.report.profile import TOP, instructions_table, lines_table, table
 from cohtb.run.runs import discover
 
 
@@ -29,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
             print()
         print(f"{r.id}: no profile (recorded without one)" if rows is None else table(r, rows, args.top).text())
         doc = r.profile() if rows is not None else None
+        if doc and doc.get("addresses"):
+            print()
+            print(instructions_table(r, hot_instructions(doc, r.ops), args.top).text())
         if doc and doc.get("lines"):
             print()
             print(lines_table(r, doc).text())

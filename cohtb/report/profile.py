@@ -4,9 +4,10 @@ profiles under its profile band."""
 
 from __future__ import annotations
 
-from cohtb.analysis.profile import FunctionShare
+from cohtb.analysis.profile import FunctionShare, HotInstruction
 from cohtb.experiments.declarations import Declaration
 from cohtb.experiments.profile_band import ProfileCheck
+from cohtb.run.pc_profile import ADDRESS_SHARE
 from cohtb.run.runs import Run
 from cohtb.tables import Table, count
 
@@ -40,6 +41,21 @@ def table(run: Run, rows: list[FunctionShare], top: int = TOP) -> Table:
                  body, note="Overhead: the share of all profiled cores' window ticks, each tick charged to the "
                             "instruction that retired at its end (time-proportional; gem5-configs/build/patches/"
                             "pc-profile.patch). [k] kernel, [.] user space.")
+
+
+def instructions_table(run: Run, rows: list[HotInstruction], top: int = TOP) -> Table:
+    """perf annotate's hottest instructions, with exact counts: each kept instruction's share of the window, how
+    often it retired per operation and how long each retirement waited."""
+    body = [[r.address, f"{r.symbol}+{r.offset:#x}", f"{100 * r.share:.2f}%", f"{r.executions:,}",
+             f"{r.per_operation:.2f}" if r.per_operation is not None else "",
+             f"{r.ns_per_execution:.1f}" if r.ns_per_execution is not None else ""] for r in rows[:top]]
+    return Table(f"The hottest instructions: {describe(run)}",
+                 ["code address", "function+offset", "Overhead", "Retired", "per operation",
+                  "ns per retirement"], body,
+                 note=f"The instructions that took at least {ADDRESS_SHARE:.1%} of all cores' window ticks (the run "
+                      "keeps only those), most first. Retired: exact, over every core's window; an instruction of a "
+                      "retry loop retired more than once per operation is retrying. ns per retirement: the ticks "
+                      "charged to it (from the previous retirement to its own) over its retirements.")
 
 
 def side_by_side(base: Run, base_rows: list[FunctionShare], new: Run, new_rows: list[FunctionShare],

@@ -15,6 +15,7 @@ from cohtb.analysis.compare import TURNS_TITLE, attribution, chain_table
 from cohtb.atomic import write_text_atomic
 from cohtb.errors import CohtbError
 from cohtb.analysis.metrics import RunMetrics
+from cohtb.analysis.profile import hot_instructions
 from cohtb.analysis.steady import fairness
 from cohtb.report import advice as advice_report
 from cohtb.report import profile as profile_report
@@ -431,6 +432,20 @@ def profile_sections(res: SeedResult) -> list[str]:
         checks = res.profile_checks(p)
         if any(c.runs for c in checks):
             out.append(profile_report.band_table(res.declaration, p.point.label, checks).markdown())
+            out += hot_instruction_tables(p)
+    return out
+
+
+def hot_instruction_tables(p: PointResult) -> list[str]:
+    """Each arm's hottest instructions in its first repetition: how often each retired per operation (a retry
+    loop's shows) and how long each retirement waited, which a function's share does not say."""
+    out = []
+    for runs in (p.base, p.new):
+        if runs:
+            run = first_repetition(runs).run
+            doc = run.profile()
+            if doc and doc.get("addresses"):
+                out.append(profile_report.instructions_table(run, hot_instructions(doc, run.ops), top=6).markdown())
     return out
 
 

@@ -159,6 +159,16 @@ class _Function(Record):
     ticks: tuple[NonNegativeInt, ...]
 
 
+class _Address(Record):
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    address: str
+    object: str
+    symbol: str
+    offset: NonNegativeInt
+    instructions: NonNegativeInt
+    ticks: NonNegativeInt
+
+
 class _Profile(Record):
     model_config = ConfigDict(extra="allow", frozen=True, strict=True)
     cohtb_profile: int
@@ -167,6 +177,7 @@ class _Profile(Record):
     unretired: tuple[NonNegativeInt, ...]
     window_ticks: tuple[int, int]
     functions: tuple[_Function, ...] = ()
+    addresses: tuple[_Address, ...] = ()
 
 
 def load(path: Path) -> dict:
