@@ -13,13 +13,11 @@ interleaved range holds the line; a slice to the memory channel."""
 
 import math
 
-from m5.objects import NULL, AddrRange, RubyCache, RubyPortProxy
+from m5.objects import AddrRange
 
 from gem5.coherence_protocol import CoherenceProtocol
 from gem5.components.boards.abstract_board import AbstractBoard
 from gem5.components.cachehierarchies.abstract_cache_hierarchy import AbstractCacheHierarchy
-from gem5.components.cachehierarchies.chi.nodes.abstract_node import AbstractNode
-from gem5.components.cachehierarchies.chi.nodes.memory_controller import MemoryController
 from gem5.components.cachehierarchies.ruby.abstract_ruby_cache_hierarchy import AbstractRubyCacheHierarchy
 from gem5.utils.override import overrides
 from gem5.utils.requires import requires
@@ -27,43 +25,22 @@ from gem5.utils.requires import requires
 from .machine_file import kib, shape_problem
 from .mesh_network import MeshNetwork
 from .placement import chi_l1d_version, mesh_tile_of_slice
-from .socket_chi import attach_ruby_system, cores_l1s, dma_requestors, inclusive_cache
+from .socket_chi import (ChiCache, attach_ruby_system, cores_l1s, dma_requestors, finish,
+                         home_node, inclusive_cache, memory_controllers)
 
 
-class HomeSlice(AbstractNode):
-    """A slice of the last-level cache that is home to its lines: it caches them (non-inclusive of the cores'
-    caches), keeps their directory, and fetches from memory (CHI_HNFController's policies)."""
-
-    def __init__(self, network, cache_line_size, clk_domain, size: str, assoc: int, addr_ranges):
-        super().__init__(network, cache_line_size)
-        self.cache = RubyCache(size=size, assoc=assoc, start_index_bit=self.getBlockSizeBits())
-        self.clk_domain = clk_domain
-        self.addr_ranges = addr_ranges
-        self.sequencer = NULL
-        self.use_prefetcher = False
-        self.prefetcher = NULL
-        self.send_evictions = False
-        self.is_HN = True
-        self.enable_DMT = True
-        self.enable_DCT = True
-        self.allow_SD = True
-        self.alloc_on_seq_acc = False
-        self.alloc_on_seq_line_write = False
-        self.alloc_on_readshared = True
-        self.alloc_on_readunique = False
-        self.alloc_on_readonce = True
-        self.alloc_on_writeback = True
-        self.alloc_on_atomic = True
-        self.dealloc_on_unique = True
-        self.dealloc_on_shared = False
-        self.dealloc_backinv_unique = False
-        self.dealloc_backinv_shared = False
-        self.number_of_TBEs = 32
-        self.number_of_repl_TBEs = 32
-        self.number_of_snoop_TBEs = 1   # a home node is snooped by no one
-        self.number_of_DVM_TBEs = 1
-        self.number_of_DVM_snoop_TBEs = 1
-        self.unify_repl_TBEs = False
+# A slice of the last-level cache that is home to its lines: it caches them (non-inclusive of the cores' caches),
+# keeps their directory, and fetches from memory (CHI's home-node defaults, CHI_HNFController).
+HOME_SLICE = {
+    "is_HN": True, "enable_DMT": True, "enable_DCT": True, "allow_SD": True,
+    "alloc_on_seq_acc": False, "alloc_on_seq_line_write": False, "alloc_on_readshared": True,
+    "alloc_on_readunique": False, "alloc_on_readonce": True, "alloc_on_writeback": True, "alloc_on_atomic": True,
+    "dealloc_on_unique": True, "dealloc_on_shared": False, "dealloc_backinv_unique": False,
+    "dealloc_backinv_shared": False,
+    "number_of_TBEs": 32, "number_of_repl_TBEs": 32,
+    "number_of_snoop_TBEs": 1,   # a home node is snooped by no one
+    "number_of_DVM_TBEs": 1, "number_of_DVM_snoop_TBEs": 1, "unify_repl_TBEs": False,
+}
 
 
 class MeshCHI(AbstractRubyCacheHierarchy):
@@ -130,23 +107,12 @@ class MeshCHI(AbstractRubyCacheHierarchy):
         channels = board.get_mem_ports()
         if len(channels) != 1:
             raise ValueError(f"memory has {len(channels)} channels, want one (the slices interleave every range)")
-        self._memory_controllers = []
-        for rng, port in channels:
-            mc = MemoryController(network, rng, port)
-            mc.ruby_system = self.ruby_system
-            if self._latency["memory"] is not None:
-                mc.data_latency = self._latency["memory"]
-            self._memory_controllers.append(mc)
-        self.ruby_system.memory_controllers = self._memory_controllers
+        self._memory_controllers = memory_controllers(self.ruby_system, channels, self._latency["memory"])
 
-        self._slice_controllers = []
-        for j in range(self._slices):
-            s = HomeSlice(network, line, clock, *self._slice_cache, self._slice_ranges(board, line, j))
-            s.ruby_system = self.ruby_system
-            s.downstream_destinations = self._memory_controllers
-            if self._latency["llc"] is not None:
-                s.read_hit_latency = s.read_miss_latency = self._latency["llc"]
-            self._slice_controllers.append(s)
+        self._slice_controllers = [home_node(ChiCache(network, line, clock, *self._slice_cache, HOME_SLICE),
+                                             self.ruby_system, self._slice_ranges(board, line, j),
+                                             self._memory_controllers, self._latency["llc"])
+                                   for j in range(self._slices)]
         self.ruby_system.home_controllers = self._slice_controllers
 
         # The L2s join the ruby system before their L1s name them: so they are made first.
@@ -167,7 +133,5 @@ class MeshCHI(AbstractRubyCacheHierarchy):
             by_tile[mesh_tile_of_slice(j, self._slices, self.tiles())].append(s)
         by_tile[0] += self._memory_controllers + self._dma_controllers   # the memory controller at a corner
         network.connect_tiles(by_tile)
-        network.setup_buffers()
-        self.ruby_system.sys_port_proxy = RubyPortProxy()
-        board.connect_system_port(self.ruby_system.sys_port_proxy.in_ports)
+        finish(self.ruby_system, board)
 

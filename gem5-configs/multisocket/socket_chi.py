@@ -34,11 +34,12 @@ VIRTUAL_NETWORKS = 4   # CHI's channels: request, snoop, response, data
 DATA_MESSAGE_BYTES = 32
 
 
-class SocketCache(AbstractNode):
-    """A socket's shared last-level cache: inclusive of its cores' L1s (a line it drops is taken from them too),
-    allocating on every read, never a home node (CHI's L2 controller defaults, configs/ruby/CHI_config.py)."""
+class ChiCache(AbstractNode):
+    """A CHI cache controller below the cores' L1s (no sequencer, no prefetcher), with the policies given: which
+    requests it allocates on and drops lines on, whether it is a home node, its transaction buffers (the names of
+    CHI's controller parameters, configs/ruby/CHI_config.py)."""
 
-    def __init__(self, network, cache_line_size, clk_domain, size: str, assoc: int):
+    def __init__(self, network, cache_line_size, clk_domain, size: str, assoc: int, policies: dict):
         super().__init__(network, cache_line_size)
         self.cache = RubyCache(size=size, assoc=assoc, start_index_bit=self.getBlockSizeBits())
         self.clk_domain = clk_domain
@@ -46,32 +47,25 @@ class SocketCache(AbstractNode):
         self.send_evictions = False
         self.use_prefetcher = False
         self.prefetcher = NULL
-        self.is_HN = False
-        self.enable_DMT = False
-        self.enable_DCT = False
-        self.allow_SD = True
-        # CHI's default: a read is passed up shared even when this cache holds the line uniquely, so a core's first
-        # read is SC, not E, and its first store upgrades in the socket. Passing it up unique (E, as on Intel's
-        # parts) made gem5 assert (CHI-cache-actions.sm:1692, a writeback of a partly valid line) in the first
-        # cclat run on 8x4.
-        self.fwd_unique_on_readshared = False
-        self.alloc_on_seq_acc = False
-        self.alloc_on_seq_line_write = False
-        self.alloc_on_readshared = True
-        self.alloc_on_readunique = True
-        self.alloc_on_readonce = True
-        self.alloc_on_writeback = True
-        self.alloc_on_atomic = False
-        self.dealloc_on_unique = False
-        self.dealloc_on_shared = False
-        self.dealloc_backinv_unique = True
-        self.dealloc_backinv_shared = True
-        self.number_of_TBEs = 32
-        self.number_of_repl_TBEs = 32
-        self.number_of_snoop_TBEs = 16
-        self.number_of_DVM_TBEs = 1
-        self.number_of_DVM_snoop_TBEs = 1
-        self.unify_repl_TBEs = False
+        for name, value in policies.items():
+            setattr(self, name, value)
+
+
+# A socket's shared last-level cache (or a core's private L2): inclusive of the caches above it (a line it drops is
+# taken from them too), allocating on every read, never a home node (CHI's L2 controller defaults, CHI_config.py).
+INCLUSIVE_CACHE = {
+    "is_HN": False, "enable_DMT": False, "enable_DCT": False, "allow_SD": True,
+    # CHI's default: a read is passed up shared even when this cache holds the line uniquely, so a core's first
+    # read is SC, not E, and its first store upgrades in the socket. Passing it up unique (E, as on Intel's parts)
+    # made gem5 assert (CHI-cache-actions.sm:1692, a writeback of a partly valid line) in the first cclat run on 8x4.
+    "fwd_unique_on_readshared": False,
+    "alloc_on_seq_acc": False, "alloc_on_seq_line_write": False, "alloc_on_readshared": True,
+    "alloc_on_readunique": True, "alloc_on_readonce": True, "alloc_on_writeback": True, "alloc_on_atomic": False,
+    "dealloc_on_unique": False, "dealloc_on_shared": False, "dealloc_backinv_unique": True,
+    "dealloc_backinv_shared": True,
+    "number_of_TBEs": 32, "number_of_repl_TBEs": 32, "number_of_snoop_TBEs": 16, "number_of_DVM_TBEs": 1,
+    "number_of_DVM_snoop_TBEs": 1, "unify_repl_TBEs": False,
+}
 
 
 class SocketCHI(AbstractRubyCacheHierarchy):
@@ -139,22 +133,10 @@ class SocketCHI(AbstractRubyCacheHierarchy):
             raise ValueError(f"memory has {len(channels)} channels, want one per socket")
         # Each controller is placed in the ruby system before any other controller names it as a downstream
         # destination: a SimObject named by a parameter before it has a parent is adopted by the one naming it.
-        self._memory_controllers, self._home_controllers = [], []
-        for rng, port in channels:
-            mc = MemoryController(network, rng, port)
-            mc.ruby_system = self.ruby_system
-            if self._latency["memory"] is not None:
-                mc.data_latency = self._latency["memory"]
-            self._memory_controllers.append(mc)
-        self.ruby_system.memory_controllers = self._memory_controllers
-        for (rng, _), mc in zip(channels, self._memory_controllers):
-            home = SimpleDirectory(network, line, clock)
-            home.addr_ranges = [rng]
-            home.downstream_destinations = [mc]
-            home.ruby_system = self.ruby_system
-            if self._latency["home"] is not None:
-                home.read_hit_latency = home.read_miss_latency = self._latency["home"]
-            self._home_controllers.append(home)
+        self._memory_controllers = memory_controllers(self.ruby_system, channels, self._latency["memory"])
+        self._home_controllers = [home_node(SimpleDirectory(network, line, clock), self.ruby_system, [rng], [mc],
+                                            self._latency["home"])
+                                  for (rng, _), mc in zip(channels, self._memory_controllers)]
         self.ruby_system.home_controllers = self._home_controllers
 
         self._llc_controllers = [inclusive_cache(self.ruby_system, board, self._llc, self._latency["llc"],
@@ -178,9 +160,7 @@ class SocketCHI(AbstractRubyCacheHierarchy):
             by_socket[self.socket_of_home(r)] += [self._home_controllers[r], self._memory_controllers[r]]
         by_socket[0] += self._dma_controllers
         network.connect_sockets(by_socket)
-        network.setup_buffers()
-        self.ruby_system.sys_port_proxy = RubyPortProxy()
-        board.connect_system_port(self.ruby_system.sys_port_proxy.in_ports)
+        finish(self.ruby_system, board)
 
 
 def attach_ruby_system(hierarchy, network_class, *network_args):
@@ -195,10 +175,43 @@ def attach_ruby_system(hierarchy, network_class, *network_args):
     return network
 
 
+def memory_controllers(ruby_system, channels: list, latency: int | None) -> list:
+    """A CHI memory controller per channel of the board's memory, in the ruby system; `latency`: cycles before its
+    answer leaves it (data_latency, CHI-mem.sm; None: gem5's own)."""
+    controllers = []
+    for rng, port in channels:
+        mc = MemoryController(ruby_system.network, rng, port)
+        mc.ruby_system = ruby_system
+        if latency is not None:
+            mc.data_latency = latency
+        controllers.append(mc)
+    ruby_system.memory_controllers = controllers
+    return controllers
+
+
+def home_node(node, ruby_system, addr_ranges: list, below: list, latency: int | None):
+    """`node` in the ruby system as the home of the lines in addr_ranges, fetching them from `below`; `latency`: its
+    lookup on a request, hit or miss, in cycles (None: gem5's own)."""
+    node.addr_ranges = addr_ranges
+    node.downstream_destinations = below
+    node.ruby_system = ruby_system
+    if latency is not None:
+        node.read_hit_latency = node.read_miss_latency = latency
+    return node
+
+
+def finish(ruby_system, board: AbstractBoard) -> None:
+    """Once every controller is connected: the network's buffers, and the board's system port through ruby."""
+    ruby_system.network.setup_buffers()
+    ruby_system.sys_port_proxy = RubyPortProxy()
+    board.connect_system_port(ruby_system.sys_port_proxy.in_ports)
+
+
 def inclusive_cache(ruby_system, board: AbstractBoard, size_assoc: tuple, latency: int | None, below: list):
-    """A SocketCache (a socket's shared cache, or a core's private L2) in the ruby system, sending to `below`;
+    """An inclusive cache (INCLUSIVE_CACHE: a socket's shared cache, or a core's private L2) in the ruby system, sending to `below`;
     `latency`: its lookup, hit, miss or snoop, in cycles (None: gem5's own)."""
-    cache = SocketCache(ruby_system.network, board.get_cache_line_size(), board.get_clock_domain(), *size_assoc)
+    cache = ChiCache(ruby_system.network, board.get_cache_line_size(), board.get_clock_domain(), *size_assoc,
+                     INCLUSIVE_CACHE)
     cache.ruby_system = ruby_system
     if latency is not None:
         cache.read_hit_latency = cache.read_miss_latency = cache.snp_latency = latency
