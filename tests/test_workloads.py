@@ -166,6 +166,10 @@ def test_bad_measurement_flags_are_usage_errors(args, why):
 @pytest.mark.parametrize("args, why", [(["--ops", "0", "--window-us", "1000", "--interval-us", "1000"], "fixed work"),
                                        (["--threads", "2", "--layout", "S"], "needs --sharer"),
                                        (["--threads", "3", "--target", "0"], "--target"),
+                                       (["--threads", "3", "--owner", "2", "--target", "2"], "other than the owner"),
+                                       (["--threads", "3", "--owner", "3"], "--owner"),
+                                       (["--threads", "3", "--owner", "2", "--target", "1", "--layout", "S"],
+                                        "needs --sharer"),
                                        (["--threads", "3", "--interleave", "3"], "--interleave must divide 64"),
                                        (["--threads", "3", "--interleave", "8", "--home", "8"], "--home")])
 def test_cclat_refuses_what_it_cannot_measure(args, why):
@@ -182,6 +186,13 @@ def test_cclat_uses_fresh_lines_of_one_home(home):
     assert len(lines) == len(set(lines)) == 64
     assert all(a % 64 == 0 and (a // 64) % 8 == home and a % 4096 != 0 for a in lines)
     assert doc["cells"][0]["n"] == 70 and doc["invariants"] == "ok"
+
+
+def test_cclat_lets_any_thread_own_the_line():
+    """The owner is a flag (a mesh's core-to-core spread needs every pair, not only core 0's): thread 2 owns, thread 0
+    times, thread 1 shares, and every operation still finds the state it was given."""
+    doc = run_native("cclat", 3, 10, "all", "all", ["--owner", "2", "--target", "0", "--sharer", "1"])
+    assert (doc["owner"], doc["target"], doc["sharer"]) == (2, 0, 1) and doc["invariants"] == "ok"
 
 
 def test_stat_counter_packed_layout_shares_lines():

@@ -1,9 +1,9 @@
 /* How long one operation on one cache line takes, by the line's state and by where its holder is: the
  * calibration benchmark of the simulated machines (docs/machine.md), ccbench's method (trigonak/ccbench) in
- * cohtb's harness. Every repetition of a cell takes a line no one has touched; thread 0 (the owner) brings it
- * to the cell's state -- M: it stores; E: it loads; S: it stores and the sharer loads; I: nothing, the line
- * comes from memory -- and the target thread then times one operation on it with the time-stamp counter
- * (gem5 counts core cycles). Thread i runs on CPU i, so --target and --sharer choose the distances; with
+ * cohtb's harness. Every repetition of a cell takes a line no one has touched; the owner thread (thread 0 unless
+ * told) brings it to the cell's state -- M: it stores; E: it loads; S: it stores and the sharer loads; I: nothing,
+ * the line comes from memory -- and the target thread then times one operation on it with the time-stamp counter
+ * (gem5 counts core cycles). Thread i runs on CPU i, so --owner, --target and --sharer choose the distances; with
  * --interleave S --home H only lines whose home is socket H are used (gem5 spreads lines over the sockets by
  * address, line L at socket L mod S). Fixed work only: one op is one repetition of every chosen cell. */
 #define BENCH_OPS_DEFAULT "100"
@@ -20,7 +20,8 @@ static const char *states[] = {"all", "M", "E", "S", "I", NULL};
   X(policy, "policy", "the timed operation (cas: lock cmpxchg, fai: lock xadd, tas: xchgb, swap: xchgq), or all", \
     operations, "all")                                                                                          \
   X(layout, "layout", "the line's state when the target's operation starts, or all", states, "all")             \
-  X(target, "target", "the thread (CPU) that times the operation; the owner is thread 0", NULL, "1")            \
+  X(owner, "owner", "the thread (CPU) that brings the line to its state", NULL, "0")                           \
+  X(target, "target", "the thread (CPU) that times the operation", NULL, "1")                                   \
   X(sharer, "sharer", "the thread (CPU) that shares the line in state S", NULL, "2")                            \
   X(interleave, "interleave", "lines are spread over this many homes by address (the machine's sockets)", NULL, "1") \
   X(home, "home", "use only lines whose home is this one (line number mod --interleave)", NULL, "0")
@@ -39,7 +40,7 @@ static void wait_on(uint64_t *word, uint64_t value, int until_equal) {
 
 /* A barrier of the participants (owner, target, sharer), a generation count on its own line. */
 static struct { uint64_t arrived __aligned_line; uint64_t generation __aligned_line; uint64_t done __aligned_line; } sync_lines;
-static int participants, target, sharer, first_op, last_op, first_state, last_state;
+static int participants, owner, target, sharer, first_op, last_op, first_state, last_state;
 static uint64_t interleave, home, reps, timer_overhead, wrong_values;
 static char *pool;             /* fresh lines: no one touched them but the page's first line (mapping it) */
 static size_t pool_lines, pool_bytes;
@@ -110,7 +111,7 @@ static uint64_t measure_timer(void) {
 }
 
 static void testcase(int id) {
-  int role = id == 0 || id == target || (id == sharer && first_state <= 2 && last_state >= 2);
+  int role = id == owner || id == target || (id == sharer && first_state <= 2 && last_state >= 2);
   uint64_t rep = 0, n = 0;
   if (id == target) timer_overhead = measure_timer();   /* on the core that times, before its first cell */
   int cells = (last_state - first_state + 1) * (last_op - first_op + 1);
@@ -121,7 +122,7 @@ static void testcase(int id) {
         volatile uint64_t *line = fresh_line(rep * cells + cell);
         uint64_t value = stamp(rep * cells + cell);
         barrier();
-        if (id == 0) owner_sets(s, line, value);
+        if (id == owner) owner_sets(s, line, value);
         barrier();
         if (s == 2 && id == sharer) (void)*line;
         barrier();
@@ -147,6 +148,7 @@ static int choice(const char **list, const char *v) {
 
 static int testcase_prepare(void) {
   if (!run.measure.ops) usage("cclat measures fixed work: --ops repetitions of every cell, not a timed window");
+  owner = (int)flag_num(owner);
   target = (int)flag_num(target);
   sharer = (int)flag_num(sharer);
   interleave = flag_num(interleave);
@@ -156,8 +158,10 @@ static int testcase_prepare(void) {
   first_op = op < 0 ? 0 : op, last_op = op < 0 ? NOPS - 1 : op;
   first_state = state < 0 ? 0 : state, last_state = state < 0 ? NSTATES - 1 : state;
   int shared = first_state <= 2 && last_state >= 2;
-  if (target < 1 || target >= run.threads) usage("--target must be a thread other than the owner (0), under --threads");
-  if (shared && (sharer < 1 || sharer >= run.threads || sharer == target))
+  if (owner < 0 || owner >= run.threads) usage("--owner must be a thread under --threads");
+  if (target < 0 || target >= run.threads || target == owner)
+    usage("--target must be a thread other than the owner, under --threads");
+  if (shared && (sharer < 0 || sharer >= run.threads || sharer == target || sharer == owner))
     usage("state S needs --sharer: a thread other than the owner and the target, under --threads");
   if (interleave < 1 || 64 % interleave || home >= interleave || (home == 0 && interleave == 64))
     usage("--interleave must divide 64 and --home be under it (and not the first line of every page)");
@@ -175,7 +179,7 @@ static int testcase_prepare(void) {
 static int testcase_report(void) {
   json_str("unit", "time-stamp counter ticks (gem5: core cycles), the timer's own cost included");
   json_u64("timer_overhead", timer_overhead);
-  json_u64("owner", 0);
+  json_u64("owner", owner);
   json_u64("target", target);
   json_u64("sharer", sharer);
   json_u64("interleave", interleave);
