@@ -113,6 +113,11 @@ def test_the_mesh_machine_joins_each_tile_to_its_grid_neighbours_and_numbers_its
     assert placement.mesh_neighbours(5, 2) == [(0, 1, 1), (0, 2, 2), (1, 3, 2), (2, 3, 1), (2, 4, 2)]
     assert placement.mesh_neighbours(4, 1) == [(0, 1, 2), (1, 2, 2), (2, 3, 2)]
     assert [placement.mesh_tile_of_slice(j, 16, 20) for j in (0, 1, 4, 15)] == [0, 1, 5, 18]
+    # 20 cores over 64 tiles (8 rows of 8): every row holds two or three, from the first tile to the last row
+    tiles = [placement.mesh_tile_of_core(c, 20, 64) for c in range(20)]
+    assert tiles[:4] == [0, 3, 6, 9] and tiles[-1] == 60 and len(set(tiles)) == 20
+    assert sorted({t // 8 for t in tiles}) == list(range(8))
+    assert [placement.mesh_tile_of_core(c, 16, 16) for c in range(16)] == list(range(16))   # a full mesh: tile i
     # 16 slices, then 20 L2s, then each core's L1D and L1I; the socket machine: 2 per socket, then L1D and L1I
     assert [placement.chi_l1d_version(c, "mesh", 1, 20, 16) for c in (0, 1, 19)] == [36, 38, 74]
     assert [placement.chi_l1d_version(c, "socket", 2, 4) for c in (0, 3)] == [4, 10]
@@ -141,3 +146,11 @@ def test_a_mesh_machine_that_cannot_be_built_says_which_parameter(params, error)
     assert error in machines.machine_file.shape_problem("mesh", 1, given)
     assert machines.machine_file.shape_problem("mesh", 1, machines.machine_file.DEFAULTS) == ""
     assert machines.machine_file.shape_problem("socket", 2, given) == ""
+
+
+@pytest.mark.parametrize("hierarchy, sockets", [("flat", 2), ("socket", 2), ("mesh", 1)])
+def test_an_l1d_whose_sets_are_no_power_of_two_is_refused_on_every_machine(hierarchy, sockets):
+    """gem5 indexes a cache's sets by address bits: 48 KiB of 8 ways (96 sets) would silently use 64 of them."""
+    given = {**machines.machine_file.DEFAULTS, "l1d_size": "48KiB"}
+    assert "--l1d-size 48KiB --l1d-assoc 8: " in machines.machine_file.shape_problem(hierarchy, sockets, given)
+    assert machines.machine_file.shape_problem(hierarchy, sockets, {**given, "l1d_assoc": 12}) == ""   # 64 sets

@@ -29,7 +29,7 @@ CHI_ONLY = ("l1_latency", "l1i_latency", "l1_snoop_latency", "l1_dirty_shared", 
 SOCKET_ONLY = ("home_latency",)   # the socket machine's home directory
 SOCKET_LINKS = ("socket_latency", "socket_bandwidth")   # the links between sockets (the flat and socket machines)
 MESH_ONLY = ("l2_private_size", "l2_private_latency", "llc_slices", "mesh_columns", "mesh_link_latency")
-HELP = {"clock": "core and cache clock", "l2_size": "per socket: the flat machine's L2 bank, the socket machine's "
+HELP = {"clock": "core and cache clock", "l1d_assoc": "the L1D's ways (its sets, size / ways / 64, a power of two)", "l2_size": "per socket: the flat machine's L2 bank, the socket machine's "
                                                    "shared last-level cache, the mesh machine's slices together",
         "local_latency": "controller<->socket router link, cycles", "local_bandwidth": "bytes/cycle",
         "socket_latency": "socket<->socket link, cycles (100 ns at 3 GHz)",
@@ -132,7 +132,7 @@ def wiring_of(opts, config: str = "cohtb"):
 def hierarchy_and_memory(opts):
     module, name = MACHINES[opts.hierarchy]
     hierarchy_class = getattr(importlib.import_module(f".{module}", __package__), name)
-    common = dict(sockets=opts.sockets, cores_per_socket=opts.cores_per_socket, l1d_size=opts.l1d_size, l1d_assoc=8,
+    common = dict(sockets=opts.sockets, cores_per_socket=opts.cores_per_socket, l1d_size=opts.l1d_size, l1d_assoc=opts.l1d_assoc,
                   l1i_size=opts.l1i_size, l1i_assoc=8, local_latency=opts.local_latency,
                   local_bandwidth=opts.local_bandwidth, router_latency=opts.router_latency)
     chi = {n: getattr(opts, n) for n in CHI_ONLY}

@@ -26,7 +26,7 @@ DIRECTORY = Path(__file__).resolve().parent / "machines"
 PROTOCOL_OF = {"flat": "MESI_Two_Level", "socket": "CHI", "mesh": "CHI"}
 HIERARCHIES = tuple(PROTOCOL_OF)
 # The parameters a file may set (machine.py's options, as their dest names) and their kinds.
-PARAMS = {"clock": str, "l1d_size": str, "l1i_size": str, "l2_size": str, "local_latency": int,
+PARAMS = {"clock": str, "l1d_size": str, "l1d_assoc": int, "l1i_size": str, "l2_size": str, "local_latency": int,
           "local_bandwidth": int, "socket_latency": int, "socket_bandwidth": int, "router_latency": int,
           "l1_latency": int, "l1i_latency": int, "l1_snoop_latency": int, "l1_dirty_shared": bool, "llc_latency": int,
           "home_latency": int, "memory_latency": int, "core": str, "o3_width": int, "o3_rob_entries": int,
@@ -34,13 +34,14 @@ PARAMS = {"clock": str, "l1d_size": str, "l1i_size": str, "l2_size": str, "local
           "l2_private_latency": int, "llc_slices": int, "mesh_columns": int, "mesh_link_latency": int}
 # The parameters' values where neither the machine's file nor the command line gives one (None: gem5's own): the bare
 # hierarchies' machines (machine.py's options default to them).
-DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1i_size": "32KiB", "l2_size": "1MiB", "local_latency": 20,
+DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1d_assoc": 8, "l1i_size": "32KiB", "l2_size": "1MiB", "local_latency": 20,
             "local_bandwidth": 32, "socket_latency": 300, "socket_bandwidth": 8, "router_latency": None,
             "l1_latency": None, "l1i_latency": None, "l1_snoop_latency": None, "l1_dirty_shared": True, "llc_latency": None,
             "home_latency": None, "memory_latency": None, "core": "timing", "o3_width": None, "o3_rob_entries": None,
             "o3_iq_entries": None, "o3_lq_entries": None, "o3_sq_entries": None, "l2_private_size": "256KiB",
             "l2_private_latency": None, "llc_slices": 16, "mesh_columns": 4, "mesh_link_latency": 1}
 assert set(DEFAULTS) == set(PARAMS)
+LINE_BYTES = 64   # the machines' cache line (gem5's default, which the boards keep)
 CORES = ("timing", "o3")   # gem5's TimingSimpleCPU (one instruction at a time) or its out-of-order X86O3CPU
 O3_PARAMS = ("o3_width", "o3_rob_entries", "o3_iq_entries", "o3_lq_entries", "o3_sq_entries")
 
@@ -147,8 +148,14 @@ def param(machine: MachineFile | None, name: str):
 
 def shape_problem(hierarchy: str, sockets: int, params: dict) -> str:
     """Why a machine of this hierarchy cannot be built with these sockets and parameters (`params`: every parameter's
-    value), or "": the mesh machine is one socket, its slices a power of two (lines are interleaved over them by
-    address bits) that split its last level evenly, its rows at least one tile wide."""
+    value), or "": an L1D whose sets are a power of two (gem5 indexes a cache's sets by address bits: a size of
+    another count silently uses fewer); the mesh machine one socket, its slices a power of two (lines are
+    interleaved over them by address bits) that split its last level evenly, its rows at least one tile wide."""
+    l1d, ways = kib(params["l1d_size"]), params["l1d_assoc"]
+    sets = l1d * 1024 // (ways * LINE_BYTES) if l1d and ways > 0 else 0
+    if not l1d or ways < 1 or l1d * 1024 % (ways * LINE_BYTES) or sets & (sets - 1):
+        return (f"--l1d-size {params['l1d_size']} --l1d-assoc {ways}: an L1D's sets (size / ways / {LINE_BYTES}-byte "
+                "lines) must be a power of two")
     if hierarchy != "mesh":
         return ""
     slices = params["llc_slices"]

@@ -24,7 +24,7 @@ from gem5.utils.requires import requires
 
 from .machine_file import kib, shape_problem
 from .mesh_network import MeshNetwork
-from .placement import chi_l1d_version, mesh_tile_of_slice
+from .placement import chi_l1d_version, mesh_tile_of_core, mesh_tile_of_slice
 from .socket_chi import (ChiCache, attach_ruby_system, cores_l1s, dma_requestors, finish,
                          home_node, inclusive_cache, memory_controllers)
 
@@ -52,7 +52,7 @@ class MeshCHI(AbstractRubyCacheHierarchy):
                  llc_latency: int | None = None, memory_latency: int | None = None):
         super().__init__()
         problem = shape_problem("mesh", sockets, {"llc_slices": llc_slices, "mesh_columns": mesh_columns,
-                                                  "l2_size": llc_size})
+                                                  "l2_size": llc_size, "l1d_size": l1d_size, "l1d_assoc": l1d_assoc})
         if problem:   # machine.py's check_machine refuses these first
             raise ValueError(problem)
         self._cores = cores_per_socket
@@ -75,7 +75,8 @@ class MeshCHI(AbstractRubyCacheHierarchy):
         """Which controller is which (docs/gem5.md): the ingest names a core by its L1D's version."""
         return {
             "l1": [{"controller": f"l1d{i}", "version": int(c.version), "core": i, "socket": 0,
-                    "icache_version": int(self._l1i_controllers[i].version), "tile": i}
+                    "icache_version": int(self._l1i_controllers[i].version),
+                    "tile": mesh_tile_of_core(i, self._cores, self.tiles())}
                    for i, c in enumerate(self._l1d_controllers)],
             "l2": [{"controller": f"l2_{i}", "version": int(c.version), "core": i, "socket": 0}
                    for i, c in enumerate(self._l2_controllers)],
@@ -128,7 +129,8 @@ class MeshCHI(AbstractRubyCacheHierarchy):
 
         by_tile = [[] for _ in range(self.tiles())]
         for i in range(self._cores):
-            by_tile[i] += [self._l1d_controllers[i], self._l1i_controllers[i], self._l2_controllers[i]]
+            by_tile[mesh_tile_of_core(i, self._cores, self.tiles())] += [
+                self._l1d_controllers[i], self._l1i_controllers[i], self._l2_controllers[i]]
         for j, s in enumerate(self._slice_controllers):
             by_tile[mesh_tile_of_slice(j, self._slices, self.tiles())].append(s)
         by_tile[0] += self._memory_controllers + self._dma_controllers   # the memory controller at a corner

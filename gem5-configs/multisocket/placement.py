@@ -35,6 +35,12 @@ def mesh_tile_of_slice(slice_: int, slices: int, tiles: int) -> int:
     return slice_ * tiles // slices
 
 
+def mesh_tile_of_core(core: int, cores: int, tiles: int) -> int:
+    """The mesh machine's tile of a core: the cores spread evenly over the tiles, from tile 0, as a thread count
+    below the part's spreads over its whole mesh (where the seeds' threads ran on the part is not published)."""
+    return core * tiles // cores
+
+
 def mesh_neighbours(tiles: int, columns: int) -> list[tuple[int, int, int]]:
     """(a, b, weight) for each pair of neighbouring tiles of the mesh machine, a < b, tile t in row t // columns and
     column t % columns; a vertical link weighs more (as gem5's configs/topologies/Mesh_XY.py), so routes go X first."""
