@@ -195,6 +195,19 @@ def test_cclat_lets_any_thread_own_the_line():
     assert (doc["owner"], doc["target"], doc["sharer"]) == (2, 0, 1) and doc["invariants"] == "ok"
 
 
+@pytest.mark.parametrize("args, why", [(["--kib", "0"], "--kib"), (["--loads", "0"], "--loads")])
+def test_chase_refuses_what_it_cannot_time(args, why):
+    proc = subprocess.run([str(binary("chase")), *args], capture_output=True, text=True)
+    assert proc.returncode == 2 and why in proc.stderr and proc.stdout == ""
+
+
+def test_chase_times_each_threads_loads_through_a_cycle_of_every_line():
+    doc = run_native("chase", 3, 0, "random", "line", ["--kib", "64", "--loads", "100", "--warmup-us", "2000",
+                                                       "--window-us", "5000", "--interval-us", "5000"])
+    assert doc["lines"] == 1024 and doc["invariants"] == "ok"
+    assert len(doc["ticks_per_load"]) == 3 and all(t > 0 for t in doc["ticks_per_load"])
+
+
 def test_stat_counter_packed_layout_shares_lines():
     packed = field_lines(run_native("stat_counter", 4, 100, "percpu", "packed"))
     padded = field_lines(run_native("stat_counter", 4, 100, "percpu", "padded"))
