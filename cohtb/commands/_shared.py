@@ -30,12 +30,18 @@ def add_recording_arguments(p: argparse.ArgumentParser, runs_help: str, dry_run_
     """The options of every verb that records gem5 runs (`launch`, `seeds --launch`): where, how many at a time and
     on which executor, how long each may take, from which checkout, or only their cost."""
     p.add_argument("--runs", default=str(RUNS), help=runs_help)
-    p.add_argument("--jobs", type=int, default=None, help=JOBS_HELP)
+    add_local_limits(p, JOBS_HELP)
     p.add_argument("--dask", metavar="ADDRESS", help=DASK_HELP)
     p.add_argument("--insecure", action="store_true", help=INSECURE_HELP)
-    p.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     p.add_argument("--dry-run", action="store_true", help=dry_run_help)
-    p.add_argument("--allow-dirty", action="store_true", help=ALLOW_DIRTY_HELP)
+
+
+def add_local_limits(p: argparse.ArgumentParser, jobs_help: str, dirty_when: str = "") -> None:
+    """The options of every verb that may run gem5 here (`launch`, `seeds --launch`, `run`): how many runs at a
+    time, how long each may take, and whether a checkout with uncommitted changes may record."""
+    p.add_argument("--jobs", type=int, default=None, help=jobs_help)
+    p.add_argument("--timeout", type=float, default=3600, help="seconds per gem5 run")
+    p.add_argument("--allow-dirty", action="store_true", help=dirty_when + ALLOW_DIRTY_HELP)
 
 
 def record(specs: list[RunSpec], args: argparse.Namespace, verb: str, live: Live | None = None) -> int:

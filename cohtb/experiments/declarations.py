@@ -11,12 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cohtb.analysis.steady import last_quarter
-from cohtb.data_file import STRICT, validated
+from cohtb.data_file import STRICT, read_toml, validated
 from cohtb.errors import CohtbError
 from cohtb.experiments import seed_folders
 from cohtb.run.machines import FILES as MACHINE_FILES, DeclaredMachine, declared_machines
@@ -180,13 +179,6 @@ def _declaration(path: Path, experiment: str, raw: dict) -> Declaration:
     return d
 
 
-def _read(path: Path) -> dict:
-    try:
-        return tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise CohtbError(f"{path}: {e}") from None
-
-
 def simulated_machine(name: str) -> DeclaredMachine:
     found = declared_machines()
     if name not in found:
@@ -202,7 +194,7 @@ def machines() -> dict[str, str]:
 def versions(experiment: str) -> list[Declaration]:
     """Every version of an experiment's declaration, oldest first."""
     path = seed_folders.declaration_file(experiment)
-    doc = _read(path)
+    doc = read_toml(path)
     if doc.get("experiment") != experiment:
         raise CohtbError(f"{path}: field 'experiment' is {doc.get('experiment')!r}, not {experiment!r}")
     out = [_declaration(path, experiment, v) for v in doc.get("version", [])]
