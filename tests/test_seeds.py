@@ -771,6 +771,7 @@ def test_a_declaration_naming_no_declared_machine_is_refused():
     (lambda d: d["figures"][0].update(quote=None), r"field 'figures.0.quote': "),
     (lambda d: d["figures"][0].update(base="1.5"), r"field 'figures.0.base': "),
     (lambda d: d.update(figure=[]), r"field 'figure': Extra inputs are not permitted"),
+    (lambda d: d["figures"][0].update(seed="003"), r"field 'figures.0.seed': Unexpected keyword argument"),
     (None, r"not valid JSON"),
 ])
 def test_a_damaged_published_file_is_refused_naming_the_file_and_field(tmp_path, monkeypatch, damage, error):
@@ -789,6 +790,22 @@ def test_a_damaged_published_file_is_refused_naming_the_file_and_field(tmp_path,
     monkeypatch.setattr(seed_folders, "SEEDS", tmp_path)
     with pytest.raises(CohtbError, match=error) as e:
         published.load()
+    assert str(target) in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("damage, error", [(lambda x: x.update(share="0.78"), r"field 'shares.0.share': "),
+                                           (lambda x: x.pop("kind"), r"field 'shares.0.kind': Field required")])
+def test_a_damaged_published_share_is_refused_naming_the_file_and_field(tmp_path, monkeypatch, damage, error):
+    for path in seed_folders.SEEDS.glob("*/published.json"):
+        (tmp_path / path.parent.name).mkdir()
+        (tmp_path / path.parent.name / path.name).write_text(path.read_text())
+    target = tmp_path / "000" / "published.json"
+    doc = json.loads(target.read_text())
+    damage(doc["shares"][0])
+    target.write_text(json.dumps(doc))
+    monkeypatch.setattr(seed_folders, "SEEDS", tmp_path)
+    with pytest.raises(CohtbError, match=error) as e:
+        published.load_shares()
     assert str(target) in str(e.value) and "\n" not in str(e.value)
 
 

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote_plus
 
-from cohtb.data_file import Record, read_json, validated
+from cohtb.data_file import STRICT, Record, read_json, validated
 from cohtb.experiments import seed_folders
 
 
@@ -37,6 +37,7 @@ class Source:
 @dataclass(frozen=True)
 class Published:
     """One row of a seed's table: base and new as published, in the published unit."""
+    __pydantic_config__ = STRICT   # read from published.json ("figures") by cohtb/data_file.py's rule
 
     configuration: str
     base: float
@@ -59,6 +60,7 @@ class Share:
     """What a seed publishes about where the time went before its patch (cohtb/experiments/magnitude.py).
     kind "share": the share of the time in the path the patch changes. kind "time-per-op": a per-thread rate,
     from which a time per operation follows (threads x block_bytes over the base figure in unit_bytes/s)."""
+    __pydantic_config__ = STRICT   # read from published.json ("shares") by cohtb/data_file.py's rule
 
     seed: str
     kind: str
@@ -93,29 +95,6 @@ class Profile:
         return dict(self.functions).get(symbol)
 
 
-class _Figure(Record):
-    configuration: str
-    base: float
-    new: float
-    unit: str
-    higher_is_better: bool
-    where: str
-    quote: tuple[str, ...]
-    null: bool = False
-
-
-class _Share(Record):
-    kind: str
-    what: str
-    applies_to: tuple[str, ...]
-    where: str
-    quote: tuple[str, ...]
-    share: float = 0.0
-    threads: int = 0
-    block_bytes: int = 0
-    unit_bytes: int = 0
-
-
 class _Profile(Record):
     arm: str
     configuration: str
@@ -131,8 +110,8 @@ class _File(Record):
     subject: str
     author: str
     date: str
-    figures: tuple[_Figure, ...]
-    shares: tuple[_Share, ...] = ()
+    figures: tuple[dict, ...]   # each a Published, without its source (the file's own)
+    shares: tuple[dict, ...] = ()   # each a Share, without its seed
     profiles: tuple[_Profile, ...] = ()
 
 
@@ -154,17 +133,18 @@ def load_profiles() -> dict[str, tuple[Profile, ...]]:
 
 def load_shares() -> dict[str, tuple[Share, ...]]:
     """seed -> what it publishes about its time before the patch (none: magnitude not testable)."""
-    return {seed: tuple(Share(seed, x.kind, x.what, x.applies_to, x.where, x.quote, x.share, x.threads,
-                              x.block_bytes, x.unit_bytes) for x in f.shares) for seed, f in _files().items()}
+    return {seed: tuple(validated(Share, {**x, "seed": seed}, seed_folders.published_file(seed), f"shares.{i}")
+                        for i, x in enumerate(f.shares)) for seed, f in _files().items()}
 
 
 def load() -> dict[str, dict[str, Published]]:
     """seed -> configuration -> its published figure."""
     out = {}
     for seed, f in _files().items():
-        src = Source(seed, f.list, f.subject, f.author, f.date)
-        out[seed] = {x.configuration: Published(x.configuration, x.base, x.new, x.unit, x.higher_is_better, src,
-                                                x.where, x.quote, x.null) for x in f.figures}
+        src = {"seed": seed, "list": f.list, "subject": f.subject, "author": f.author, "date": f.date}
+        figures = [validated(Published, {**x, "source": src}, seed_folders.published_file(seed), f"figures.{i}")
+                   for i, x in enumerate(f.figures)]
+        out[seed] = {x.configuration: x for x in figures}
     return out
 
 
