@@ -694,3 +694,17 @@ def test_two_launches_needing_one_checkpoint_boot_it_once(fake_full_system, caps
         t.join()
     assert [o.status for o in results] == ["done", "done"], [o.error for o in results]
     assert capsys.readouterr().out.count("booting stock-6.12 on 2x2") == 1   # the other launch waited for it
+
+
+@pytest.mark.parametrize("name, text, said", [("layout.json", '{"dentry": {"size": 192, "fields": [{"name": "d_flags"}]}}',
+                                               "field 'dentry.fields.0.offset'"),
+                                              ("layout.json", "{", "not valid JSON"),
+                                              ("inputs.json", '{"variant": 1, "patches": []}', "field 'variant'")])
+def test_a_damaged_kernel_cache_file_is_one_line_naming_it(tmp_path, name, text, said):
+    (tmp_path / "layout.json").write_text(json.dumps({"dentry": {"size": 192, "fields": []}}))
+    (tmp_path / "inputs.json").write_text(json.dumps({"variant": "stock-6.12", "patches": []}))
+    (tmp_path / name).write_text(text)
+    built = kernel.Built(kernels.variant("stock-6.12"), tmp_path)
+    with pytest.raises(CohtbError, match=said) as e:
+        built.layout, built.inputs
+    assert str(tmp_path / name) in str(e.value) and "\n" not in str(e.value)

@@ -18,7 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ConfigDict, NonNegativeInt, PositiveInt
+
 from cohtb.atomic import atomic_dir, write_json_atomic
+from cohtb.data_file import Record, read_json, validated
 from cohtb.digest import inputs_digest
 from cohtb.errors import CohtbError
 from cohtb.fs import dwarf
@@ -156,11 +159,36 @@ class Built:
 
     @property
     def layout(self) -> dict:
-        return json.loads((self.dir / "layout.json").read_text())
+        """The built kernel's structs by DWARF (dwarf.dentry_layout): name -> size and fields."""
+        path = self.dir / "layout.json"
+        doc = read_json(path)
+        validated(dict[str, _Struct], doc, path)   # a damaged cache file: one line naming its field
+        return doc
 
     @property
     def inputs(self) -> dict:
-        return json.loads((self.dir / "inputs.json").read_text())
+        """What the kernel was built from (the manifest keeps it): variant, patches, tree, initramfs, config."""
+        path = self.dir / "inputs.json"
+        doc = read_json(path)
+        validated(_Inputs, doc, path)
+        return doc
+
+
+class _Field(Record):
+    name: str
+    offset: NonNegativeInt
+    size: PositiveInt
+
+
+class _Struct(Record):
+    size: PositiveInt
+    fields: tuple[_Field, ...]
+
+
+class _Inputs(Record):
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)   # more may follow; these are read
+    variant: str
+    patches: tuple[str, ...]
 
 
 def build(name: str, initramfs_list: Path, initramfs_digest: str, jobs: int | None = None) -> Built:
