@@ -159,7 +159,7 @@ def test_the_machine_table_puts_each_seed_s_flat_and_socket_verdicts_side_by_sid
     checks = [s for s, h in history.items() if h[-1].declaration.stands_beside]
     assert checks == ["002-flat", "004-fs-8x4", "004-fs-o3"]
     checks.remove("004-fs-o3")   # beside 004-fsv6, on the socket machine too: another core, not another hierarchy
-    assert [r[0] for r in rows] == [s for s, h in history.items() if results.on_hierarchy(h, "flat")
+    assert [r[0] for r in rows] == [s for s, h in history.items() if judging.on_hierarchy(h, "flat")
                                     and s not in checks] + checks
     assert "000-fs" not in [r[0] for r in rows]
     beside = {r[0]: (r[3], r[4], r[6]) for r in rows}

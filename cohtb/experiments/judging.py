@@ -14,11 +14,13 @@ from cohtb.analysis.metrics import RunMetrics
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.experiments import power, profile_band
 from cohtb.experiments.advice import AdviceResult, advise, declared as declared_advice
-from cohtb.experiments.declarations import Declaration, runs_declaration
+from cohtb.experiments.declarations import Declaration, differences, runs_declaration
+from cohtb.experiments.method_changes import changed_inputs
 from cohtb.experiments.reproduce import PointResult, SeriesResult, point_results, series_result
-from cohtb.experiments.rules import Verdict, curve_verdicts, point_verdict, series_verdict
+from cohtb.experiments.rules import COLLAPSED_TO, Verdict, curve_verdicts, point_verdict, series_verdict
 from cohtb.experiments.seeds import EXPERIMENTS, HISTORY, Experiment
 from cohtb.places import REFERENCE_RUNS
+from cohtb.run.gem5 import patches_needed
 from cohtb.run.machines import hierarchy_of
 from cohtb.run.runs import kept
 
@@ -57,6 +59,11 @@ class SeedResult:
     def series_verdict(self, sr: SeriesResult) -> Verdict:
         """A series' verdict under its declared collapse rule."""
         return _memo(self, ("series", id(sr)), lambda: series_verdict(sr, self.declaration))
+
+    def kept_runs(self) -> list[RunMetrics]:
+        """Every kept run judged under the declaration: each point's two sides, then each series' labels."""
+        return ([m for p in self.points for m in (*p.base, *p.new)]
+                + [m for sr in self.series for runs in sr.runs.values() for m in runs])
 
     @cached_property
     def headline(self) -> tuple[PointResult, object] | None:
@@ -178,6 +185,61 @@ def on_hierarchy(versions: list[SeedResult], hierarchy: str) -> SeedResult | Non
     else the latest declared."""
     mine = [r for r in versions if hierarchy_of(r.declaration.run_machine()) == hierarchy]
     return latest_complete(mine) or (mine[-1] if mine else None)
+
+
+def machine_pairs(history: dict[str, list[SeedResult]]) -> list[tuple[str, SeedResult | None, SeedResult | None]]:
+    """(experiment, flat, socket) for each experiment with a version on the flat machine (its latest on each, whose
+    runs are kept where any are), and for each machine check across the two hierarchies, it beside the declaration
+    it stands beside (a check on the same hierarchy, another core model, is not a flat-vs-socket pair)."""
+    by_id = {res.declaration.id: res for versions in history.values() for res in versions}
+    out = []
+    for seed, versions in history.items():
+        beside = versions[-1].declaration.stands_beside
+        if beside:
+            mine, other = versions[-1], by_id[beside]
+            flat_first = hierarchy_of(mine.declaration.run_machine()) == "flat"
+            if flat_first != (hierarchy_of(other.declaration.run_machine()) == "flat"):
+                out.append((seed, *((mine, other) if flat_first else (other, mine))))
+        elif (flat := on_hierarchy(versions, "flat")) is not None:   # else the socket machine's alone: no pair
+            out.append((seed, flat, on_hierarchy(versions, "socket")))
+    return out
+
+
+def differences_beside_machine(a: SeedResult, b: SeedResult) -> list[str]:
+    """Besides the machine (its hierarchy, parameters and wiring), what two declarations set side by side differ in:
+    declared fields, the project's gem5 patches their builds carry, and (once both are recorded) the runs' inputs
+    whose digests differ; until then, that the runs' inputs are not known yet (INPUTS_UNKNOWN)."""
+    fields = [x for x in differences(a.declaration, b.declaration) if not x.startswith("machine:")]
+    patches = [sorted(patches_needed(res.declaration.run_machine())) for res in (a, b)]
+    if patches[0] != patches[1]:
+        fields.append("gem5 patches: " + " -> ".join(", ".join(p) or "none" for p in patches))
+    if not (a.complete and b.complete):
+        return fields + [INPUTS_UNKNOWN]
+    manifests = lambda res: [json.loads((m.run.path / "manifest.json").read_text()) for m in res.kept_runs()]
+    return fields + [f"the runs' {x}" for x in changed_inputs(manifests(a), manifests(b))
+                     if x not in ("gem5 build", "machine")]
+
+
+INPUTS_UNKNOWN = "the runs' inputs: not known until both are recorded"
+
+
+@dataclass(frozen=True)
+class Collapsed:
+    """How many repetitions of one series label fell under COLLAPSED_TO of their level before the first disturbance
+    (in its lowest interval) and stayed there (in every interval of the last quarter)."""
+    label: str
+    fell: int
+    stayed: int
+    repetitions: int
+
+
+def collapsed(sr: SeriesResult, label: str) -> Collapsed | None:
+    """The label's collapse counts, or None when its runs have no intervals."""
+    low, peak = sr.trough(label), sr.late_peak(label)
+    if not low or not peak:
+        return None
+    fell, stayed = (sum(v < COLLAPSED_TO for v in s.values) for s in (low, peak))
+    return Collapsed(label, fell, stayed, len(low.values))
 
 
 def shown(versions: list[SeedResult]) -> SeedResult | None:

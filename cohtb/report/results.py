@@ -5,7 +5,6 @@ Every number on the page is computed here from those runs."""
 
 from __future__ import annotations
 
-import json
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -24,17 +23,16 @@ from cohtb.report.queue_table import queue_table
 from cohtb.report.turns_summary import turns_summary
 from cohtb.report.lister_table import lister_table
 from cohtb.experiments import advice, method_changes, power, profile_band
-from cohtb.experiments.method_changes import changed_inputs
 from cohtb.run.kernels import built_label
-from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, differences, machines
+from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, machines
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread
 from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO
-from cohtb.experiments.judging import SeedResult, on_hierarchy, shown, standing
+from cohtb.experiments.judging import (SeedResult, collapsed, differences_beside_machine, machine_pairs, shown,
+                                      standing)
 from cohtb.experiments.seeds import Experiment
 from cohtb.places import ROOT
-from cohtb.run import cost, gem5 as gem5_tool
-from cohtb.run.machines import hierarchy_of
+from cohtb.run import cost
 from cohtb.tables import Table, count, wrap
 
 COMMAND = "cohtb results"
@@ -238,40 +236,11 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
                  "does, the row is not the machine's effect alone.")
 
 
-def machine_pairs(history: dict[str, list[SeedResult]]) -> list[tuple[str, SeedResult | None, SeedResult | None]]:
-    """(experiment, flat, socket) for each experiment with a version on the flat machine (its latest on each, whose
-    runs are kept where any are), and for each machine check across the two hierarchies, it beside the declaration
-    it stands beside (a check on the same hierarchy, another core model, is not a flat-vs-socket pair)."""
-    by_id = {res.declaration.id: res for versions in history.values() for res in versions}
-    out = []
-    for seed, versions in history.items():
-        beside = versions[-1].declaration.stands_beside
-        if beside:
-            mine, other = versions[-1], by_id[beside]
-            flat_first = hierarchy_of(mine.declaration.run_machine()) == "flat"
-            if flat_first != (hierarchy_of(other.declaration.run_machine()) == "flat"):
-                out.append((seed, *((mine, other) if flat_first else (other, mine))))
-        elif (flat := on_hierarchy(versions, "flat")) is not None:   # else the socket machine's alone: no pair
-            out.append((seed, flat, on_hierarchy(versions, "socket")))
-    return out
-
-
 def what_else_differs(flat: SeedResult | None, socket: SeedResult | None) -> str:
-    """Besides the machine (its hierarchy, parameters and wiring), what two declarations set side by side differ in:
-    declared fields, the project's gem5 patches their builds carry, and the runs' inputs (known once both are
-    recorded)."""
+    """The differences besides the machine of two declarations set side by side (judging.differences_beside_machine)."""
     if flat is None or socket is None:
         return "-"
-    fields = [x for x in differences(flat.declaration, socket.declaration) if not x.startswith("machine:")]
-    patches = [sorted(gem5_tool.patches_needed(res.declaration.run_machine())) for res in (flat, socket)]
-    if patches[0] != patches[1]:
-        fields.append("gem5 patches: " + " -> ".join(", ".join(p) or "none" for p in patches))
-    if not (flat.complete and socket.complete):
-        return "; ".join(fields + ["the runs' inputs: not known until both are recorded"])
-    manifests = lambda res: [json.loads((m.run.path / "manifest.json").read_text()) for _, ms in arms(res) for m in ms]
-    inputs = [f"the runs' {x}" for x in changed_inputs(manifests(flat), manifests(socket))
-              if x not in ("gem5 build", "machine")]
-    return "; ".join(fields + inputs) or "nothing: the machine alone"
+    return "; ".join(differences_beside_machine(flat, socket)) or "nothing: the machine alone"
 
 
 def _series_text(s: SeriesResult) -> str:
@@ -574,16 +543,15 @@ def turns_tables(pair: tuple[RunMetrics, RunMetrics], what: str) -> list[str]:
 
 def collapse_answer(sr: SeriesResult, label: str) -> str:
     """Whether one label's runs fell under half their level before the first disturbance (its lowest interval) and
-    stayed there (every interval of the last quarter), in how many repetitions."""
-    low, peak = sr.trough(label), sr.late_peak(label)
-    if not low or not peak:
+    stayed there (every interval of the last quarter), in how many repetitions (judging.collapsed)."""
+    c = collapsed(sr, label)
+    if c is None:
         return f"{label}: no intervals."
-    n = len(low.values)
-    fell, stayed = (sum(v < COLLAPSED_TO for v in s.values) for s in (low, peak))
-    return (f"{label}: {_how_many(fell, n, 'collapses', 'does not collapse', 'collapses in some repetitions')} "
-            f"(lowest interval under {COLLAPSED_TO:.0%} of the level before in {fell} of {n} repetitions) and "
-            f"{_how_many(stayed, n, 'stays collapsed', 'does not stay collapsed', 'stays collapsed in some')} "
-            f"(every interval of the last quarter under it in {stayed} of {n}).")
+    n = c.repetitions
+    return (f"{label}: {_how_many(c.fell, n, 'collapses', 'does not collapse', 'collapses in some repetitions')} "
+            f"(lowest interval under {COLLAPSED_TO:.0%} of the level before in {c.fell} of {n} repetitions) and "
+            f"{_how_many(c.stayed, n, 'stays collapsed', 'does not stay collapsed', 'stays collapsed in some')} "
+            f"(every interval of the last quarter under it in {c.stayed} of {n}).")
 
 
 def _how_many(k: int, n: int, every: str, none: str, some: str) -> str:
