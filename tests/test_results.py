@@ -173,7 +173,10 @@ def test_the_machine_table_puts_each_seed_s_flat_and_socket_verdicts_side_by_sid
     assert socket["004"].startswith("004v5: -, not run yet") and socket["002"].startswith("002v5: -, not run yet")
     assert all(r[5] == "-" for r in rows)   # no runs, so no conclusion to compare
     assert socket["004"] and rows[[r[0] for r in rows].index("004")][6].startswith("cores_per_socket: 4 -> 20")
-    assert results._conclusion(["e", "+1%", "+14% (+6% to +24%)", "sign only: published ..."]) == ("sign only", "+")
+    # what a verdict concludes, compared across the machines: its word, and a point's simulated sign
+    point = judging.Effect("point", "p", rules.Verdict(True, "sign only: published ..."), points=(NS(ratio=NS(mean=1.14)),))
+    series = judging.Effect("series", "s", rules.Verdict(False, "no: retry100 does not collapse"))
+    assert (point.conclusion, series.conclusion) == (("sign only", 1), ("no", 0))
 
 
 def _arm_run(verdict: str, matched: int, unexplained: int, cpu: float | None, boot: str | None = None):

@@ -71,6 +71,21 @@ class SeedResult:
         return main_point(self)
 
     @cached_property
+    def effects(self) -> list[Effect]:
+        """Every verdict the declaration gives, once its runs are all kept and none failed: each curve's under a
+        shape rule, else the headline point's; then each series'."""
+        if not self.complete or self.failed:
+            return []
+        out = [Effect("curve", name, v, points=tuple(sorted((p for p in self.points if p.point.curve == name),
+                                                             key=lambda p: p.point.base.sockets)))
+               for name, v in self.curves.items()]
+        if not self.curves and (mp := self.headline) is not None:
+            main, pub = mp
+            out.append(Effect("point", main.point.label, self.verdict(main, pub), points=(main,), published=pub))
+        out += [Effect("series", sr.series.label, self.series_verdict(sr), series=sr) for sr in self.series]
+        return out
+
+    @cached_property
     def lacks_power(self) -> list:
         """The answers its rule could never give, found before any run (cohtb/experiments/power.py)."""
         return power.lacking(self.experiment)
@@ -84,6 +99,25 @@ class SeedResult:
     def profile_checks(self, p: PointResult) -> list:
         """The point's arms held to (or shown beside) a published profile (cohtb/experiments/profile_band.py)."""
         return _memo(self, ("profile", id(p)), lambda: profile_band.checks(self.declaration, p))
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One verdict of a declaration: a shape rule's curve (its points over the socket counts), the headline point
+    (against one published figure), or a series."""
+    kind: str                               # "curve", "point" or "series"
+    name: str                               # the curve's name, the point's label, the series' label
+    verdict: Verdict
+    points: tuple[PointResult, ...] = ()    # a curve's points by sockets; the headline point
+    published: object = None                # the headline's published figure
+    series: SeriesResult | None = None
+
+    @property
+    def conclusion(self) -> tuple[str, int]:
+        """What it concludes, to compare across machines: its verdict's word (yes, no, sign only ...) and, for a
+        point, the sign of the simulated change (0 for a curve or a series, whose verdict says it all)."""
+        sign = (1 if self.points[0].ratio.mean >= 1 else -1) if self.kind == "point" else 0
+        return self.verdict.text.split(":")[0], sign
 
 
 def _memo(res: SeedResult, key: tuple, compute):

@@ -28,7 +28,7 @@ from cohtb.experiments.declarations import REPETITION_SOURCES, Declaration, mach
 from cohtb.experiments.magnitude import __doc__ as MAGNITUDE
 from cohtb.experiments.reproduce import PointResult, SeriesResult, Spread
 from cohtb.experiments.rules import __doc__ as RULES, COLLAPSED_TO
-from cohtb.experiments.judging import (SeedResult, collapsed, differences_beside_machine, machine_pairs, shown,
+from cohtb.experiments.judging import (Effect, SeedResult, collapsed, differences_beside_machine, machine_pairs, shown,
                                       standing)
 from cohtb.experiments.seeds import Experiment
 from cohtb.places import ROOT
@@ -133,26 +133,26 @@ def verdict_rows(res: SeedResult) -> list[list[str]]:
                                     "the kept runs)"]]
     if not res.complete:
         return [[e.title, "-", "-", not_complete(res)]]
-    rows = []
-    for name, v in res.curves.items():
-        ps = sorted((p for p in res.points if p.point.curve == name), key=lambda p: p.point.base.sockets)
+    return [effect_row(e, x) for x in res.effects]
+
+
+def effect_row(e: Experiment, x: Effect) -> list[str]:
+    """[effect, published, simulated, verdict] of one verdict of the declaration."""
+    if x.kind == "curve":
         published = "; ".join(f"{p.point.base.sockets}: " + " to ".join(dict.fromkeys(
-            _speedup(x) for x in (min(q.ratio for q in p.point.published), max(q.ratio for q in p.point.published))))
-            for p in ps)
-        simulated = "; ".join(f"{p.point.base.sockets}: {_speedup(p.ratio.mean)}" for p in ps)
-        rows.append([f"{e.title}: {e.base_name} -> {e.new_name}, {name} (shape over the sockets)", published,
-                     simulated, v.text])
-    if not res.curves and (mp := res.headline) is not None:
-        main, pub = mp
-        v = res.verdict(main, pub)
-        rows.append([f"{e.title}: {e.base_name} -> {e.new_name}, {main.point.label} (vs {pub.configuration})",
-                     _speedup(pub.ratio), f"{_speedup(main.ratio.mean)} ({_speedup(main.ratio.lo)} to "
-                     f"{_speedup(main.ratio.hi)})", v.text])
-    for sr in res.series:
-        rows.append([f"{e.title}: {sr.series.label}",
-                     f"{sr.series.published[0].ratio:.2f} of its level, lasting (retry100)",
-                     _series_text(sr), res.series_verdict(sr).text])
-    return rows
+            _speedup(r) for r in (min(q.ratio for q in p.point.published), max(q.ratio for q in p.point.published))))
+            for p in x.points)
+        simulated = "; ".join(f"{p.point.base.sockets}: {_speedup(p.ratio.mean)}" for p in x.points)
+        return [f"{e.title}: {e.base_name} -> {e.new_name}, {x.name} (shape over the sockets)", published,
+                simulated, x.verdict.text]
+    if x.kind == "point":
+        main, pub = x.points[0], x.published
+        return [f"{e.title}: {e.base_name} -> {e.new_name}, {main.point.label} (vs {pub.configuration})",
+                _speedup(pub.ratio), f"{_speedup(main.ratio.mean)} ({_speedup(main.ratio.lo)} to "
+                f"{_speedup(main.ratio.hi)})", x.verdict.text]
+    sr = x.series
+    return [f"{e.title}: {sr.series.label}", f"{sr.series.published[0].ratio:.2f} of its level, lasting (retry100)",
+            _series_text(sr), x.verdict.text]
 
 
 def seed_text(res: SeedResult) -> str:
@@ -192,11 +192,6 @@ def headline(history: dict[str, list[SeedResult]]) -> Table:
                  "Each verdict's figures are on its seed's page (docs/results/).")
 
 
-def _conclusion(row: list[str]) -> tuple[str, str]:
-    """What a verdict row concludes: its verdict's word (yes, no, sign only) and the simulated change's sign."""
-    return row[3].split(":")[0], row[2][:1]
-
-
 def machine_table(history: dict[str, list[SeedResult]]) -> Table:
     """Per seed, the verdict on the flat machine beside the one on the socket machine, each under its own
     declaration, and whether the conclusion changes with the machine."""
@@ -204,6 +199,7 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
     for seed, flat, socket in machine_pairs(history):
         flat_rows = verdict_rows(flat) if flat else []
         socket_rows = verdict_rows(socket) if socket else []
+        concluded = lambda res, i: res.effects[i].conclusion if res and i < len(res.effects) else None
         for i in range(max(len(flat_rows), len(socket_rows))):
             # a declaration without its runs has one row for all its effects: it stands for each
             f = flat_rows[i] if i < len(flat_rows) else (flat_rows[0] if flat and not flat.complete else None)
@@ -213,10 +209,10 @@ def machine_table(history: dict[str, list[SeedResult]]) -> Table:
                 changes = "-"
             elif powerless:   # a verdict that could not come out otherwise concludes nothing
                 changes = f"-: {', '.join(powerless)}'s rule has no power"
-            elif _conclusion(f) == _conclusion(k):
+            elif concluded(flat, i) == concluded(socket, i):
                 changes = "no"
             else:
-                changes = f"yes: {_conclusion(f)[0]} -> {_conclusion(k)[0]}"
+                changes = f"yes: {concluded(flat, i)[0]} -> {concluded(socket, i)[0]}"
             # The effect's point may differ between the machines (004: 8 sockets flat, one socket as published).
             same = f is not None and k is not None and f[0] == k[0]
             label = (f if f is not None and (flat.complete or k is None) else k)   # the row that names the effect
