@@ -9,7 +9,9 @@ from cohtb import cli, launch
 from cohtb.analysis.latency import LatencyCell, cells
 from cohtb.errors import CohtbError
 from cohtb.report import latency
-from cohtb.report.latency import Part, distances_table, parts, table
+from cohtb.experiments import calibration
+from cohtb.experiments.calibration import Part, parts
+from cohtb.report.latency import distances_table, table
 from cohtb.run.runs import discover
 from cohtb.run.spec import RunSpec
 
@@ -121,10 +123,10 @@ def test_the_additive_model_predicts_from_the_calibration_cells_alone_and_loses_
     published = {**fitted, ("S", "load", 1): 110.0, ("M", "store", 1): 150.0, ("I", "load", 1): 230.0,
                  ("E", "load", 0): 40.0}
     part = Part("p", "a part", "a source", published, {}, frozenset(fitted))
-    model = latency.additive(part)
+    model = calibration.additive(part)
     assert model[("S", "load", 1)] == 20 + 80 and model[("M", "store", 1)] == 50 + 80
     assert model[("I", "load", 1)] == 160 + 80 and model[("E", "load", 0)] == 50
-    assert latency.additive(Part("p", "a part", "", published, {})) == {}   # no calibration cells named: no model
+    assert calibration.additive(Part("p", "a part", "", published, {})) == {}   # no calibration cells named: no model
 
     def cell(state, op, hops, ns):
         return LatencyCell(state, op, hops, hops, 50, ns, ns, ns, 1.0, "r")

@@ -8,7 +8,8 @@ from pathlib import Path
 from cohtb.analysis.latency import cells
 from cohtb.commands._shared import RUNS_HELP
 from cohtb.errors import CohtbError
-from cohtb.report.latency import parts, table
+from cohtb.experiments.calibration import parts
+from cohtb.report.latency import table
 from cohtb.run.runs import discover
 
 

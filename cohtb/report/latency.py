@@ -3,73 +3,9 @@ beside what the published hardware took (experiments/hardware_latency.toml), in 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 from cohtb.analysis.latency import LatencyCell, cells as cells_of
-from cohtb.data_file import Record, read_toml, validated
-from cohtb.errors import CohtbError
+from cohtb.experiments.calibration import CALIBRATION_PART, TOLERANCE, Part, additive, closer, distance, parts
 from cohtb.tables import Table
-
-HARDWARE = Path(__file__).resolve().parents[1] / "experiments" / "hardware_latency.toml"
-
-
-@dataclass(frozen=True)
-class Part:
-    name: str
-    description: str
-    source: str
-    ns: dict         # (state, operation, hops) -> published nanoseconds
-    inferred: dict   # (state, operation, hops) -> what of the cell its source does not state
-    calibrated_on: frozenset = frozenset()   # the (state, operation, hops) a machine's calibration was solved from
-    calibrated_machines: tuple = ()          # the machine files calibrated on this part
-
-
-class _Cell(Record):
-    state: str
-    operation: str
-    hops: int
-
-
-class _Measured(_Cell):
-    cycles: float | None = None   # the part's core cycles (at its clock_ghz), or
-    ns: float | None = None       # nanoseconds, as the source gives it
-    inferred: str = ""            # what of the cell its source does not state
-
-
-class _Part(Record):
-    part: str
-    source: str
-    cells: tuple[_Measured, ...]
-    seeds: tuple[str, ...] = ()
-    clock_ghz: float | None = None
-    calibrated_on: tuple[_Cell, ...] = ()
-    calibrated_machines: tuple[str, ...] = ()
-
-
-def parts(path: Path = HARDWARE) -> dict[str, Part]:
-    doc = read_toml(path)
-    out = {}
-    for name, raw in doc.items():
-        p = validated(_Part, raw, path, at=name)
-        ns, inferred = {}, {}
-        for i, c in enumerate(p.cells):
-            key = (c.state, c.operation, c.hops)
-            if c.ns is None and (c.cycles is None or p.clock_ghz is None):
-                raise CohtbError(f"{path}: field '{name}.cells.{i}': needs ns, or cycles with the part's clock_ghz")
-            ns[key] = c.ns if c.ns is not None else c.cycles / p.clock_ghz
-            if c.inferred:
-                inferred[key] = c.inferred
-        fitted = frozenset((c.state, c.operation, c.hops) for c in p.calibrated_on)
-        if not fitted <= set(ns):
-            raise CohtbError(f"{path}: field '{name}.calibrated_on': {sorted(fitted - set(ns))} are not cells of it")
-        out[name] = Part(name, p.part, p.source, ns, inferred, fitted, p.calibrated_machines)
-    return out
-
-
-def distance(c: LatencyCell) -> int:
-    """The hops a cell's data travels: from the owner, or, in state I (no core holds the line), from its home."""
-    return c.home_hops if c.state == "I" else c.hops
 
 
 def table(cells: list[LatencyCell], part: Part | None) -> Table:
@@ -115,37 +51,6 @@ def table(cells: list[LatencyCell], part: Part | None) -> Table:
                         "timer's own cost taken off; ratio: simulated over published ns. Hops: socket links between "
                         "the owner's and the target's sockets; home hops: between the line's home and the target "
                         "(in state I no core holds the line: a published I cell is matched by home hops).")
-
-
-# The part the calibration plan's machine (8 sockets wired as a glueless E7-8800 box) is compared with.
-CALIBRATION_PART = "westmere-ex-8s"
-TOLERANCE = 0.25   # issue 34: every cell within 25% of the published figure
-
-
-def additive(part: Part) -> dict:
-    """What a model with no simulator at all predicts for every published cell, from the cells the calibration was
-    solved from: the same-socket time of the cell's kind (an S load: the S load; an I line: the I load from memory;
-    anything else: the M load, since a store or an atomic costs about what an M load does) plus the M load's
-    increment for the cell's hops. A calibration check the simulation passes no better than this one tests the
-    arithmetic of adding hops, not the simulator. Empty when the part names no calibration cells."""
-    need = {("S", "load", 0), ("M", "load", 0), ("I", "load", 0)}
-    if not need <= part.calibrated_on:
-        return {}
-    m_load = {h: part.ns[("M", "load", h)] for s, o, h in part.calibrated_on if (s, o) == ("M", "load")}
-    out = {}
-    for state, op, hops in part.ns:
-        if hops not in m_load:
-            continue
-        base = part.ns[("S", "load", 0)] if (state, op) == ("S", "load") else \
-            part.ns[("I", "load", 0)] if state == "I" else part.ns[("M", "load", 0)]
-        out[(state, op, hops)] = base + m_load[hops] - m_load[0]
-    return out
-
-
-def closer(simulated: float, model: float, published: float) -> str:
-    """Which of two predictions is nearer the published figure (relative error), or a tie within 1%."""
-    a, b = abs(simulated / published - 1), abs(model / published - 1)
-    return "tie" if abs(a - b) < 0.01 else "simulation" if a < b else "additive model"
 
 
 def discrimination_table(cells: list[LatencyCell], part: Part, title: str) -> Table | None:
