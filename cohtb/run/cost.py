@@ -97,12 +97,24 @@ def predict(spec: RunSpec, kept: list[KeptCost]) -> Prediction:
             return Prediction(float(np.mean(same)), f"mean of {len(same)} kept run{'s' if len(same) > 1 else ''} "
                                                     f"of {name}")
     for name, key in GROUPS:
-        group = [(simulated_work(k.spec), k.seconds) for k in kept if key(k.spec) == key(spec)]
-        if group:
-            fixed, per_work = cost_per_run(group)
+        members = [k for k in kept if key(k.spec) == key(spec)]
+        if members:
+            fixed, per_work = cost_per_run([(simulated_work(k.spec), k.seconds) for k in members])
             return Prediction(fixed + per_work * simulated_work(spec),
-                              f"fitted over {len(group)} kept run{'s' if len(group) > 1 else ''} of {name}")
+                              f"fitted over {len(members)} kept run{'s' if len(members) > 1 else ''} of {name}"
+                              + beyond(spec, [k.spec for k in members]))
     return Prediction(None, "no kept run of its cache hierarchy and core in its mode")
+
+
+def beyond(spec: RunSpec, fitted: list[RunSpec]) -> str:
+    """What of a run the runs its cost is fitted over never ran, said with the prediction: its kernel, or its shape
+    (sockets x cores). A cost per CPU and simulated µs carries over between sizes and kernels only where the work per
+    CPU is alike: a spinning lock on more CPUs, or an out-of-order core spinning, does far more work per simulated
+    µs than a run that waits on one line."""
+    missing = ([f"kernel {spec.kernel}"] if spec.kernel and all(f.kernel != spec.kernel for f in fitted) else []) + \
+              ([f"{spec.sockets}x{spec.cores_per_socket}"]
+               if all((f.sockets, f.cores_per_socket) != (spec.sockets, spec.cores_per_socket) for f in fitted) else [])
+    return f"; none of them ran {' or '.join(missing)}: an extrapolation" if missing else ""
 
 
 def wall_seconds(costs: list[float], slots: int) -> float:
