@@ -111,19 +111,6 @@ def test_seeds_all_prints_every_seed_under_its_declarations():
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "all" in bad.stderr
 
 
-def test_the_pause_paragraph_is_the_kept_pause_runs():
-    """docs/workloads.md's PAUSE figures (a 100-poll wait with and without PAUSE, and one poll) are those of the
-    two kept runs of the `pause` plan, to the digit shown."""
-    def wait_us(policy: str) -> float:
-        [m] = [json.loads(p.read_text()) for p in (ROOT / "reference-runs").glob(f"pause-{policy}-*/manifest.json")]
-        w = m["workload"]
-        return w["measure"]["window_ns"] * w["threads"] / w["ops"] / 1000   # one thread's time per wait
-    text = " ".join((ROOT / "docs" / "workloads.md").read_text().split())
-    pause, plain = wait_us("pause"), wait_us("plain")
-    assert f"a 100-poll wait takes {pause:.2f} µs with PAUSE and {plain:.2f} µs without" in text
-    assert f"takes {plain * 1000 / 100:.1f} ns ({plain * 1000 / 100 * 3:.0f} cycles at 3 GHz" in text
-
-
 def test_the_verdicts_file_judges_every_declaration_and_sees_a_rule_change(monkeypatch):
     """reference-runs/verdicts.json holds every declaration's judgement (test_results_page_and_readme_block_are_current
     holds it to the kept runs); here: one seed judged again gives its entry, and a rule that answers otherwise changes

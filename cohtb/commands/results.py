@@ -23,10 +23,15 @@ def run(args: argparse.Namespace) -> int:
         if stale:
             print(f"not what the kept runs give: {', '.join(map(str, stale))} (run `cohtb results`)", file=sys.stderr)
             return 1
-        print(f"{pages.RESULTS}, its seed pages and the results blocks of {pages.README} and "
-              f"{pages.MACHINE_DOC} match the kept runs")
+        print(f"{pages.RESULTS}, its seed pages and the results blocks of {blocks(built)} match the kept runs")
         return 0
     built.write()
     print(f"{built.root / pages.RESULTS}: written from {built.runs} runs; seed pages and figures in {pages.FIGURES}/; the results "
-          f"blocks of {pages.README} and {pages.MACHINE_DOC} updated")
+          f"blocks of {blocks(built)} updated")
     return 0
+
+
+def blocks(built: pages.Pages) -> str:
+    """The pages whose generated blocks the results write, by their path in the checkout."""
+    names = [str(p.relative_to(built.root)) for p, _ in built.blocks]
+    return ", ".join(names[:-1]) + " and " + names[-1]

@@ -1,6 +1,6 @@
 """The pages `cohtb results` writes from the bundled runs, the same on every checkout: docs/results.md and its
-figures, and the generated results blocks of README.md and docs/machine.md (the latter from the
-calibration runs)."""
+figures, and the generated results blocks of README.md, docs/machine.md (from the calibration runs) and
+docs/workloads.md (the PAUSE runs)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from cohtb.experiments.judging import VERDICTS, SeedResult, seed_history, shown,
 from cohtb.experiments.seeds import HISTORY
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, ROOT
 from cohtb.report import atomicity, costs, html, latency, results, seed_plots
+from cohtb.report.pause_table import pause_table
 from cohtb.run.runs import discover, kept
 from cohtb.run.spec import RunSpec
 
 RESULTS, README, FIGURES = "docs/results.md", "README.md", "docs/results"   # in the checkout
 MACHINE_DOC = "docs/machine.md"
+WORKLOADS_DOC = "docs/workloads.md"
 
 
 @dataclass
@@ -74,6 +76,12 @@ def machine_block(calibration_runs: Path, seed_runs: list) -> str:
                       results.END])
 
 
+def workloads_block(reference_runs: Path) -> str:
+    """docs/workloads.md's measured table: what a spin-wait poll costs, from the kept runs of the `pause` plan."""
+    runs = [r for r in discover(sorted(reference_runs.glob("pause-*"))) if r.spec.workload == "pause"]
+    return "\n".join([results.BEGIN, "", pause_table(runs).markdown().strip(), "", results.END])
+
+
 def _counterparts(flat: RunSpec, other: RunSpec) -> bool:
     """A seed run on the flat machine (recorded under a declaration) that is the other run but for the machine."""
     return (flat.machine == "flat" and bool(flat.declaration)
@@ -97,6 +105,7 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     written = results.pages(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history),
                             results.machine_check_text(checks))
     pages = {root / "docs" / name: text for name, text in written.items()}
-    blocks = [(root / README, results.readme_block(history)), (root / MACHINE_DOC, machine_block(calibration_runs, runs))]
+    blocks = [(root / README, results.readme_block(history)), (root / MACHINE_DOC, machine_block(calibration_runs, runs)),
+              (root / WORKLOADS_DOC, workloads_block(reference_runs))]
     return Pages(root, pages, blocks, history, (reference_runs / VERDICTS, verdicts_text(history)), len(runs),
                  len(missing))
