@@ -1,8 +1,9 @@
 /* How long one operation on one cache line takes, by the line's state and by where its holder is: the
  * calibration benchmark of the simulated machines (docs/machine.md), ccbench's method (trigonak/ccbench) in
  * cohtb's harness. Every repetition of a cell takes a line no one has touched; the owner thread (thread 0 unless
- * told) brings it to the cell's state -- M: it stores; E: it loads; S: it stores and the sharer loads; I: nothing,
- * the line comes from memory -- and the target thread then times one operation on it with the time-stamp counter
+ * told) brings it to the cell's state -- M: it stores; E: it loads; S: it loads and the sharer loads (a clean
+ * shared line, as ccbench's LOAD_FROM_SHARED builds it); I: nothing, the line comes from memory -- and the target
+ * thread then times one operation on it with the time-stamp counter
  * (gem5 counts core cycles). Thread i runs on CPU i, so --owner, --target and --sharer choose the distances; with
  * --interleave S --home H only lines whose home is socket H are used (gem5 spreads lines over the sockets by
  * address, line L at socket L mod S). Fixed work only: one op is one repetition of every chosen cell. */
@@ -80,8 +81,8 @@ static int by_value(const void *a, const void *b) {
 static uint64_t stamp(uint64_t n) { return n << 8 | 1; }
 
 static void owner_sets(int state, volatile uint64_t *line, uint64_t value) {
-  if (state == 0 || state == 2) { *line = value; __asm__ __volatile__("mfence" ::: "memory"); }   /* M, S */
-  else if (state == 1) (void)*line;                                                                 /* E */
+  if (state == 0) { *line = value; __asm__ __volatile__("mfence" ::: "memory"); }   /* M */
+  else if (state == 1 || state == 2) (void)*line;                                   /* E; S: the sharer loads next */
 }
 
 /* One timed operation; the value it found (a store: the one expected), to check it ran on the state it was
@@ -130,7 +131,7 @@ static void testcase(int id) {
           /* The page's first line (never measured) maps the page in this core's TLB before the timing. */
           (void)*(volatile char *)((uintptr_t)line & ~(uintptr_t)4095);
           for (volatile int i = 0; i < SETTLE_LOOPS; i++) {}   /* the barrier's own traffic drains first */
-          uint64_t want = s == 0 || s == 2 ? value : 0;   /* M and S: the owner's stamp; E and I: never written */
+          uint64_t want = s == 0 ? value : 0;   /* M: the owner's stamp; E, S and I: never written */
           wrong_values += !timed_op(op, line, want, &samples[cell * reps + rep]);
           __atomic_store_n(&sync_lines.done, n + 1, __ATOMIC_RELEASE);
         } else {
