@@ -27,12 +27,13 @@ def table(cells: list[LatencyCell], part: Part | None) -> Table:
             scores["additive model"] += key in model and abs(model[key] / published - 1) <= TOLERANCE
         rows.append([c.state, c.operation, str(c.hops), str(c.home_hops), f"{c.median_ns:.1f}",
                      f"{c.p10_cycles / c.clock_ghz:.1f}-{c.p90_cycles / c.clock_ghz:.1f}",
+                     "" if c.mean_ns is None else f"{c.mean_ns:.1f}",
                      f"{c.median_cycles:.0f}", "" if published is None else f"{published:.1f}{mark}",
                      "" if published is None else f"{c.median_ns / published:.2f}",
                      *([] if not model else ["" if published is None or key not in model else
                                              f"{model[key] / published:.2f}" + ("" if key not in part.calibrated_on
                                                                                 else " (fitted)")])])
-    header = ["state", "operation", "hops", "home hops", "ns", "ns p10-p90", "cycles", "published ns", "ratio",
+    header = ["state", "operation", "hops", "home hops", "ns", "ns p10-p90", "mean ns", "cycles", "published ns", "ratio",
               *(["additive model ratio"] if model else [])]
     note = (f"Published: {part.description}; {part.source}." if part else "No published part chosen.")
     if model:
@@ -48,7 +49,8 @@ def table(cells: list[LatencyCell], part: Part | None) -> Table:
             f"{why} ({', '.join(keys)})" for why, keys in by_reason.items()) + "."
     return Table("One operation on a line held by another core", header, rows,
                  note + " Simulated: the median of the repetitions (ns at the machine's clock, and cycles), the "
-                        "timer's own cost taken off; ratio: simulated over published ns. Hops: socket links between "
+                        "timer's own cost taken off, with the 10th-90th percentiles and the mean (the published "
+                        "figures are means); ratio: the simulated median over published ns. Hops: socket links between "
                         "the owner's and the target's sockets; home hops: between the line's home and the target "
                         "(in state I no core holds the line: a published I cell is matched by home hops).")
 
