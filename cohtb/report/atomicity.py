@@ -1,5 +1,6 @@
-"""The locked-instruction check (workloads/atomicity.c) of each socket machine, as docs/machine.md shows it: every
-increment counted, or how many a broken locked read-modify-write lost."""
+"""Each machine's locked instructions, as docs/machine.md shows them: the check (workloads/atomicity.c: every
+increment counted, or how many a broken locked read-modify-write lost), the same runs traced (line moves per
+increment), and one line under contention (workloads/contention.c: throughput and moves per update by size)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,35 @@ def handoff_table(ms: list) -> Table:
                  "The 2x4 runs of the locked-instruction check again, traced (`cohtb launch --matrix handoff-<machine>`); "
                  "the monitor's counts over every line per increment counted (the count's line carries all but a "
                  "handful of them).")
+
+
+def contention_table(ms: list) -> Table:
+    """The contention benchmark (workloads/contention.c) on each machine: per policy and size, updates per simulated
+    µs, the line's moves per update and their time, and for the locks how often an acquisition came from another
+    thread and the time per such handoff."""
+    rows = []
+    order = {"xadd": 0, "cmpxchg": 1, "ticket": 2, "qspinlock": 3}
+    for m in sorted(ms, key=lambda m: (m.run.manifest.system.machine, order.get(m.spec.policy, 9), m.spec.sockets,
+                                       m.spec.cores)):
+        w = m.run.manifest.workload.model_dump()
+        per = m.per_op
+        window_ns = m.run.measured_seconds * 1e9
+        moves = per["transfers"] * m.run.ops
+        handoff_share = w["handoffs"] / w["count"] if m.spec.policy in ("ticket", "qspinlock") and w["count"] else None
+        rows.append([m.run.manifest.system.machine, m.spec.policy, f"{m.spec.sockets}x{m.spec.cores_per_socket}",
+                     f"{m.throughput * 1e-6:.2f}", f"{per['transfers']:.2f}", f"{per['crossSocketTransfers']:.2f}",
+                     f"{window_ns / moves:.0f}" if moves else "-",
+                     f"{handoff_share:.2f}" if handoff_share is not None else "-",
+                     f"{window_ns / (m.run.ops * handoff_share):.0f}" if handoff_share else "-",
+                     w["invariants"]])
+    return Table("One line under contention: updates per µs and line moves per update (workloads/contention.c)",
+                 ["machine", "update", "sockets x cores", "updates per µs", "moves per update",
+                  "of them cross-socket", "ns per move", "handoffs per update", "ns per handoff", "invariants"], rows,
+                 "Every thread updates one shared line for the window: xadd, lock xadd; cmpxchg, a load and a lock "
+                 "cmpxchg retry loop (lockref's shape); ticket and qspinlock, a plain increment under 3.10's ticket "
+                 "lock or 6.12's queued spinlock. Updates per µs: the window's updates over its simulated time; "
+                 "moves: the monitor's transfers of the shared line (lock, last holder and count) per update, ns "
+                 "per move the window over them; a handoff is an acquisition after another thread's (the lock's "
+                 "last holder on the line), its share of all updates over the whole run, ns per handoff the window "
+                 "over the window's updates at that share. The runs: `cohtb launch --matrix contention-<machine>`, "
+                 "kept in calibration-runs/.")

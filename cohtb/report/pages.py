@@ -54,7 +54,7 @@ class Pages:
 
 def machine_block(calibration_runs: Path, seed_runs: list) -> str:
     """docs/machine.md's measured tables from the runs bundled in calibration-runs/: the latency tables per machine,
-    the locked-instruction check, and the full-system runs on a new machine (the monitor held against gem5, and
+    the locked-instruction check, one line under contention, and the full-system runs on a new machine (the monitor held against gem5, and
     their host time beside their flat counterparts' among the seed runs)."""
     by_machine: dict[str, list] = {}
     runs = discover([calibration_runs]) if calibration_runs.is_dir() else []
@@ -63,6 +63,7 @@ def machine_block(calibration_runs: Path, seed_runs: list) -> str:
             by_machine.setdefault(run.manifest.system.machine or "flat", []).append(run)
     checks = [r for r in runs if r.spec.workload == "atomicity" and not r.spec.traced]
     handoff = [r for r in runs if r.spec.workload == "atomicity" and r.spec.traced]
+    contended = [r for r in runs if r.spec.workload == "contention"]
     full_system = [r for r in runs if r.spec.kernel]
     tables = []
     if full_system:
@@ -72,7 +73,9 @@ def machine_block(calibration_runs: Path, seed_runs: list) -> str:
     return "\n".join([results.BEGIN, "", latency.calibration_markdown(by_machine).strip(), "",
                       *([atomicity.atomicity_table(checks).markdown().strip(), ""] if checks else []),
                       *([atomicity.handoff_table(metrics_for(handoff, None, check_model=False)).markdown().strip(), ""]
-                        if handoff else []), *tables,
+                        if handoff else []),
+                      *([atomicity.contention_table(metrics_for(contended, None, check_model=False)).markdown().strip(),
+                         ""] if contended else []), *tables,
                       results.END])
 
 
