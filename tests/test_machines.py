@@ -3,12 +3,10 @@ where each of its parameters comes from; a damaged one is refused in one line na
 run finds its gem5 build by its machine's hierarchy."""
 
 import json
-from types import SimpleNamespace as NS
 
 import pytest
 
 from cohtb.errors import CohtbError
-from cohtb.report import atomicity
 from cohtb.run import gem5, machines
 from cohtb.run.spec import RunSpec
 
@@ -156,19 +154,8 @@ def test_an_l1d_whose_sets_are_no_power_of_two_is_refused_on_every_machine(hiera
     given = {**machines.machine_file.DEFAULTS, "l1d_size": "48KiB"}
     assert "--l1d-size 48KiB --l1d-assoc 8: " in machines.machine_file.shape_problem(hierarchy, sockets, given)
     assert machines.machine_file.shape_problem(hierarchy, sockets, {**given, "l1d_assoc": 12}) == ""   # 64 sets
+    assert "--l1i-size 48KiB ways 8: " in machines.machine_file.shape_problem(hierarchy, sockets, {
+        **given, "l1d_assoc": 12, "l1i_size": "48KiB"})   # the L1I's 8 ways are not a parameter
+    assert machines.machine_file.shape_problem(hierarchy, sockets, {**given, "l1d_size": "48KB"}) == (
+        "--l1d-size 48KB: a size in KiB, MiB or GiB")
 
-
-def test_the_contention_table_gives_moves_and_handoffs_per_update():
-    """One row per run: updates per µs, moves per update and ns per move; for a lock, the share of acquisitions
-    that came from another thread and the window's time per such handoff."""
-    def run(policy, handoffs):
-        workload = {"handoffs": handoffs, "count": 2000, "invariants": "ok"}
-        manifest = NS(system=NS(machine="m"), workload=NS(model_dump=lambda: workload))
-        return NS(spec=NS(policy=policy, sockets=2, cores_per_socket=4, cores=8), throughput=5e6,
-                  per_op={"transfers": 2.0, "crossSocketTransfers": 0.5},
-                  run=NS(manifest=manifest, measured_seconds=200e-6, ops=1000))
-    t = atomicity.contention_table([run("ticket", 1500), run("xadd", 0)])
-    assert [r[1] for r in t.rows] == ["xadd", "ticket"]
-    xadd, ticket = t.rows
-    assert xadd[3:9] == ["5.00", "2.00", "0.50", "100", "-", "-"]   # 200 µs over 2,000 moves
-    assert ticket[7:9] == ["0.75", "267"]   # 1,500 of 2,000 acquisitions from another thread; 200 µs over 750

@@ -4,6 +4,7 @@ inputs get clear errors with no partial report left behind."""
 import json
 import shutil
 from dataclasses import replace as replaced
+from types import SimpleNamespace as NS
 
 import pytest
 
@@ -11,7 +12,7 @@ from cohtb.analysis import compare
 
 from cohtb.analysis import pipeline
 
-from cohtb.report import html as report
+from cohtb.report import atomicity, html as report
 from cohtb.errors import CohtbError
 from cohtb.run.runs import load
 from run_fixtures import make_run
@@ -135,3 +136,19 @@ def test_a_compared_pair_whose_labels_agree_names_what_tells_them_apart(runs):
     assert b.label == f"{m.label}, on {m.spec.machine}, timing cores"
     assert n.label == f"{m.label}, on westmere-ex-8s-c4-o3, o3 cores"
     assert compare.tell_apart(b, n) == (b, n)   # labels that differ are left as they are
+
+
+def test_the_contention_table_gives_moves_and_handoffs_per_update():
+    """One row per run: updates per µs, moves per update and ns per move; for a lock, the share of acquisitions
+    that came from another thread and the window's time per such handoff."""
+    def run(policy, handoffs):
+        workload = {"handoffs": handoffs, "count": 2000, "invariants": "ok"}
+        manifest = NS(system=NS(machine="m"), workload=NS(model_dump=lambda: workload))
+        return NS(spec=NS(policy=policy, sockets=2, cores_per_socket=4, cores=8), throughput=5e6,
+                  per_op={"transfers": 2.0, "crossSocketTransfers": 0.5},
+                  run=NS(manifest=manifest, measured_seconds=200e-6, ops=1000))
+    t = atomicity.contention_table([run("ticket", 1500), run("xadd", 0)])
+    assert [r[1] for r in t.rows] == ["xadd", "ticket"]
+    xadd, ticket = t.rows
+    assert xadd[3:9] == ["5.00", "2.00", "0.50", "100", "-", "-"]   # 200 µs over 2,000 moves
+    assert ticket[7:9] == ["0.75", "267"]   # 1,500 of 2,000 acquisitions from another thread; 200 µs over 750

@@ -772,6 +772,8 @@ def test_a_declaration_naming_no_declared_machine_is_refused():
     (lambda d: d["figures"][0].update(base="1.5"), r"field 'figures.0.base': "),
     (lambda d: d.update(figure=[]), r"field 'figure': Extra inputs are not permitted"),
     (lambda d: d["figures"][0].update(seed="003"), r"field 'figures.0.seed': Unexpected keyword argument"),
+    (lambda d: d["figures"][0].update(source="mine"), r"field 'figures.0.source': not the file's to give"),
+    (lambda d: d["figures"][0].pop("quote"), r"field 'figures.0.quote': Field required"),
     (None, r"not valid JSON"),
 ])
 def test_a_damaged_published_file_is_refused_naming_the_file_and_field(tmp_path, monkeypatch, damage, error):
@@ -794,6 +796,7 @@ def test_a_damaged_published_file_is_refused_naming_the_file_and_field(tmp_path,
 
 
 @pytest.mark.parametrize("damage, error", [(lambda x: x.update(share="0.78"), r"field 'shares.0.share': "),
+                                           (lambda x: x.update(seed="004"), r"field 'shares.0.seed': not the file's"),
                                            (lambda x: x.pop("kind"), r"field 'shares.0.kind': Field required")])
 def test_a_damaged_published_share_is_refused_naming_the_file_and_field(tmp_path, monkeypatch, damage, error):
     for path in seed_folders.SEEDS.glob("*/published.json"):

@@ -72,15 +72,15 @@ class HotInstruction:
     executions: int
     ticks: int
     share: float                    # of all cores' window ticks
-    per_operation: float | None     # executions over the run's operations (None: the run counted none)
+    per_operation: float | None     # executions over the profiled region's operations (None: it had none)
 
     @property
     def ns_per_execution(self) -> float | None:
         return self.ticks / 1e3 / self.executions if self.executions else None
 
 
-def hot_instructions(doc: dict, operations: int) -> list[HotInstruction]:
-    """The profile's kept instructions, most time first."""
+def hot_instructions(doc: dict, operations: float) -> list[HotInstruction]:
+    """The profile's kept instructions, most time first; `operations`: the profiled region's (Run.region_ops)."""
     window = doc["window_ticks"][1] - doc["window_ticks"][0]
     total = window * doc["cores"]
     rows = [HotInstruction(a["address"], a["object"], a["symbol"], a["offset"], a["instructions"], a["ticks"],

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         doc = r.profile() if rows is not None else None
         if doc and doc.get("addresses"):
             print()
-            print(instructions_table(r, hot_instructions(doc, r.ops), args.top).text())
+            print(instructions_table(r, hot_instructions(doc, r.region_ops), args.top).text())
         if doc and doc.get("lines"):
             print()
             print(lines_table(r, doc).text())

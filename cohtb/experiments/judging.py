@@ -60,10 +60,18 @@ class SeedResult:
         """A series' verdict under its declared collapse rule."""
         return _memo(self, ("series", id(sr)), lambda: series_verdict(sr, self.declaration))
 
+    def arms(self) -> list[tuple[str, list[RunMetrics]]]:
+        """The kept runs judged under the declaration, by arm: each point's two sides, then each series' labels."""
+        e, out = self.experiment, []
+        for p in self.points:
+            out += [(f"{p.point.label}: {e.base_name}", p.base), (f"{p.point.label}: {e.new_name}", p.new)]
+        for sr in self.series:
+            out += [(f"{sr.series.label}: {label}", runs) for label, runs in sr.runs.items()]
+        return out
+
     def kept_runs(self) -> list[RunMetrics]:
-        """Every kept run judged under the declaration: each point's two sides, then each series' labels."""
-        return ([m for p in self.points for m in (*p.base, *p.new)]
-                + [m for sr in self.series for runs in sr.runs.values() for m in runs])
+        """Every kept run judged under the declaration, arm by arm."""
+        return [m for _, runs in self.arms() for m in runs]
 
     @cached_property
     def headline(self) -> tuple[PointResult, object] | None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from urllib.parse import quote_plus
 
 from cohtb.data_file import STRICT, Record, read_json, validated
+from cohtb.errors import CohtbError
 from cohtb.experiments import seed_folders
 
 
@@ -131,10 +132,24 @@ def load_profiles() -> dict[str, tuple[Profile, ...]]:
                         for x in f.profiles) for seed, f in _files().items()}
 
 
+def _from_file(model, x: dict, seed: str, at: str, given: dict, required: tuple[str, ...] = ()):
+    """One record of a seed's published.json as `model`, with the fields the file does not hold (`given`: its seed,
+    its source) added; a record that writes one of those itself, or lacks a field the file must give (`required`,
+    where the model has a default for other uses), is one line naming it."""
+    path = seed_folders.published_file(seed)
+    for name in given:
+        if name in x:
+            raise CohtbError(f"{path}: field '{at}.{name}': not the file's to give (it is the seed's)")
+    for name in required:
+        if name not in x:
+            raise CohtbError(f"{path}: field '{at}.{name}': Field required")
+    return validated(model, {**x, **given}, path, at)
+
+
 def load_shares() -> dict[str, tuple[Share, ...]]:
     """seed -> what it publishes about its time before the patch (none: magnitude not testable)."""
-    return {seed: tuple(validated(Share, {**x, "seed": seed}, seed_folders.published_file(seed), f"shares.{i}")
-                        for i, x in enumerate(f.shares)) for seed, f in _files().items()}
+    return {seed: tuple(_from_file(Share, x, seed, f"shares.{i}", {"seed": seed}) for i, x in enumerate(f.shares))
+            for seed, f in _files().items()}
 
 
 def load() -> dict[str, dict[str, Published]]:
@@ -142,7 +157,7 @@ def load() -> dict[str, dict[str, Published]]:
     out = {}
     for seed, f in _files().items():
         src = {"seed": seed, "list": f.list, "subject": f.subject, "author": f.author, "date": f.date}
-        figures = [validated(Published, {**x, "source": src}, seed_folders.published_file(seed), f"figures.{i}")
+        figures = [_from_file(Published, x, seed, f"figures.{i}", {"source": src}, required=("where", "quote"))
                    for i, x in enumerate(f.figures)]
         out[seed] = {x.configuration: x for x in figures}
     return out

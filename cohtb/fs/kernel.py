@@ -177,7 +177,7 @@ class Built:
 class _Field(Record):
     name: str
     offset: NonNegativeInt
-    size: PositiveInt
+    size: NonNegativeInt   # 0: a flexible array member
 
 
 class _Struct(Record):

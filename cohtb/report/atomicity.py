@@ -70,8 +70,8 @@ def contention_table(ms: list) -> Table:
                  "Every thread updates one shared line for the window: xadd, lock xadd; cmpxchg, a load and a lock "
                  "cmpxchg retry loop (lockref's shape); ticket and qspinlock, a plain increment under 3.10's ticket "
                  "lock or 6.12's queued spinlock. Updates per µs: the window's updates over its simulated time; "
-                 "moves: the monitor's transfers of the shared line (lock, last holder and count) per update, ns "
-                 "per move the window over them; a handoff is an acquisition after another thread's (the lock's "
+                 "moves: the monitor's transfers per update, of every line the threads share (the updated line's, "
+                 "and a queued lock's nodes and the harness's own), ns per move the window over them; a handoff is an acquisition after another thread's (the lock's "
                  "last holder on the line), its share of all updates over the whole run, ns per handoff the window "
                  "over the window's updates at that share. The runs: `cohtb launch --matrix contention-<machine>`, "
                  "kept in calibration-runs/.")

@@ -410,13 +410,13 @@ def hot_instruction_tables(p: PointResult) -> list[str]:
             run = first_repetition(runs).run
             doc = run.profile()
             if doc and doc.get("addresses"):
-                out.append(profile_report.instructions_table(run, hot_instructions(doc, run.ops), top=6).markdown())
+                out.append(profile_report.instructions_table(run, hot_instructions(doc, run.region_ops), top=6).markdown())
     return out
 
 
 def recording_text(res: SeedResult) -> str:
     """How the declaration's runs were recorded: from a clean checkout or not, and whether when and where is kept."""
-    runs = [m.run.manifest for _, ms in arms(res) for m in ms]
+    runs = [m.run.manifest for _, ms in res.arms() for m in ms]
     if not runs:
         return ""
     dirty = sum(1 for m in runs if (m.cohtb or {}).get("changed"))
@@ -444,7 +444,7 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
     out += profile_sections(res)
     out.append(fairness_table(res).markdown())
     queued = queue_table(f"Seed {e.seed}, declaration {res.declaration.id}: queued spinlock acquisitions per "
-                         "operation, from the kernel's side", arms(res))
+                         "operation, from the kernel's side", res.arms())
     if queued:
         out.append(queued.markdown())
     series_from = len(figures) - len(res.series)   # figure_names' order: the series' figures come last
@@ -471,7 +471,7 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
                 "or after its last in the trace). A turn is the transfer and the new owner's time with the line; "
                 "where the line waits for nobody, its gaps hold that wait too.", 100), ""]
             summary = turns_summary(f"Seed {e.seed}, declaration {res.declaration.id}: the hottest line's turns per "
-                                    "operation, every repetition", arms(res))
+                                    "operation, every repetition", res.arms())
             out += [summary.markdown()] if summary else []
         if i >= series_from:   # a series figure
             drawn = [m for runs in res.series[i - series_from].runs.values() for m in runs]
@@ -520,7 +520,7 @@ def result_sections(res: SeedResult, figures: list[str]) -> list[str]:
                 out += [table.markdown(), textwrap.fill(text, 100), ""]
                 out += turns_tables(pair, f"{label} against {control}, repetition 1")
     out.append(arm_table(f"Seed {e.seed}, declaration {res.declaration.id}: the runs, held against gem5, and their "
-                         "host time", arms(res)).markdown())
+                         "host time", res.arms()).markdown())
     dis = disagreement(res)
     if dis:
         out += ["**Where the simulation disagrees.** " + " ".join(dis) + f" Differences that may explain it: "
@@ -552,16 +552,6 @@ def collapse_answer(sr: SeriesResult, label: str) -> str:
 
 def _how_many(k: int, n: int, every: str, none: str, some: str) -> str:
     return every if k == n else none if k == 0 else some
-
-
-def arms(res: SeedResult) -> list[tuple[str, list[RunMetrics]]]:
-    """The experiment's runs, per side of each point and per label of each series."""
-    e, out = res.experiment, []
-    for p in res.points:
-        out += [(f"{p.point.label}: {e.base_name}", p.base), (f"{p.point.label}: {e.new_name}", p.new)]
-    for sr in res.series:
-        out += [(f"{sr.series.label}: {label}", runs) for label, runs in sr.runs.items()]
-    return out
 
 
 def machine_check_text(runs: list) -> str:

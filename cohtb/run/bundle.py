@@ -49,7 +49,7 @@ def bundle(runs: list[Run], into: Path) -> int:
             if run.manifest.files.events is not None:   # an untraced run has none
                 pack_events(run, tmp / (run.manifest.files.events + ".gz"))
             profile = (run.manifest.files.model_extra or {}).get("profile")
-            if profile:   # small (functions, not addresses) and what `cohtb profile` reads
+            if profile:   # small (per function, and the few addresses that held time) and what `cohtb profile` reads
                 shutil.copyfile(run.path / profile, tmp / profile)
             diff = (run.manifest.files.model_extra or {}).get("cohtb_diff")
             if diff:   # recorded with --allow-dirty: the code that made it goes with it

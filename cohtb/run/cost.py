@@ -107,14 +107,14 @@ def predict(spec: RunSpec, kept: list[KeptCost]) -> Prediction:
 
 
 def beyond(spec: RunSpec, fitted: list[RunSpec]) -> str:
-    """What of a run the runs its cost is fitted over never ran, said with the prediction: its kernel, or its shape
-    (sockets x cores). A cost per CPU and simulated µs carries over between sizes and kernels only where the work per
+    """What of a run the runs its cost is fitted over never ran, said with the prediction (the fit carries their cost
+    per unit of work over to it): its kernel, or its shape (sockets x cores). A cost per CPU and simulated µs carries over between sizes and kernels only where the work per
     CPU is alike: a spinning lock on more CPUs, or an out-of-order core spinning, does far more work per simulated
     µs than a run that waits on one line."""
     missing = ([f"kernel {spec.kernel}"] if spec.kernel and all(f.kernel != spec.kernel for f in fitted) else []) + \
               ([f"{spec.sockets}x{spec.cores_per_socket}"]
                if all((f.sockets, f.cores_per_socket) != (spec.sockets, spec.cores_per_socket) for f in fitted) else [])
-    return f"; none of them ran {' or '.join(missing)}: an extrapolation" if missing else ""
+    return f"; none of them ran {' or '.join(missing)}" if missing else ""
 
 
 def wall_seconds(costs: list[float], slots: int) -> float:

@@ -18,7 +18,7 @@ BIN_DIR = ROOT / "build" / "workloads"
 SEEDS = {"lockref": "000, 004", "dget_parent": "000", "list_batch": "001", "rwsem": "002", "stat_counter": "003",
          "stat_path": "004", "open_close": "000", "pause": "every spin-wait (what PAUSE costs)",
          "cclat": "the machine's calibration (docs/machine.md)",
-         "chase": "the mesh machine's calibration: load latency per level (docs/machine.md)",
+         "chase": "the mesh machine's calibration: load latency per level (docs/workloads.md)",
          "atomicity": "the machine's locked instructions (docs/machine.md)",
          "contention": "the machine under contention (docs/machine.md)"}
 

@@ -52,7 +52,7 @@ HELP = {"clock": "core and cache clock", "l1d_assoc": "the L1D's ways (its sets,
         "l2_private_size": "mesh machine: each core's private L2", "l2_private_latency": "mesh machine: a core's L2 "
         "lookup, hit or miss or snoop, cycles", "llc_slices": "mesh machine: the last level's slices, each home to the "
         "lines its address picks (a power of two; --l2-size is their sum)", "mesh_columns": "mesh machine: tiles "
-        "per row (a core and its caches each; the slices spread evenly over the tiles)",
+        "per row (as many tiles as cores or slices, whichever is more; both spread evenly over them)",
         "mesh_link_latency": "mesh machine: one mesh link between neighbouring tiles' routers, cycles"}
 assert set(DEFAULTS) == set(files.PARAMS)
 
@@ -133,7 +133,7 @@ def hierarchy_and_memory(opts):
     module, name = MACHINES[opts.hierarchy]
     hierarchy_class = getattr(importlib.import_module(f".{module}", __package__), name)
     common = dict(sockets=opts.sockets, cores_per_socket=opts.cores_per_socket, l1d_size=opts.l1d_size, l1d_assoc=opts.l1d_assoc,
-                  l1i_size=opts.l1i_size, l1i_assoc=8, local_latency=opts.local_latency,
+                  l1i_size=opts.l1i_size, l1i_assoc=files.L1I_WAYS, local_latency=opts.local_latency,
                   local_bandwidth=opts.local_bandwidth, router_latency=opts.router_latency)
     chi = {n: getattr(opts, n) for n in CHI_ONLY}
     if opts.hierarchy == "flat":

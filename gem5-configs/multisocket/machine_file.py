@@ -42,6 +42,7 @@ DEFAULTS = {"clock": "3GHz", "l1d_size": "32KiB", "l1d_assoc": 8, "l1i_size": "3
             "l2_private_latency": None, "llc_slices": 16, "mesh_columns": 4, "mesh_link_latency": 1}
 assert set(DEFAULTS) == set(PARAMS)
 LINE_BYTES = 64   # the machines' cache line (gem5's default, which the boards keep)
+L1I_WAYS = 8      # the L1I's ways (machine.py), not a parameter
 CORES = ("timing", "o3")   # gem5's TimingSimpleCPU (one instruction at a time) or its out-of-order X86O3CPU
 O3_PARAMS = ("o3_width", "o3_rob_entries", "o3_iq_entries", "o3_lq_entries", "o3_sq_entries")
 
@@ -148,14 +149,17 @@ def param(machine: MachineFile | None, name: str):
 
 def shape_problem(hierarchy: str, sockets: int, params: dict) -> str:
     """Why a machine of this hierarchy cannot be built with these sockets and parameters (`params`: every parameter's
-    value), or "": an L1D whose sets are a power of two (gem5 indexes a cache's sets by address bits: a size of
+    value), or "": L1s whose sets are a power of two (gem5 indexes a cache's sets by address bits: a size of
     another count silently uses fewer); the mesh machine one socket, its slices a power of two (lines are
     interleaved over them by address bits) that split its last level evenly, its rows at least one tile wide."""
-    l1d, ways = kib(params["l1d_size"]), params["l1d_assoc"]
-    sets = l1d * 1024 // (ways * LINE_BYTES) if l1d and ways > 0 else 0
-    if not l1d or ways < 1 or l1d * 1024 % (ways * LINE_BYTES) or sets & (sets - 1):
-        return (f"--l1d-size {params['l1d_size']} --l1d-assoc {ways}: an L1D's sets (size / ways / {LINE_BYTES}-byte "
-                "lines) must be a power of two")
+    for cache, ways, what in (("l1d_size", params["l1d_assoc"], "--l1d-assoc"), ("l1i_size", L1I_WAYS, "ways")):
+        size = kib(params[cache])
+        if size is None:
+            return f"--{cache.replace('_', '-')} {params[cache]}: a size in KiB, MiB or GiB"
+        sets = size * 1024 // (ways * LINE_BYTES) if ways > 0 else 0
+        if ways < 1 or size * 1024 % (ways * LINE_BYTES) or sets < 1 or sets & (sets - 1):
+            return (f"--{cache.replace('_', '-')} {params[cache]} {what} {ways}: an L1's sets (size / ways / "
+                    f"{LINE_BYTES}-byte lines) must be a power of two")
     if hierarchy != "mesh":
         return ""
     slices = params["llc_slices"]
