@@ -171,6 +171,25 @@ def seed_history(ms: list[RunMetrics], failed: frozenset[str] = frozenset()) -> 
     return {seed: [seed_result(e, ms, failed) for e in versions] for seed, versions in HISTORY.items()}
 
 
+@dataclass
+class KeptJudgement:
+    """Every declaration of every seed judged on the runs bundled in one directory."""
+    runs: list            # the declared runs kept there (Run)
+    missing: list         # the declared runs not kept there (RunSpec)
+    metrics: list[RunMetrics]
+    history: dict[str, list[SeedResult]]
+
+
+def judge_kept(reference_runs: Path) -> KeptJudgement:
+    """Every declared run (each version's, and its unjudged sensitivity runs) found in `reference_runs`, measured, and
+    every declaration's judgement of them; a run whose failure record is kept there counts as failed."""
+    specs = list(dict.fromkeys(s for versions in HISTORY.values() for e in versions for s in [*e.specs(), *e.sensitivity]))
+    runs, missing = kept(specs, [reference_runs])
+    ms = metrics_for(runs, None, check_model=False)
+    failed = frozenset(p.name.removesuffix(".failed.json") for p in reference_runs.glob("*.failed.json"))
+    return KeptJudgement(runs, missing, ms, seed_history(ms, failed))
+
+
 def history_in(seed: str, dirs: list[Path]) -> list[SeedResult]:
     """One seed under every version of its declaration, from the runs kept in `dirs` (the first that has each).
     A reconstructed version's runs are the bundle's: a run recorded since under the same id (a kernel variant

@@ -9,12 +9,11 @@ from pathlib import Path
 
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic, writing
-from cohtb.experiments.judging import VERDICTS, SeedResult, seed_history, shown, verdicts_text
-from cohtb.experiments.seeds import HISTORY
+from cohtb.experiments.judging import VERDICTS, SeedResult, judge_kept, shown, verdicts_text
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, ROOT
 from cohtb.report import atomicity, costs, html, latency, results, seed_plots
 from cohtb.report.pause_table import pause_table
-from cohtb.run.runs import discover, kept
+from cohtb.run.runs import discover
 from cohtb.run.spec import RunSpec
 
 RESULTS, README, FIGURES = "docs/results.md", "README.md", "docs/results"   # in the checkout
@@ -97,12 +96,8 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     `calibration_runs`."""
     root, reference_runs = root or ROOT, reference_runs or REFERENCE_RUNS
     calibration_runs = calibration_runs or CALIBRATION_RUNS
-    specs = list(dict.fromkeys(s for versions in HISTORY.values() for e in versions
-                               for s in [*e.specs(), *e.sensitivity]))
-    runs, missing = kept(specs, [reference_runs])
-    ms = metrics_for(runs, None, check_model=False)
-    failed = frozenset(p.name.removesuffix(".failed.json") for p in reference_runs.glob("*.failed.json"))
-    history = seed_history(ms, failed)
+    judged = judge_kept(reference_runs)
+    runs, missing, ms, history = judged.runs, judged.missing, judged.metrics, judged.history
     drawn = [r for r in map(shown, history.values()) if r is not None]
     checks = [r for r in (discover([calibration_runs]) if calibration_runs.is_dir() else []) if r.spec.kernel]
     written = results.pages(history, seed_plots.figure_names(drawn), ms, seed_plots.history_figure_names(history),
