@@ -35,7 +35,7 @@ POLICY_COLOURS = {
     "xadd": "#f0e442",       # yellow (the contention benchmark's lock xadd)
     "ticket": "#aa4499",     # purple (its ticket lock)
     "qspinlock": "#17becf",  # cyan (its queued spinlock)
-    "random": "#66a61e",     # leaf green (chase: the mesh calibration's load latency)
+    "random": "#1a08ff",     # ultramarine (chase: the mesh calibration's load latency)
 }
 # The kernel variants: picked at least 25 from every policy's colour and from the other inks of the figures (the
 # parts of the ping-pong and checks bars, the fields' lines, the seed figures' greys and pale yellow), and at least
