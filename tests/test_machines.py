@@ -7,6 +7,7 @@ import json
 import pytest
 
 from cohtb.errors import CohtbError
+from cohtb.experiments.plans import PLANS
 from cohtb.run import gem5, machines
 from cohtb.run.spec import RunSpec
 
@@ -159,3 +160,11 @@ def test_an_l1d_whose_sets_are_no_power_of_two_is_refused_on_every_machine(hiera
     assert machines.machine_file.shape_problem(hierarchy, sockets, {**given, "l1d_size": "48KB"}) == (
         "--l1d-size 48KB: a size in KiB, MiB or GiB")
 
+
+
+def test_a_machines_check_plans_run_on_its_own_core_model():
+    """An o3 machine's SE checks run on o3 cores (an SE run's --cpu must be its machine's core); a timing one's on
+    timing cores."""
+    for plan in ("contention", "atomicity", "calibration"):
+        assert {s.cpu for s in PLANS[f"{plan}-westmere-ex-8s-c4-o3"]()} == {"o3"}
+        assert {s.cpu for s in PLANS[f"{plan}-westmere-ex-8s-c4"]()} == {"timing"}
