@@ -27,12 +27,16 @@ def lockref_plan(sockets: int, cores_per_socket: int, ops: int, policies: tuple[
     return specs
 
 
+def on(machine: str) -> dict:
+    """A machine check's run fields: the machine, and its core model (an SE run's --cpu must be its machine's)."""
+    return {"machine": machine, "cpu": core_of(machine)}
+
+
 def calibration_plan(machine: str) -> list[RunSpec]:
     """The calibration benchmark (workloads/cclat.c) on the seeds' 8x4 machine wired as a glueless 8-socket box:
     the owner on core 0, a sharer beside it, the target on its socket, one hop and two hops away; lines homed on
     the owner's socket. Untraced: cclat times itself, and a trace of its barriers is hundreds of MB a run."""
-    return [RunSpec("cclat", "all", "all", 8, 4, 50, topology="glueless-8s", traced=False, machine=machine,
-                    cpu=core_of(machine),
+    return [RunSpec("cclat", "all", "all", 8, 4, 50, topology="glueless-8s", traced=False, **on(machine),
                     extra=("--target", str(t), "--sharer", "1", "--interleave", "8", "--home", "0"))
             for t in (2, 4, 16)]
 
@@ -41,7 +45,7 @@ def atomicity_plan(machine: str) -> list[RunSpec]:
     """The locked-instruction check (workloads/atomicity.c): every core increments one count with lock xadd, a lock
     cmpxchg loop, an xchg lock and a ticket lock, on 1x4, 2x4 and 8x4; a lost increment or a ticket handed out
     twice is a locked RMW the machine broke. Untraced: the count is the result."""
-    return [RunSpec("atomicity", p, "line", sockets, 4, ops, traced=False, machine=machine, cpu=core_of(machine))
+    return [RunSpec("atomicity", p, "line", sockets, 4, ops, traced=False, **on(machine))
             for sockets, ops in ((1, 2000), (2, 2000), (8, 3000)) if sockets in sockets_of(machine)
             for p in ("xadd", "cmpxchg", "xchg", "ticket")]
 
@@ -61,7 +65,7 @@ def contention_plan(machine: str) -> list[RunSpec]:
     """The contention benchmark (workloads/contention.c): every thread updates one line by lock xadd, a load + lock
     cmpxchg loop, a ticket lock or a queued spinlock, at each size of CONTENTION_SIZES, timed as the SE seeds are
     (seed 000's declaration) and traced, so each run's transfers per update sit beside its throughput."""
-    return [RunSpec("contention", p, "line", sockets, cores, machine=machine, cpu=core_of(machine),
+    return [RunSpec("contention", p, "line", sockets, cores, **on(machine),
                     **_measure(declarations.current(SE_SEED), None, None, None, None))
             for sockets, cores in CONTENTION_SIZES if sockets in sockets_of(machine)
             for p in ("xadd", "cmpxchg", "ticket", "qspinlock")]
