@@ -1,4 +1,4 @@
-"""Every row of docs/counting-rules.md through the RTL: set the line up, snapshot, apply A's event, and
+"""Every counting rule (cohtb/monitor/counting_rules.toml) through the RTL: set the line up, snapshot, apply A's event, and
 hold the counter deltas to the row (tests/test_counting_rules.py walks the same rows through both models).
 The state the row leaves behind is seen through the probes of rule_table.PROBES, each from the state after
 the row, whose counters must equal the bit-exact model's (which tests/test_counting_rules.py holds to the
@@ -63,4 +63,4 @@ async def every_rule_row(dut):
             if got != want:
                 failures.append(f"{rule.name}, then {probe}: the state after differs from the model's: "
                                 f"want {want}, got {got}")
-    assert not failures, "rows of docs/counting-rules.md the RTL does not follow:\n" + "\n".join(failures)
+    assert not failures, "counting rules the RTL does not follow:\n" + "\n".join(failures)

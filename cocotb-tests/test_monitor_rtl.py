@@ -24,7 +24,7 @@ def test_directed_icarus(rtl_sim, variant):
 @pytest.mark.parametrize("sim", ["verilator", "icarus"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_counting_rule_table(rtl_sim, sim, variant):
-    """docs/counting-rules.md, row by row."""
+    """The counting rules (cohtb/monitor/counting_rules.toml), row by row."""
     rtl_sim(sim, variant).run("tb_rules")
 
 

@@ -47,7 +47,7 @@ ALLOWED = {
     "analysis": BASE | {"contract", "trace", "monitor", "run"},
     "experiments": BASE | {"run", "analysis"},
     "recording": BASE | {"run", "launch", "experiments"},
-    "report": BASE | {"run", "analysis", "experiments"},
+    "report": BASE | {"monitor", "run", "analysis", "experiments"},   # monitor: the counting rules' table
     "mainjob": BASE | {"trace", "run", "recording", "analysis", "experiments", "report"},
     "commands": set(STAGE_OF) - {"cli"},
     "cli": BASE,

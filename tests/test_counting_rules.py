@@ -1,9 +1,11 @@
-"""Every row of docs/counting-rules.md through both models: the bit-exact BoundedModel and the unbounded
-IdealModel. (cocotb-tests/tb_rules.py walks the same rows through the RTL.)"""
+"""Every counting rule (cohtb/monitor/counting_rules.toml, shown in docs/counting-rules.md) through both models:
+the bit-exact BoundedModel and the unbounded IdealModel. (cocotb-tests/tb_rules.py walks the same rows through the
+RTL.)"""
 
 import pytest
 
 from cohtb.contract import KIND_COUNTERS, STATE_KINDS, Kind, contiguous_socket_map
+from cohtb.errors import CohtbError
 from cohtb.monitor import rule_table
 from cohtb.monitor.config import MonitorParams
 from cohtb.monitor.models import LINE_STATES, BoundedModel, IdealModel, LineState, line_state
@@ -112,3 +114,22 @@ def test_probes_tell_the_states_after_apart():
         by_signature.setdefault(probe_signature(rule), set()).add(meaning(expected_state(rule.after)))
     assert all(len(states) == 1 for states in by_signature.values()), by_signature
     assert len(by_signature) == len({meaning(expected_state(r.after)) for r in RULES})
+
+
+
+@pytest.mark.parametrize("old, new, field", [
+    ("transfer = 1,", 'transfer = "1",', "rules.5.transfer"),           # a count written as text
+    ('setup = ["B:W"]', 'setup = ["Q:W"]', "rules.5.setup"),            # a role no rule has
+    ('event = "WRITE"', 'event = "WRIT"', "rules.5.event"),             # a kind the monitor has not
+    ('holders = ["A"] }', 'holders = ["A", "Z"] }', "rules.5.after"),   # a holder no rule has
+])
+def test_damaged_rules_file_names_the_field(tmp_path, old, new, field):
+    """A damaged rules file (here its sixth row, W-other-dirty) is one line naming the file and the field."""
+    lines = rule_table.RULES.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if '"W-other-dirty"' in line)
+    lines[row] = lines[row].replace(old, new)
+    path = tmp_path / "counting_rules.toml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CohtbError) as e:
+        rule_table.load(path)
+    assert str(e.value).startswith(f"{path}: field '{field}") and "\n" not in str(e.value)

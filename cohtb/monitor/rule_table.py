@@ -1,17 +1,20 @@
-"""The rule table of docs/counting-rules.md, read from the page itself, so that the tests of both models
-(tests/test_counting_rules.py) and of the RTL (cocotb-tests/tb_rules.py) walk exactly the rows a reader sees."""
+"""The counting rules as data (counting_rules.toml): one row per event and line state, with what the event counts
+and the state it leaves. The tests of both models (tests/test_counting_rules.py) and of the RTL
+(cocotb-tests/tb_rules.py) walk every row; docs/counting-rules.md shows the same rows (`table`, written there by
+`cohtb results`)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from cohtb.contract import Kind
+from cohtb.data_file import Record, read_toml, validated
 from cohtb.errors import CohtbError
-from cohtb.toolchain import ROOT
+from cohtb.tables import Table
 
-RULES_DOC = ROOT / "docs" / "counting-rules.md"
+RULES = Path(__file__).resolve().parent / "counting_rules.toml"
 SHORT_KINDS = {"R": Kind.READ, "W": Kind.WRITE, "E": Kind.EVICT, "I": Kind.INV}
 ROLES = ("A", "B", "D")
 
@@ -60,29 +63,63 @@ def roles(socket_of_core: list[int]) -> dict[str, tuple[int, int]]:
     return {"A": (0, a_socket), "B": (b, socket_of_core[b]), "D": (d, a_socket), "P": (p, socket_of_core[p])}
 
 
-def _after(text: str, where: str) -> After:
-    if text == "untracked":
-        return After(True)
-    m = re.fullmatch(r"(?:owner (\w), (dirty|clean)|no owner), holders ([\w ]+)", text)
-    if not m or not set(m.group(3).split()) <= set(ROLES):
-        raise CohtbError(f"{where}: cannot read the state after: '{text}'")
-    return After(False, m.group(1), m.group(2) == "dirty", frozenset(m.group(3).split()))
+class _After(Record):
+    owner: Literal["A", "B", "D"] | None = None
+    dirty: bool = False
+    holders: tuple[Literal["A", "B", "D"], ...]
 
 
-def load(path: Path = RULES_DOC) -> list[Rule]:
+class _Rule(Record):
+    rule: str
+    event: Literal["READ", "WRITE", "EVICT", "FWD_GETS", "FWD_GETX", "INV"]
+    before: str
+    setup: tuple[str, ...]
+    transfer: int
+    cross_socket: int
+    dirty_read: Literal["none", "local", "remote"]
+    invalidations: int
+    after: _After | Literal["untracked"]
+
+
+class _Rules(Record):
+    rules: tuple[_Rule, ...]
+
+
+def _setup(steps: tuple[str, ...], path: Path, at: str) -> tuple[tuple[str, Kind], ...]:
+    out = []
+    for step in steps:
+        role, _, kind = step.partition(":")
+        if role not in ROLES or kind not in SHORT_KINDS:
+            raise CohtbError(f"{path}: field '{at}.setup': '{step}' is not ROLE:KIND (a role of {' '.join(ROLES)}, "
+                             f"a kind of {' '.join(SHORT_KINDS)})")
+        out.append((role, SHORT_KINDS[kind]))
+    return tuple(out)
+
+
+def load(path: Path = RULES) -> list[Rule]:
+    doc = validated(_Rules, read_toml(path), path)
+    if not doc.rules:
+        raise CohtbError(f"{path}: field 'rules': no rules")
     rules = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 9 or not re.fullmatch(r"[WREIX]-[\w-]+", cells[0]):
-            continue
-        where = f"{path}:{n}"
-        name, kind, state, setup, transfer, cross, dirty, inval, after = cells
-        try:
-            steps = tuple((w[0], SHORT_KINDS[w[2]]) for w in setup.split()) if setup else ()
-            rules.append(Rule(name, Kind[kind], state, steps, int(transfer), int(cross), dirty, int(inval),
-                              _after(after, where)))
-        except (KeyError, ValueError, IndexError) as e:
-            raise CohtbError(f"{where}: malformed rule row ({e})") from None
-    if not rules:
-        raise CohtbError(f"{path}: no rule rows found")
+    for i, r in enumerate(doc.rules):
+        a = r.after
+        after = After(True) if a == "untracked" else After(False, a.owner, a.dirty, frozenset(a.holders))
+        rules.append(Rule(r.rule, Kind[r.event], r.before, _setup(r.setup, path, f"rules.{i}"), r.transfer,
+                          r.cross_socket, r.dirty_read, r.invalidations, after))
     return rules
+
+
+def _after_text(a: After) -> str:
+    if a.untracked:
+        return "untracked"
+    owner = f"owner {a.owner}, {'dirty' if a.dirty else 'clean'}" if a.owner else "no owner"
+    return f"{owner}, holders {' '.join(sorted(a.holders))}"
+
+
+def table(rules: list[Rule]) -> Table:
+    """The rules as docs/counting-rules.md shows them."""
+    short = {k: s for s, k in SHORT_KINDS.items()}
+    return Table("", ["rule", "event", "state before", "setup", "transfer", "cross-socket", "dirty read",
+                      "invalidations", "state after"],
+                 [[r.name, r.kind.name, r.state, " ".join(f"{who}:{short[k]}" for who, k in r.setup), str(r.transfer),
+                   str(r.cross_socket), r.dirty_read, str(r.invalidations), _after_text(r.after)] for r in rules])

@@ -1,6 +1,6 @@
 """The pages `cohtb results` writes from the bundled runs, the same on every checkout: docs/results.md and its
 figures, and the generated results blocks of README.md, docs/machine.md (from the calibration runs) and
-docs/workloads.md (the PAUSE runs)."""
+docs/workloads.md (the PAUSE runs); and docs/counting-rules.md's table of the rules, from their data file."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from cohtb.analysis.pipeline import metrics_for
 from cohtb.atomic import write_text_atomic, writing
 from cohtb.experiments.judging import VERDICTS, SeedResult, judge_kept, shown, verdicts_text
+from cohtb.monitor import rule_table
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, ROOT
 from cohtb.report import atomicity, costs, html, latency, results, seed_plots
 from cohtb.report.pause_table import pause_table
@@ -19,6 +20,7 @@ from cohtb.run.spec import RunSpec
 RESULTS, README, FIGURES = "docs/results.md", "README.md", "docs/results"   # in the checkout
 MACHINE_DOC = "docs/machine.md"
 WORKLOADS_DOC = "docs/workloads.md"
+RULES_DOC = "docs/counting-rules.md"
 
 
 @dataclass
@@ -84,6 +86,11 @@ def workloads_block(reference_runs: Path) -> str:
     return "\n".join([results.BEGIN, "", pause_table(runs).markdown().strip(), "", results.END])
 
 
+def rules_block() -> str:
+    """docs/counting-rules.md's table: every counting rule, from cohtb/monitor/counting_rules.toml."""
+    return "\n".join([results.BEGIN, "", rule_table.table(rule_table.load()).markdown().strip(), "", results.END])
+
+
 def _counterparts(flat: RunSpec, other: RunSpec) -> bool:
     """A seed run on the flat machine (recorded under a declaration) that is the other run but for the machine."""
     return (flat.machine == "flat" and bool(flat.declaration)
@@ -104,6 +111,6 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
                             results.machine_check_text(checks))
     pages = {root / "docs" / name: text for name, text in written.items()}
     blocks = [(root / README, results.readme_block(history)), (root / MACHINE_DOC, machine_block(calibration_runs, runs)),
-              (root / WORKLOADS_DOC, workloads_block(reference_runs))]
+              (root / WORKLOADS_DOC, workloads_block(reference_runs)), (root / RULES_DOC, rules_block())]
     return Pages(root, pages, blocks, history, (reference_runs / VERDICTS, verdicts_text(history)), len(runs),
                  len(missing))
