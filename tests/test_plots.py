@@ -394,7 +394,7 @@ def test_intervals_keep_the_arms_of_a_declared_comparison_in_one_panel(ms, drawn
     """Panels of a workload and size were filled round-robin: seed 000's locked and cmpxchg runs of one declaration
     landed in different panels. The arms of one point (or series) of a declaration, at one home socket and
     placement, are in one panel, and the figure's panels hold more than one arm of some."""
-    arms = plots.declared_arms()
+    arms = judging.declared_arms()
     where: dict[tuple, list[int]] = {}
     for i, (_, group) in enumerate(plots.interval_panels(ms)):
         for m, _ in group:

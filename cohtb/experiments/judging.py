@@ -173,32 +173,57 @@ def seed_history(ms: list[RunMetrics], failed: frozenset[str] = frozenset()) -> 
 
 @dataclass
 class KeptJudgement:
-    """Every declaration of every seed judged on the runs bundled in one directory."""
+    """Every declaration of the seeds judged on the runs kept in some directories."""
     runs: list            # the declared runs kept there (Run)
-    missing: list         # the declared runs not kept there (RunSpec)
+    missing: list         # the ids of the declared runs not kept there
     metrics: list[RunMetrics]
     history: dict[str, list[SeedResult]]
 
 
-def judge_kept(reference_runs: Path) -> KeptJudgement:
-    """Every declared run (each version's, and its unjudged sensitivity runs) found in `reference_runs`, measured, and
-    every declaration's judgement of them; a run whose failure record is kept there counts as failed."""
-    specs = list(dict.fromkeys(s for versions in HISTORY.values() for e in versions for s in [*e.specs(), *e.sensitivity]))
-    runs, missing = kept(specs, [reference_runs])
-    ms = metrics_for(runs, None, check_model=False)
-    failed = frozenset(p.name.removesuffix(".failed.json") for p in reference_runs.glob("*.failed.json"))
-    return KeptJudgement(runs, missing, ms, seed_history(ms, failed))
+def judge_kept(dirs: list[Path], seeds: list[str] | None = None, bundle: Path = REFERENCE_RUNS) -> KeptJudgement:
+    """The seeds named (default: every seed) under every version of their declarations, each version's runs (its
+    unjudged sensitivity runs too) taken from the first of `dirs` that keeps each, measured once, and judged; a run
+    whose failure record is kept in one of `dirs` counts as failed. A reconstructed version's runs are the bundle's:
+    a run recorded since under the same id (a kernel variant whose name now builds another dentry, say) is not one of
+    them."""
+    chosen = {seed: HISTORY[seed] for seed in (seeds or HISTORY)}
+    found, missing, mine = {}, {}, {}
+    for versions in chosen.values():
+        for version in versions:
+            runs, absent = kept(list(dict.fromkeys([*version.specs(), *version.sensitivity])),
+                                [bundle] if version.declaration.reconstructed else dirs)
+            found.update((r.path, r) for r in runs)
+            missing.update(dict.fromkeys(absent))
+            mine[id(version)] = [r.path for r in runs]
+    ms = metrics_for(list(found.values()), None, check_model=False) if found else []
+    by_path = {m.run.path: m for m in ms}
+    failed = frozenset(p.name.removesuffix(".failed.json") for d in dirs if d.is_dir() for p in d.glob("*.failed.json"))
+    history = {seed: [seed_result(v, [by_path[p] for p in mine[id(v)]], failed) for v in versions]
+               for seed, versions in chosen.items()}
+    return KeptJudgement(list(found.values()), list(missing), ms, history)
 
 
 def history_in(seed: str, dirs: list[Path]) -> list[SeedResult]:
-    """One seed under every version of its declaration, from the runs kept in `dirs` (the first that has each).
-    A reconstructed version's runs are the bundle's: a run recorded since under the same id (a kernel variant
-    whose name now builds another dentry, say) is not one of them."""
-    history = []
-    for version in HISTORY[seed]:
-        runs, _ = kept(version.specs(), [REFERENCE_RUNS] if version.declaration.reconstructed else dirs)
-        history.append(seed_result(version, metrics_for(runs, None, check_model=False) if runs else []))
-    return history
+    """One seed under every version of its declaration, from the runs kept in `dirs` (judge_kept)."""
+    return judge_kept(dirs, [seed]).history[seed]
+
+
+def declared_arms() -> dict[tuple[str, str], tuple[str, str]]:
+    """(the declaration tag runs are recorded under, a configuration's repetition_of) -> the declaration and its
+    point or series the configuration is an arm of (("004-fsv5", "8 sockets")), for every declared version. Runs of
+    a version recorded before versions were tagged have no tag: the first version that declares their configuration
+    names it (the point's label alone may be another version's too, with another lock model)."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for versions in HISTORY.values():
+        for e in versions:
+            tag = e.declaration.runs_id if e.declaration.tagged else ""
+            for p in e.points:
+                for t in (p.base, p.new):
+                    out.setdefault((tag, t.repetition_of), (e.declaration.id, p.label))
+            for x in e.series:
+                for t in x.runs:
+                    out.setdefault((tag, t.repetition_of), (e.declaration.id, x.label))
+    return out
 
 
 def judge(pub, p: PointResult, d: Declaration) -> Verdict:

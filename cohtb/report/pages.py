@@ -103,7 +103,7 @@ def build(root: Path | None = None, reference_runs: Path | None = None,
     `calibration_runs`."""
     root, reference_runs = root or ROOT, reference_runs or REFERENCE_RUNS
     calibration_runs = calibration_runs or CALIBRATION_RUNS
-    judged = judge_kept(reference_runs)
+    judged = judge_kept([reference_runs], bundle=reference_runs)
     runs, missing, ms, history = judged.runs, judged.missing, judged.metrics, judged.history
     drawn = [r for r in map(shown, history.values()) if r is not None]
     checks = [r for r in (discover([calibration_runs]) if calibration_runs.is_dir() else []) if r.spec.kernel]

@@ -26,7 +26,7 @@ from matplotlib.transforms import ScaledTranslation  # noqa: E402
 
 from cohtb.analysis.metrics import FIELD_COUNTS, RunMetrics, extra_text, per_op  # noqa: E402
 from cohtb.analysis.steady import series  # noqa: E402
-from cohtb.experiments.seeds import HISTORY  # noqa: E402
+from cohtb.experiments.judging import declared_arms  # noqa: E402
 from cohtb.report.palette import (EDGE, LAYOUT_ORDER, POLICY_ORDER, hatch_colour, is_kernels, layout_hatch,  # noqa: E402
                                   layout_line, spec_colour)
 from cohtb.run.kernels import DENTRY_68, DENTRY_611, DENTRY_HYBRID184, recorded_dentry  # noqa: E402
@@ -815,24 +815,6 @@ def draw_checks(ms: list[RunMetrics]):
 
 def checks(ms: list[RunMetrics], path: Path) -> Path:
     return _save(draw_checks(ms), path)
-
-
-def declared_arms() -> dict[tuple[str, str], tuple[str, str]]:
-    """(the declaration tag runs are recorded under, a configuration's repetition_of) -> the declaration and its
-    point or series the configuration is an arm of (("004-fsv5", "8 sockets")), for every declared version. Runs of
-    a version recorded before versions were tagged have no tag: the first version that declares their configuration
-    names it (the point's label alone may be another version's too, with another lock model)."""
-    out: dict[tuple[str, str], tuple[str, str]] = {}
-    for versions in HISTORY.values():
-        for e in versions:
-            tag = e.declaration.runs_id if e.declaration.tagged else ""
-            for p in e.points:
-                for t in (p.base, p.new):
-                    out.setdefault((tag, t.repetition_of), (e.declaration.id, p.label))
-            for x in e.series:
-                for t in x.runs:
-                    out.setdefault((tag, t.repetition_of), (e.declaration.id, x.label))
-    return out
 
 
 def comparison(m: RunMetrics, arms: dict[tuple[str, str], tuple[str, str]]) -> tuple:
