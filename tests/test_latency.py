@@ -148,3 +148,34 @@ def test_calibration_cells_that_are_not_cells_of_the_part_are_refused(tmp_path):
                    'calibrated_on = [{ state = "S", operation = "load", hops = 0 }]\n')
     with pytest.raises(CohtbError, match=r"hw.toml: field 'p.calibrated_on'"):
         parts(bad)
+
+
+def test_the_mesh_part_gives_every_figure_in_ns_from_its_source():
+    part = calibration.mesh_parts()["sapphire-rapids-1s"]
+    assert set(part.ns) == set(calibration.MESH_FIGURES)
+    assert part.ns["l2-load"] == pytest.approx(16 / 3.8) and part.ns["c2c-worst"] == 81
+    assert all(part.sources[f] for f in part.ns)
+
+
+@pytest.mark.parametrize("figure, error", [
+    ('figure = "l4-load"\ncycles = 5', r"field 'p.figures.0.figure'"),            # no such figure
+    ('figure = "l2-load"\ncycles = 16\nns = 4.2', r"field 'p.figures.0': l2-load needs cycles or ns"),
+    ('figure = "l2-load"', r"field 'p.figures.0': l2-load needs cycles or ns"),
+    ('figure = "l2-load"\ncycles = "16"', r"field 'p.figures.0.cycles'"),           # a number as text
+])
+def test_a_damaged_mesh_part_names_the_field(tmp_path, figure, error):
+    bad = tmp_path / "mesh.toml"
+    bad.write_text(f'[p]\npart = "x"\nclock_ghz = 3.8\n\n[[p.figures]]\n{figure}\nsource = "s"\n')
+    with pytest.raises(CohtbError, match=r"mesh.toml: " + error):
+        calibration.mesh_parts(bad)
+
+
+def test_a_mesh_figure_given_twice_or_calibrated_on_a_figure_it_lacks_is_refused(tmp_path):
+    bad = tmp_path / "mesh.toml"
+    one = '[[p.figures]]\nfigure = "l2-load"\ncycles = 16\nsource = "s"\n'
+    bad.write_text('[p]\npart = "x"\nclock_ghz = 3.8\n\n' + one + one)
+    with pytest.raises(CohtbError, match=r"field 'p.figures.1': l2-load given twice"):
+        calibration.mesh_parts(bad)
+    bad.write_text('[p]\npart = "x"\nclock_ghz = 3.8\ncalibrated_on = ["l3-load"]\n\n' + one)
+    with pytest.raises(CohtbError, match=r"field 'p.calibrated_on'"):
+        calibration.mesh_parts(bad)

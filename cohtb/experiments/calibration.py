@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from cohtb.analysis.latency import LatencyCell
 from cohtb.data_file import Record, read_toml, validated
 from cohtb.errors import CohtbError
 
 HARDWARE = Path(__file__).resolve().parent / "hardware_latency.toml"
+MESH_HARDWARE = Path(__file__).resolve().parent / "mesh_latency.toml"
+MESH_FIGURES = ("l1-load", "l2-load", "l3-load", "memory-load", "c2c-mean", "c2c-worst")
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,58 @@ def parts(path: Path = HARDWARE) -> dict[str, Part]:
         if not fitted <= set(ns):
             raise CohtbError(f"{path}: field '{name}.calibrated_on': {sorted(fitted - set(ns))} are not cells of it")
         out[name] = Part(name, p.part, p.source, ns, inferred, fitted, p.calibrated_machines)
+    return out
+
+
+@dataclass(frozen=True)
+class MeshPart:
+    name: str
+    description: str
+    clock_ghz: float
+    ns: dict          # figure -> published nanoseconds
+    sources: dict     # figure -> where it was read
+    inferred: dict    # figure -> what of it its source does not state
+    calibrated_on: frozenset = frozenset()   # the figures a machine's calibration was solved from
+    calibrated_machines: tuple = ()          # the machine files calibrated on this part
+
+
+class _MeshFigure(Record):
+    figure: Literal[MESH_FIGURES]
+    source: str
+    cycles: float | None = None   # the part's core cycles (at its clock_ghz), or
+    ns: float | None = None       # nanoseconds, as the source gives it
+    inferred: str = ""
+
+
+class _MeshPart(Record):
+    part: str
+    clock_ghz: float
+    figures: tuple[_MeshFigure, ...]
+    seeds: tuple[str, ...] = ()
+    calibrated_on: tuple[Literal[MESH_FIGURES], ...] = ()
+    calibrated_machines: tuple[str, ...] = ()
+
+
+def mesh_parts(path: Path = MESH_HARDWARE) -> dict[str, MeshPart]:
+    """The mesh parts' published figures, each in ns; a figure given twice, or as neither or both of cycles and
+    ns, is refused in one line naming the file and the field."""
+    out = {}
+    for name, raw in read_toml(path).items():
+        p = validated(_MeshPart, raw, path, at=name)
+        ns, sources, inferred = {}, {}, {}
+        for i, f in enumerate(p.figures):
+            if (f.cycles is None) == (f.ns is None) or f.figure in ns:
+                why = "given twice" if f.figure in ns else "needs cycles or ns, not both"
+                raise CohtbError(f"{path}: field '{name}.figures.{i}': {f.figure} {why}")
+            ns[f.figure] = f.ns if f.ns is not None else f.cycles / p.clock_ghz
+            sources[f.figure] = f.source
+            if f.inferred:
+                inferred[f.figure] = f.inferred
+        if not set(p.calibrated_on) <= set(ns):
+            raise CohtbError(f"{path}: field '{name}.calibrated_on': {sorted(set(p.calibrated_on) - set(ns))} are "
+                             "not figures of it")
+        out[name] = MeshPart(name, p.part, p.clock_ghz, ns, sources, inferred, frozenset(p.calibrated_on),
+                             p.calibrated_machines)
     return out
 
 
