@@ -52,7 +52,8 @@ class MeshCHI(AbstractRubyCacheHierarchy):
                  llc_latency: int | None = None, memory_latency: int | None = None):
         super().__init__()
         problem = shape_problem("mesh", sockets, {"llc_slices": llc_slices, "mesh_columns": mesh_columns,
-                                                  "l2_size": llc_size, "l1d_size": l1d_size, "l1d_assoc": l1d_assoc})
+                                                  "l2_size": llc_size, "l1d_size": l1d_size, "l1d_assoc": l1d_assoc,
+                                                  "l1i_size": l1i_size})
         if problem:   # machine.py's check_machine refuses these first
             raise ValueError(problem)
         self._cores = cores_per_socket
