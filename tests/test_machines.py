@@ -168,3 +168,18 @@ def test_a_machines_check_plans_run_on_its_own_core_model():
     for plan in ("contention", "atomicity", "calibration"):
         assert {s.cpu for s in PLANS[f"{plan}-westmere-ex-8s-c4-o3"]()} == {"o3"}
         assert {s.cpu for s in PLANS[f"{plan}-westmere-ex-8s-c4"]()} == {"timing"}
+
+
+def test_a_mesh_machines_calibration_measures_each_kind_of_cell_at_three_distances_and_the_chase_per_level():
+    """calibration-<mesh machine>: cclat's compare-and-exchange on M, load of S and load of I, each with the line's
+    slice at three tiles (three hop counts, so a fixed cost and a cost per hop can be read off), and the chase at an
+    L1- and an L2-resident footprint; a socket machine's calibration stays cclat by socket hops."""
+    specs = PLANS["calibration-sapphire-rapids-1s-c1"]()
+    cells = [s for s in specs if s.workload == "cclat"]
+    homes: dict[tuple, set] = {}
+    for s in cells:
+        homes.setdefault((s.policy, s.layout), set()).add(s.extra[s.extra.index("--home") + 1])
+    assert {k: len(v) for k, v in homes.items()} == {("cas", "M"): 3, ("load", "S"): 3, ("load", "I"): 3}
+    assert sorted(s.extra for s in specs if s.workload == "chase") == [("--kib", "32"), ("--kib", "512")]
+    assert {(s.sockets, s.machine, s.traced) for s in specs} == {(1, "sapphire-rapids-1s-c1", False)}
+    assert {s.workload for s in PLANS["calibration-westmere-ex-8s-c4"]()} == {"cclat"}

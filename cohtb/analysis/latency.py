@@ -71,3 +71,54 @@ def cells(run: Run) -> list[LatencyCell]:
                         c["median"] - overhead, c["p10"] - overhead, c["p90"] - overhead, clock, run.id,
                         c["mean"] - overhead if "mean" in c else None)
             for c in doc["cells"]]
+
+
+@dataclass(frozen=True)
+class MeshCell:
+    """A cclat cell on a mesh machine (one socket): where its owner and target sat, and the mesh hops between them
+    (X then Y, as the messages route). Its lines are spread over every slice unless the run chose one home."""
+    state: str
+    operation: str
+    owner_tile: int
+    target_tile: int
+    hops: int            # mesh links between the owner's tile and the target's
+    n: int
+    median_cycles: float  # the timer's own cost taken off
+    mean_cycles: float
+    clock_ghz: float
+    run: str
+
+    @property
+    def mean_ns(self) -> float:
+        return self.mean_cycles / self.clock_ghz
+
+
+def mesh_hops(a: int, b: int, columns: int) -> int:
+    """Mesh links between tiles a and b (tile t in row t // columns, column t % columns)."""
+    return abs(a // columns - b // columns) + abs(a % columns - b % columns)
+
+
+def mesh_cells(run: Run) -> list[MeshCell]:
+    """A cclat run's cells on a mesh machine, each with its threads' tiles."""
+    doc = run.manifest.workload.model_dump()
+    if doc.get("benchmark") != "cclat" or "cells" not in doc:
+        raise CohtbError(f"{run.path}: field 'workload': not a cclat run (the mesh latency table reads cclat's cells)")
+    tile = {c.core: (c.model_extra or {}).get("tile") for c in run.manifest.controllers.l1}
+    columns = (run.manifest.system.params.model_extra or {}).get("mesh_columns")
+    owner, target = tile.get(doc["owner"]), tile.get(doc["target"])
+    if columns is None or owner is None or target is None:
+        raise CohtbError(f"{run.path}: field 'controllers.l1': no tile of the owner's or the target's core (not a "
+                         "mesh machine's run?)")
+    clock = run.manifest.system.clock_hz / 1e9
+    overhead = doc["timer_overhead"]
+    return [MeshCell(c["state"], c["operation"], owner, target, mesh_hops(owner, target, columns), c["n"],
+                     c["median"] - overhead, c["mean"] - overhead, clock, run.id)
+            for c in doc["cells"]]
+
+
+def chase_ticks_per_load(run: Run) -> float:
+    """A chase run's counter ticks per load, the mean over its threads (each timed its own window)."""
+    doc = run.manifest.workload.model_dump()
+    if doc.get("benchmark") != "chase" or not doc.get("ticks_per_load"):
+        raise CohtbError(f"{run.path}: field 'workload': not a chase run with its ticks per load")
+    return sum(doc["ticks_per_load"]) / len(doc["ticks_per_load"])

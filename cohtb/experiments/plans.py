@@ -41,6 +41,28 @@ def calibration_plan(machine: str) -> list[RunSpec]:
             for t in (2, 4, 16)]
 
 
+# The mesh check's placements: 4 cores on tiles 0, 16, 32 and 48 of an 8 x 8 mesh (the spread of 4 cores over 64
+# tiles), the owner on core 0, the target on core 3 and the sharer on core 1; the lines' slice (--interleave 64
+# --home H) at tiles 8, 36 and 63, so each kind of cell is measured at three hop counts.
+MESH_HOMES = (8, 36, 63)
+MESH_CELLS = (("cas", "M"), ("load", "S"), ("load", "I"))
+
+
+def mesh_calibration_plan(machine: str) -> list[RunSpec]:
+    """The calibration check of a mesh machine (docs/machine.md, "Calibration of a mesh part"): cclat's three kinds
+    of cell (a compare-and-exchange on a line another core holds modified, a load the last level serves, a load from
+    memory) with the line's slice at three distances, 50 lines each; and the chase's ticks per load at an L1- and an
+    L2-resident footprint on one core. Untraced: both benchmarks time themselves."""
+    placement = ("--owner", "0", "--target", "3", "--sharer", "1", "--interleave", "64")
+    cells = [RunSpec("cclat", op, state, 1, 4, 50, traced=False, **on(machine),
+                     extra=(*placement, "--home", str(home)))
+             for op, state in MESH_CELLS for home in MESH_HOMES]
+    chases = [RunSpec("chase", "random", "line", 1, 1, warmup_us=warmup, window_us=window, interval_us=window,
+                      traced=False, **on(machine), extra=("--kib", str(kib)))
+              for kib, warmup, window in ((32, 20, 20), (512, 300, 50))]
+    return cells + chases
+
+
 def atomicity_plan(machine: str) -> list[RunSpec]:
     """The locked-instruction check (workloads/atomicity.c): every core increments one count with lock xadd, a lock
     cmpxchg loop, an xchg lock and a ticket lock, on 1x4, 2x4 and 8x4; a lost increment or a ticket handed out
@@ -94,9 +116,9 @@ PLANS = {
                       for p in ("pause", "plain")],
     # The calibration benchmark on the flat machine, and on every other machine (calibration-<machine>).
     "calibration": lambda: calibration_plan("flat"),
-    # (The mesh machine's calibration is another benchmark's: one socket's core-to-core spread, not hops.)
-    **{f"calibration-{m}": (lambda m=m: calibration_plan(m)) for m in known()
-       if m != "flat" and hierarchy_of(m) != "mesh"},
+    # A mesh machine's is its own: cells at known mesh distances and the chase per level (mesh_calibration_plan).
+    **{f"calibration-{m}": (lambda m=m: mesh_calibration_plan(m) if hierarchy_of(m) == "mesh" else calibration_plan(m))
+       for m in known() if m != "flat"},
     # The locked-instruction check on every CHI machine (the flat one's protocol blocks a snooped line itself).
     **{f"atomicity-{m}": (lambda m=m: atomicity_plan(m)) for m in known() if hierarchy_of(m) != "flat"},
     # The same runs traced on every socket machine: line moves per increment (docs/machine.md, question 7).
