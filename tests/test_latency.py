@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from cohtb import cli, launch
-from cohtb.analysis.latency import LatencyCell, cells
+from cohtb.analysis.latency import LatencyCell, MeshCell, cells, mesh_legs
 from cohtb.errors import CohtbError
 from cohtb.report import latency
 from cohtb.experiments import calibration
@@ -179,3 +179,30 @@ def test_a_mesh_figure_given_twice_or_calibrated_on_a_figure_it_lacks_is_refused
     bad.write_text('[p]\npart = "x"\nclock_ghz = 3.8\ncalibrated_on = ["l3-load"]\n\n' + one)
     with pytest.raises(CohtbError, match=r"field 'p.calibrated_on'"):
         calibration.mesh_parts(bad)
+
+
+def test_a_mesh_operations_legs_run_through_its_slice_and_the_memory_controller():
+    """On an 8-column mesh, target on tile 48 (row 6), owner on tile 0, the line's slice on tile 63 (row 7, column
+    7): a compare-and-exchange on M runs 8 + 14 + 6 hops, a load of S 2 x 8, a load of I 8 + 14 + 6 (memory on
+    tile 0); a store of E is not one of the kinds read, nor is any cell whose slice is unknown."""
+    assert mesh_legs("M", "cas", 48, 0, 63, 8) == 28
+    assert mesh_legs("S", "load", 48, 0, 63, 8) == 16
+    assert mesh_legs("I", "load", 48, 0, 63, 8) == 28
+    assert mesh_legs("E", "store", 48, 0, 63, 8) is None and mesh_legs("M", "cas", 48, 0, None, 8) is None
+
+
+def _mesh_cell(state, op, hops, cycles):
+    return MeshCell(state, op, 0, 48, 8, hops, 50, cycles, cycles, 3.8, "r")
+
+
+def test_a_kinds_cells_read_as_a_fixed_cost_and_a_cost_per_hop_give_the_parts_figures_over_its_mesh():
+    fit = calibration.mesh_fit([_mesh_cell("M", "cas", h, 113 + 7 * h) for h in (12, 20, 28)])
+    assert (fit.fixed_cycles, fit.cycles_per_hop, fit.worst_residual_cycles, fit.cells) == \
+        pytest.approx((113, 7, 0, 3))
+    assert calibration.mesh_fit([_mesh_cell("M", "cas", 12, 197)]) is None   # one distance: no line
+    hops = calibration.mesh_hops_over_part(8, 64)
+    assert hops == pytest.approx({"c2c-mean": 15.8333, "c2c-worst": 28, "l3-load": 10.5, "memory-load": 19.25},
+                                 abs=1e-3)
+    ns = calibration.mesh_figures([fit], hops, 16.0, 3.8)
+    assert ns == pytest.approx({"c2c-mean": (113 + 7 * 15.8333) / 3.8, "c2c-worst": (113 + 7 * 28) / 3.8,
+                                "l2-load": 16 / 3.8}, abs=1e-3)

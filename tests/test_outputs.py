@@ -343,7 +343,7 @@ def test_run_unwritable(capsys, small_main_job, unwritable):
 def docs_root(tmp_path, monkeypatch):
     root = tmp_path / "checkout"
     (root / "docs" / "results").mkdir(parents=True)
-    for page in ("README.md", "docs/machine.md", "docs/workloads.md"):   # the pages with a results block
+    for page in ("README.md", "docs/machine.md", "docs/workloads.md", "docs/counting-rules.md"):   # with a results block
         (root / page).write_text((toolchain.ROOT / page).read_text())
     monkeypatch.setattr(pages, "ROOT", root)
     monkeypatch.setattr(pages, "REFERENCE_RUNS", tmp_path / "no-runs")   # every seed's runs missing: a quick page

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cohtb.errors import CohtbError
+from cohtb.run.machines import placement
 from cohtb.run.runs import Run
 
 
@@ -75,31 +76,40 @@ def cells(run: Run) -> list[LatencyCell]:
 
 @dataclass(frozen=True)
 class MeshCell:
-    """A cclat cell on a mesh machine (one socket): where its owner and target sat, and the mesh hops between them
-    (X then Y, as the messages route). Its lines are spread over every slice unless the run chose one home."""
+    """A cclat cell on a mesh machine (one socket): where its threads and its lines' slice sat, and the mesh hops of
+    the legs its operation's messages run (X then Y, as routed): a compare-and-exchange or store on a modified line
+    requester -> slice -> owner -> requester, a load of a clean shared line requester -> slice -> requester (the
+    slice answers), a load from memory requester -> slice -> memory controller -> requester; None for another
+    kind, or when the lines' slice is not one (the run did not choose --interleave over every slice)."""
     state: str
     operation: str
     owner_tile: int
     target_tile: int
-    hops: int            # mesh links between the owner's tile and the target's
+    home_tile: int | None
+    legs_hops: int | None
     n: int
     median_cycles: float  # the timer's own cost taken off
     mean_cycles: float
     clock_ghz: float
     run: str
 
-    @property
-    def mean_ns(self) -> float:
-        return self.mean_cycles / self.clock_ghz
 
-
-def mesh_hops(a: int, b: int, columns: int) -> int:
-    """Mesh links between tiles a and b (tile t in row t // columns, column t % columns)."""
-    return abs(a // columns - b // columns) + abs(a % columns - b % columns)
+def mesh_legs(state: str, operation: str, target: int, owner: int, home: int | None, columns: int) -> int | None:
+    """The mesh hops of an operation's legs (MeshCell), or None."""
+    if home is None:
+        return None
+    d = lambda a, b: placement.mesh_hops(a, b, columns)   # noqa: E731
+    if state == "M" and operation != "load":
+        return d(target, home) + d(home, owner) + d(owner, target)
+    if (state, operation) == ("S", "load"):
+        return 2 * d(target, home)
+    if (state, operation) == ("I", "load"):
+        return d(target, home) + d(home, placement.MESH_MEMORY_TILE) + d(placement.MESH_MEMORY_TILE, target)
+    return None
 
 
 def mesh_cells(run: Run) -> list[MeshCell]:
-    """A cclat run's cells on a mesh machine, each with its threads' tiles."""
+    """A cclat run's cells on a mesh machine, each with its threads' tiles and its legs' hops."""
     doc = run.manifest.workload.model_dump()
     if doc.get("benchmark") != "cclat" or "cells" not in doc:
         raise CohtbError(f"{run.path}: field 'workload': not a cclat run (the mesh latency table reads cclat's cells)")
@@ -109,9 +119,13 @@ def mesh_cells(run: Run) -> list[MeshCell]:
     if columns is None or owner is None or target is None:
         raise CohtbError(f"{run.path}: field 'controllers.l1': no tile of the owner's or the target's core (not a "
                          "mesh machine's run?)")
+    homes = (run.manifest.controllers.model_extra or {}).get("home") or []
+    home = next((h["tile"] for h in homes if h.get("residue") == doc["home"]), None) \
+        if doc["interleave"] == len(homes) else None
     clock = run.manifest.system.clock_hz / 1e9
     overhead = doc["timer_overhead"]
-    return [MeshCell(c["state"], c["operation"], owner, target, mesh_hops(owner, target, columns), c["n"],
+    return [MeshCell(c["state"], c["operation"], owner, target, home,
+                     mesh_legs(c["state"], c["operation"], target, owner, home, columns), c["n"],
                      c["median"] - overhead, c["mean"] - overhead, clock, run.id)
             for c in doc["cells"]]
 

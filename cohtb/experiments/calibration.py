@@ -11,6 +11,7 @@ from typing import Literal
 from cohtb.analysis.latency import LatencyCell
 from cohtb.data_file import Record, read_toml, validated
 from cohtb.errors import CohtbError
+from cohtb.run.machines import placement
 
 HARDWARE = Path(__file__).resolve().parent / "hardware_latency.toml"
 MESH_HARDWARE = Path(__file__).resolve().parent / "mesh_latency.toml"
@@ -156,3 +157,59 @@ def closer(simulated: float, model: float, published: float) -> str:
     """Which of two predictions is nearer the published figure (relative error), or a tie within 1%."""
     a, b = abs(simulated / published - 1), abs(model / published - 1)
     return "tie" if abs(a - b) < 0.01 else "simulation" if a < b else "additive model"
+
+
+# A mesh part's figures and the kind of cell each is measured by: (state, operation) of cclat's cells, or the chase.
+MESH_KIND_OF = {"c2c-mean": ("M", "cas"), "c2c-worst": ("M", "cas"), "l3-load": ("S", "load"),
+                "memory-load": ("I", "load")}
+
+
+@dataclass(frozen=True)
+class MeshFit:
+    """One kind of cell on a mesh machine read as a fixed cost plus a cost per hop of its legs (least squares over
+    its cells at different distances), and how far its cells lie from that line."""
+    state: str
+    operation: str
+    fixed_cycles: float
+    cycles_per_hop: float
+    worst_residual_cycles: float
+    cells: int
+
+
+def mesh_fit(cells: list) -> MeshFit | None:
+    """The line through a kind's cells (analysis/latency.MeshCell, all of one state and operation, median cycles by
+    legs' hops); None without cells at two distances."""
+    points = [(c.legs_hops, c.median_cycles) for c in cells if c.legs_hops is not None]
+    if len({h for h, _ in points}) < 2:
+        return None
+    n = len(points)
+    mean_h, mean_y = sum(h for h, _ in points) / n, sum(y for _, y in points) / n
+    slope = (sum((h - mean_h) * (y - mean_y) for h, y in points)
+             / sum((h - mean_h) ** 2 for h, _ in points))
+    fixed = mean_y - slope * mean_h
+    worst = max(abs(y - fixed - slope * h) for h, y in points)
+    return MeshFit(cells[0].state, cells[0].operation, fixed, slope, worst, n)
+
+
+def mesh_hops_over_part(columns: int, tiles: int) -> dict:
+    """What each figure's legs average over the part's whole mesh (every core on every tile, every line's slice on
+    every tile, the memory controller on its tile): the compare-and-exchange's mean over every pair of distinct
+    tiles and every slice, and its worst; the L3 load's and the memory load's means over every core and slice."""
+    mem = placement.MESH_MEMORY_TILE
+    d = [[placement.mesh_hops(a, b, columns) for b in range(tiles)] for a in range(tiles)]
+    pairs = [(t, o) for t in range(tiles) for o in range(tiles) if t != o]
+    c2c = [d[t][h] + d[h][o] + d[o][t] for t, o in pairs for h in range(tiles)]
+    return {"c2c-mean": sum(c2c) / len(c2c), "c2c-worst": float(max(c2c)),
+            "l3-load": sum(2 * d[t][h] for t in range(tiles) for h in range(tiles)) / tiles ** 2,
+            "memory-load": sum(d[t][h] + d[h][mem] + d[mem][t] for t in range(tiles) for h in range(tiles)) / tiles ** 2}
+
+
+def mesh_figures(fits: list[MeshFit], hops: dict, l2_cycles: float | None, clock_ghz: float) -> dict:
+    """Each figure of a mesh part as the machine gives it, in ns: a kind's fixed cost plus its cost per hop times
+    the hops the figure's legs run over the whole mesh (mesh_hops_over_part); the L2 load from the chase."""
+    by_kind = {(f.state, f.operation): f for f in fits}
+    out = {figure: (by_kind[kind].fixed_cycles + by_kind[kind].cycles_per_hop * hops[figure]) / clock_ghz
+           for figure, kind in MESH_KIND_OF.items() if kind in by_kind}
+    if l2_cycles is not None:
+        out["l2-load"] = l2_cycles / clock_ghz
+    return out

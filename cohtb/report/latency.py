@@ -3,8 +3,9 @@ beside what the published hardware took (experiments/hardware_latency.toml), in 
 
 from __future__ import annotations
 
-from cohtb.analysis.latency import LatencyCell, cells as cells_of
-from cohtb.experiments.calibration import CALIBRATION_PART, TOLERANCE, Part, additive, closer, distance, parts
+from cohtb.analysis.latency import LatencyCell, cells as cells_of, chase_ticks_per_load, mesh_cells
+from cohtb.experiments.calibration import (CALIBRATION_PART, MESH_FIGURES, TOLERANCE, Part, additive, closer, distance,
+                                          mesh_figures, mesh_fit, mesh_hops_over_part, mesh_parts, parts)
 from cohtb.tables import Table
 
 
@@ -135,3 +136,52 @@ def calibration_markdown(runs_by_machine: dict[str, list]) -> str:
         if told:
             out.append(told.markdown())
     return "\n".join(out) if out else "No calibration runs bundled yet.\n"
+
+
+def mesh_calibration_markdown(machine: str, cclat_runs: list, chase_runs: list) -> str:
+    """docs/machine.md's tables of a mesh machine's calibration runs: each kind of cell read as a fixed cost plus a
+    cost per hop, and the part's figures as the machine gives them over the whole mesh, beside the published ones."""
+    cells = [c for r in cclat_runs for c in mesh_cells(r)]
+    kinds: dict[tuple, list] = {}
+    for c in cells:
+        kinds.setdefault((c.state, c.operation), []).append(c)
+    fits = [f for f in map(mesh_fit, kinds.values()) if f is not None]
+    fit_table = Table(f"Machine {machine}: each kind of cell, a fixed cost plus a cost per hop ({len(cclat_runs)} "
+                      "cclat runs)", ["state", "operation", "cells", "fixed cycles", "cycles per hop",
+                                      "worst cell off the line, cycles"],
+                      [[f.state, f.operation, str(f.cells), f"{f.fixed_cycles:.1f}", f"{f.cycles_per_hop:.2f}",
+                        f"{f.worst_residual_cycles:.1f}"] for f in fits],
+                      "Each cell: the median of its lines, the timer's own cost taken off, at the hops of the legs "
+                      "its messages run (a compare-and-exchange on M: requester -> the line's slice -> owner -> "
+                      "requester; a load of S: requester -> slice -> requester; a load of I: requester -> slice -> "
+                      "memory controller -> requester); the line through them by least squares.")
+    part = next((p for p in mesh_parts().values() if machine in p.calibrated_machines), None)
+    if part is None or not cclat_runs:
+        return fit_table.markdown()
+    params = (cclat_runs[0].manifest.system.params.model_extra or {})
+    hops = mesh_hops_over_part(params["mesh_columns"], params["llc_slices"])
+    l2 = None
+    by_kib = {int(r.spec.extra[r.spec.extra.index("--kib") + 1]): chase_ticks_per_load(r) for r in chase_runs}
+    if len(by_kib) >= 2:   # the L2 footprint's ticks less the L1 footprint's (the loop's own), plus the L1 hit
+        small, large = min(by_kib), max(by_kib)
+        l2 = by_kib[large] - by_kib[small] + params["l1_latency"]
+    simulated = mesh_figures(fits, hops, l2, cclat_runs[0].manifest.system.clock_hz / 1e9)
+    rows = []
+    for figure in MESH_FIGURES:
+        if figure not in part.ns or figure not in simulated:
+            continue
+        published, sim = part.ns[figure], simulated[figure]
+        role = "solved from" if figure in part.calibrated_on else "the check"
+        rows.append([figure, f"{published:.1f}" + ("*" if figure in part.inferred else ""), f"{sim:.1f}",
+                     f"{sim / published:.2f}", role])
+    figures = Table(f"Machine {machine}: the part's figures over the whole mesh", ["figure", "published ns",
+                    "simulated ns", "ratio", "role"], rows,
+                    f"Published: {part.description} (cohtb/experiments/mesh_latency.toml; * "
+                    + "; ".join(f"{f}: {why}" for f, why in part.inferred.items()) + "). Simulated: each kind's fixed cost plus its cost per hop times the hops its legs run "
+                    f"on average over the whole {params['llc_slices']}-tile mesh (every core on every tile, every "
+                    "line on every slice: " + ", ".join(f"{k} {v:.2f}" for k, v in hops.items()) + " hops; the "
+                    "worst pair's legs at most), since a run of at most 21 cores cannot put its threads on every "
+                    "tile; the L2 load: the chase's ticks per load at its L2 footprint less those at its L1 "
+                    "footprint (the loop's own), plus the L1's hit. A figure the machine was solved from says "
+                    "that it was; the check is the one no parameter was solved from.")
+    return fit_table.markdown() + "\n" + figures.markdown()

@@ -14,6 +14,7 @@ from cohtb.monitor import rule_table
 from cohtb.places import CALIBRATION_RUNS, REFERENCE_RUNS, ROOT
 from cohtb.report import atomicity, costs, html, latency, results, seed_plots
 from cohtb.report.pause_table import pause_table
+from cohtb.run.machines import hierarchy_of
 from cohtb.run.runs import discover
 from cohtb.run.spec import RunSpec
 
@@ -58,10 +59,14 @@ def machine_block(calibration_runs: Path, seed_runs: list) -> str:
     the locked-instruction check, one line under contention, and the full-system runs on a new machine (the monitor held against gem5, and
     their host time beside their flat counterparts' among the seed runs)."""
     by_machine: dict[str, list] = {}
+    mesh: dict[str, tuple[list, list]] = {}   # a mesh machine's cclat and chase runs
     runs = discover([calibration_runs]) if calibration_runs.is_dir() else []
     for run in runs:
-        if run.spec.workload == "cclat":
-            by_machine.setdefault(run.manifest.system.machine or "flat", []).append(run)
+        machine = run.manifest.system.machine or "flat"
+        if run.spec.workload in ("cclat", "chase") and hierarchy_of(machine) == "mesh":
+            mesh.setdefault(machine, ([], []))[run.spec.workload == "chase"].append(run)
+        elif run.spec.workload == "cclat":
+            by_machine.setdefault(machine, []).append(run)
     checks = [r for r in runs if r.spec.workload == "atomicity" and not r.spec.traced]
     handoff = [r for r in runs if r.spec.workload == "atomicity" and r.spec.traced]
     contended = [r for r in runs if r.spec.workload == "contention"]
@@ -72,6 +77,8 @@ def machine_block(calibration_runs: Path, seed_runs: list) -> str:
         checked = metrics_for(full_system, None, check_model=False)
         tables += [html.check_table(checked).markdown().strip(), "", costs.costs_table(full_system + flat).markdown().strip(), ""]
     return "\n".join([results.BEGIN, "", latency.calibration_markdown(by_machine).strip(), "",
+                      *[part for m, (cclat, chase) in mesh.items()
+                        for part in (latency.mesh_calibration_markdown(m, cclat, chase).strip(), "")],
                       *([atomicity.atomicity_table(checks).markdown().strip(), ""] if checks else []),
                       *([atomicity.handoff_table(metrics_for(handoff, None, check_model=False)).markdown().strip(), ""]
                         if handoff else []),

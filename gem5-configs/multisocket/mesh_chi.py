@@ -24,7 +24,7 @@ from gem5.utils.requires import requires
 
 from .machine_file import kib, shape_problem
 from .mesh_network import MeshNetwork
-from .placement import chi_l1d_version, mesh_tile_of_core, mesh_tile_of_slice
+from .placement import MESH_MEMORY_TILE, chi_l1d_version, mesh_tile_of_core, mesh_tile_of_slice
 from .socket_chi import (ChiCache, attach_ruby_system, cores_l1s, dma_requestors, finish,
                          home_node, inclusive_cache, memory_controllers)
 
@@ -134,7 +134,7 @@ class MeshCHI(AbstractRubyCacheHierarchy):
                 self._l1d_controllers[i], self._l1i_controllers[i], self._l2_controllers[i]]
         for j, s in enumerate(self._slice_controllers):
             by_tile[mesh_tile_of_slice(j, self._slices, self.tiles())].append(s)
-        by_tile[0] += self._memory_controllers + self._dma_controllers   # the memory controller at a corner
+        by_tile[MESH_MEMORY_TILE] += self._memory_controllers + self._dma_controllers
         network.connect_tiles(by_tile)
         finish(self.ruby_system, board)
 

@@ -41,6 +41,14 @@ def mesh_tile_of_core(core: int, cores: int, tiles: int) -> int:
     return core * tiles // cores
 
 
+MESH_MEMORY_TILE = 0   # the mesh machine's one memory controller sits on a corner tile
+
+
+def mesh_hops(a: int, b: int, columns: int) -> int:
+    """Mesh links between tiles a and b (tile t in row t // columns, column t % columns): X then Y, as routed."""
+    return abs(a // columns - b // columns) + abs(a % columns - b % columns)
+
+
 def mesh_neighbours(tiles: int, columns: int) -> list[tuple[int, int, int]]:
     """(a, b, weight) for each pair of neighbouring tiles of the mesh machine, a < b, tile t in row t // columns and
     column t % columns; a vertical link weighs more (as gem5's configs/topologies/Mesh_XY.py), so routes go X first."""
