@@ -34,5 +34,5 @@ def test_a_modified_line_costs_more_the_farther_its_slice_sits(tmp_path):
     outcomes = launch(specs, tmp_path, jobs=1, timeout=3600)
     assert [o.status for o in outcomes] == ["done"] * 2, [o.error for o in outcomes]
     near, far = (mesh_cells(load(tmp_path / s.id))[0] for s in specs)
-    assert (near.owner_tile, near.target_tile, near.hops) == (0, 48, 6)
-    assert near.median_cycles < far.median_cycles, (near, far)
+    assert (near.owner_tile, near.target_tile, near.home_tile, near.legs_hops) == (0, 48, 8, 12)
+    assert (far.home_tile, far.legs_hops) == (63, 28) and near.median_cycles < far.median_cycles, (near, far)
