@@ -6,7 +6,6 @@ tests."""
 import pytest
 
 from cohtb.analysis.latency import mesh_cells
-from cohtb.errors import CohtbError
 from cohtb.experiments.plans import mesh_calibration_plan
 from cohtb.launch import launch
 from cohtb.run import gem5
@@ -15,15 +14,8 @@ from cohtb.run.runs import load
 MACHINE = "sapphire-rapids-1s-c1"
 
 
-def _missing() -> str | None:
-    try:
-        gem5.require(MACHINE)
-    except CohtbError as e:
-        return str(e)
-    return None
-
-
-pytestmark = [pytest.mark.gem5, pytest.mark.skipif(_missing() is not None, reason=_missing() or "")]
+UNUSABLE = gem5.unusable(MACHINE)
+pytestmark = [pytest.mark.gem5, pytest.mark.skipif(UNUSABLE is not None, reason=UNUSABLE or "")]
 
 
 def test_a_modified_line_costs_more_the_farther_its_slice_sits(tmp_path):

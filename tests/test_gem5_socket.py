@@ -6,7 +6,6 @@ socket link, and one link faster than two. Skipped, with the reason, without tha
 import pytest
 
 from cohtb.analysis.latency import cells
-from cohtb.errors import CohtbError
 from cohtb.experiments.plans import atomicity_plan
 from cohtb.launch import launch
 from cohtb.run import gem5
@@ -16,15 +15,8 @@ from cohtb.run.spec import RunSpec
 MACHINE = "westmere-ex-8s-c3"   # the socket machine on the patched build (docs/gem5.md)
 
 
-def _missing() -> str | None:
-    try:
-        gem5.require(MACHINE)
-    except CohtbError as e:
-        return str(e)
-    return None
-
-
-pytestmark = [pytest.mark.gem5, pytest.mark.skipif(_missing() is not None, reason=_missing() or "")]
+UNUSABLE = gem5.unusable(MACHINE)
+pytestmark = [pytest.mark.gem5, pytest.mark.skipif(UNUSABLE is not None, reason=UNUSABLE or "")]
 
 
 @pytest.mark.parametrize("spec", [s for s in atomicity_plan(MACHINE) if s.sockets == 2], ids=lambda s: s.policy)

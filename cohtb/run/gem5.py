@@ -115,6 +115,15 @@ def require(machine: str = "flat") -> Path:
     return path
 
 
+def unusable(machine: str = "flat") -> str | None:
+    """Why this machine's gem5 cannot run here (require's refusal, one line), or None: a test's reason to skip."""
+    try:
+        require(machine)
+    except CohtbError as e:
+        return str(e)
+    return None
+
+
 def reap(proc: subprocess.Popen) -> float | None:
     """gem5's CPU seconds (user + system) once it has exited, its exit status then in proc.returncode; None while
     it runs. Cost tables want CPU time: the wall time also counts whatever else shared the host's cores."""
