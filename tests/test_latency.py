@@ -206,3 +206,8 @@ def test_a_kinds_cells_read_as_a_fixed_cost_and_a_cost_per_hop_give_the_parts_fi
     ns = calibration.mesh_figures([fit], hops, 16.0, 3.8)
     assert ns == pytest.approx({"c2c-mean": (113 + 7 * 15.8333) / 3.8, "c2c-worst": (113 + 7 * 28) / 3.8,
                                 "l2-load": 16 / 3.8}, abs=1e-3)
+
+
+def test_the_l2_load_is_the_chase_at_its_l2_footprint_less_its_loop():
+    assert calibration.l2_load_cycles({32: 18.0, 512: 29.0}, 5) == 16.0
+    assert calibration.l2_load_cycles({32: 18.0}, 5) is None

@@ -204,6 +204,14 @@ def mesh_hops_over_part(columns: int, tiles: int) -> dict:
             "memory-load": sum(d[t][h] + d[h][mem] + d[mem][t] for t in range(tiles) for h in range(tiles)) / tiles ** 2}
 
 
+def l2_load_cycles(ticks_by_kib: dict, l1_hit_cycles: int) -> float | None:
+    """The L2 load-to-use from the chase (ticks per load by footprint in KiB): the L2-resident footprint's ticks less
+    the L1-resident one's (the loop's own instructions), plus the L1's hit; None without both footprints."""
+    if len(ticks_by_kib) < 2:
+        return None
+    return ticks_by_kib[max(ticks_by_kib)] - ticks_by_kib[min(ticks_by_kib)] + l1_hit_cycles
+
+
 def mesh_figures(fits: list[MeshFit], hops: dict, l2_cycles: float | None, clock_ghz: float) -> dict:
     """Each figure of a mesh part as the machine gives it, in ns: a kind's fixed cost plus its cost per hop times
     the hops the figure's legs run over the whole mesh (mesh_hops_over_part); the L2 load from the chase."""

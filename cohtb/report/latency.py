@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cohtb.analysis.latency import LatencyCell, cells as cells_of, chase_ticks_per_load, mesh_cells
 from cohtb.experiments.calibration import (CALIBRATION_PART, MESH_FIGURES, TOLERANCE, Part, additive, closer, distance,
-                                          mesh_figures, mesh_fit, mesh_hops_over_part, mesh_parts, parts)
+                                          l2_load_cycles, mesh_figures, mesh_fit, mesh_hops_over_part, mesh_parts, parts)
 from cohtb.tables import Table
 
 
@@ -160,11 +160,8 @@ def mesh_calibration_markdown(machine: str, cclat_runs: list, chase_runs: list) 
         return fit_table.markdown()
     params = (cclat_runs[0].manifest.system.params.model_extra or {})
     hops = mesh_hops_over_part(params["mesh_columns"], params["llc_slices"])
-    l2 = None
     by_kib = {int(r.spec.extra[r.spec.extra.index("--kib") + 1]): chase_ticks_per_load(r) for r in chase_runs}
-    if len(by_kib) >= 2:   # the L2 footprint's ticks less the L1 footprint's (the loop's own), plus the L1 hit
-        small, large = min(by_kib), max(by_kib)
-        l2 = by_kib[large] - by_kib[small] + params["l1_latency"]
+    l2 = l2_load_cycles(by_kib, params["l1_latency"])
     simulated = mesh_figures(fits, hops, l2, cclat_runs[0].manifest.system.clock_hz / 1e9)
     rows = []
     for figure in MESH_FIGURES:
